@@ -1,0 +1,29 @@
+package core
+
+import (
+	"context"
+	"io"
+)
+
+// BlobStore keeps binary content (files a model or tool produces). It is a
+// seam of its own because a blob backend cannot reasonably be a BreadStore.
+type BlobStore interface {
+	// Put stores data and returns a reference with a generated key and a URL
+	// that Get (or an HTTP client, for remote backends) can read back.
+	Put(ctx context.Context, data io.Reader, mimeType string) (BlobRef, error)
+	// Get opens a stored blob. A missing key is an error matching
+	// ErrNotFound's code NOT_FOUND.
+	Get(ctx context.Context, key string) (io.ReadCloser, BlobInfo, error)
+}
+
+// BlobRef identifies a stored blob.
+type BlobRef struct {
+	Key string `json:"key"`
+	URL string `json:"url"`
+}
+
+// BlobInfo describes a stored blob.
+type BlobInfo struct {
+	MimeType string `json:"mimeType,omitempty"`
+	Size     int64  `json:"size"`
+}

@@ -1,0 +1,106 @@
+package core
+
+// The catalogue of stable error codes. A code never changes meaning once
+// released; clients match on codes, never on messages.
+const (
+	// Configuration and boot.
+	CodeStoreNotConfigured     = "STORE_NOT_CONFIGURED"     // Config.Store is nil
+	CodeTransportNotConfigured = "TRANSPORT_NOT_CONFIGURED" // a feature needs a transport that is missing
+	CodeBlobStoreNotConfigured = "BLOB_STORE_NOT_CONFIGURED"
+	CodeUnknownProvider        = "UNKNOWN_PROVIDER" // a model names an unregistered provider
+	CodeMissingProvider        = "MISSING_PROVIDER"
+	CodeInvalidPermission      = "INVALID_PERMISSION" // a permission selector does not parse
+	CodeInvalidName            = "INVALID_NAME"       // an id or tool name breaks the naming rule
+	CodeInvalidConfig          = "INVALID_CONFIG"     // a config file or option is malformed
+	CodeToolNameCollision      = "TOOL_NAME_COLLISION"
+	CodeNotStarted             = "NOT_STARTED" // an Instance method called before Start
+	CodeAuthNotConfigured      = "AUTH_NOT_CONFIGURED"
+
+	// Lookups.
+	CodeAgentNotFound      = "AGENT_NOT_FOUND"
+	CodePipelineNotFound   = "PIPELINE_NOT_FOUND"
+	CodeTaskNotFound       = "TASK_NOT_FOUND"
+	CodeToolNotFound       = "TOOL_NOT_FOUND"
+	CodeCheckpointNotFound = "CHECKPOINT_NOT_FOUND"
+	CodeSessionNotFound    = "SESSION_NOT_FOUND"
+	CodeLoopNotFound       = "LOOP_NOT_FOUND"
+	CodeTaskRunNotFound    = "TASK_RUN_NOT_FOUND"
+	CodeDocumentNotFound   = "DOCUMENT_NOT_FOUND"
+	CodeNotFound           = "NOT_FOUND"
+
+	// Runs.
+	CodeRunCancelled     = "RUN_CANCELLED"
+	CodeRunLost          = "RUN_LOST" // the replica running a run stopped heartbeating
+	CodeConcurrencyLimit = "CONCURRENCY_LIMIT"
+	CodeValidationError  = "VALIDATION_ERROR"
+	CodeAgentError       = "AGENT_ERROR"
+	CodeToolError        = "TOOL_ERROR"
+	CodeTaskError        = "TASK_ERROR"
+	CodeLoopError        = "LOOP_ERROR"
+	CodeMaxRetries       = "MAX_RETRIES_EXCEEDED"
+	CodeStepLimit        = "STEP_LIMIT"
+	CodeOutputParseError = "OUTPUT_PARSE_ERROR"
+	CodeRemoteAgentError = "REMOTE_AGENT_ERROR"
+	CodeRemoteReconnect  = "REMOTE_AGENT_RECONNECT_FAILED"
+
+	// Credentials.
+	CodeCredentialNotDeclared = "CREDENTIAL_NOT_DECLARED"
+	CodeInvalidCredentialName = "INVALID_CREDENTIAL_NAME"
+	CodeInvalidVaultMount     = "INVALID_VAULT_MOUNT"
+	CodeCredentialUnavailable = "CREDENTIAL_UNAVAILABLE"
+
+	// Human in the loop and compositions.
+	CodeSupervisorNotResumable  = "SUPERVISOR_CHECKPOINT_NOT_RESUMABLE"
+	CodeDelegationLimit         = "DELEGATION_LIMIT"
+	CodeDelegateNotConfigured   = "DELEGATE_AGENT_NOT_CONFIGURED"
+	CodeDelegationSuspended     = "DELEGATION_SUSPENDED"
+	CodeMixedSuspension         = "MIXED_SUSPENSION_UNSUPPORTED"
+	CodePipelineStateLost       = "PIPELINE_STATE_LOST"
+	CodeLoopAlreadyActive       = "LOOP_ALREADY_ACTIVE"
+	CodeNoActiveLoop            = "NO_ACTIVE_LOOP"
+	CodeLoopAgentNotInPool      = "LOOP_AGENT_NOT_IN_POOL"
+	CodeStoreNoKnowledge        = "STORE_NO_KNOWLEDGE"
+	CodeStoreNoDocuments        = "STORE_NO_DOCUMENTS"
+	CodeHumanToolNotInteractive = "HUMAN_TOOL_NOT_INTERACTIVE"
+
+	// Stores.
+	CodeStoreUnavailable = "STORE_UNAVAILABLE" // the database cannot be reached
+	CodeStoreClosed      = "STORE_CLOSED"
+	CodeStoreError       = "STORE_ERROR"
+
+	// Providers.
+	CodeProviderAuth   = "PROVIDER_AUTH"
+	CodeRateLimited    = "RATE_LIMITED"
+	CodeContextTooLong = "CONTEXT_TOO_LONG"
+	CodeProviderError  = "PROVIDER_ERROR"
+
+	// Wire and HTTP.
+	CodeProtocolDecodeError = "PROTOCOL_DECODE_ERROR"
+	CodeBodyTooLarge        = "BODY_TOO_LARGE"
+	CodeBadRequest          = "BAD_REQUEST"
+	CodeUnauthorized        = "UNAUTHORIZED"
+	CodeForbidden           = "FORBIDDEN"
+	CodeNotImplemented      = "NOT_IMPLEMENTED"
+	CodeInternalError       = "INTERNAL_ERROR"
+	CodeAggregateError      = "AGGREGATE_ERROR"
+)
+
+// Sentinels for errors.Is. A *BreadError matches a sentinel with the same
+// code, whatever its message.
+var (
+	ErrStoreNotConfigured = &BreadError{Code: CodeStoreNotConfigured}
+	ErrNotStarted         = &BreadError{Code: CodeNotStarted}
+	ErrAgentNotFound      = &BreadError{Code: CodeAgentNotFound}
+	ErrPipelineNotFound   = &BreadError{Code: CodePipelineNotFound}
+	ErrTaskNotFound       = &BreadError{Code: CodeTaskNotFound}
+	ErrCheckpointNotFound = &BreadError{Code: CodeCheckpointNotFound}
+	ErrSessionNotFound    = &BreadError{Code: CodeSessionNotFound}
+	ErrLoopNotFound       = &BreadError{Code: CodeLoopNotFound}
+	ErrTaskRunNotFound    = &BreadError{Code: CodeTaskRunNotFound}
+	ErrDocumentNotFound   = &BreadError{Code: CodeDocumentNotFound}
+	ErrRunCancelled       = &BreadError{Code: CodeRunCancelled}
+	ErrValidation         = &BreadError{Code: CodeValidationError}
+	ErrProtocolDecode     = &BreadError{Code: CodeProtocolDecodeError}
+	ErrStoreUnavailable   = &BreadError{Code: CodeStoreUnavailable}
+	ErrStoreClosed        = &BreadError{Code: CodeStoreClosed}
+)

@@ -1,0 +1,247 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Listener receives every crumb that passes an Instance's choke point, after
+// it is numbered. It runs on the run's goroutine: it must not block, and it
+// must treat the crumb as read-only. A panicking listener is recovered and
+// logged.
+type Listener func(ctx context.Context, c Crumb)
+
+// Instance runs agents. It is the public surface every ingress (the HTTP
+// server, MCP, the CLI, your own code) uses: Start and Stop, Run, RunSync,
+// Cancel, On, and read access to the store, transport and registries.
+//
+// Every crumb of every public stream passes one per-run choke point that
+// numbers it, appends it to the crumb log, calls the listeners and publishes
+// it on the transport.
+type Instance struct {
+	cfg       Config
+	log       *slog.Logger
+	store     BreadStore
+	transport BreadTransport
+	agents    map[string]*Agent
+
+	listenersMu sync.RWMutex
+	listeners   []*listenerEntry
+
+	runsMu sync.Mutex
+	runs   map[string]context.CancelCauseFunc
+
+	inFlight atomic.Int64
+	started  atomic.Bool
+	stopOnce sync.Once
+}
+
+type listenerEntry struct{ fn Listener }
+
+// New validates cfg and returns an Instance ready to Start. A nil Store is
+// STORE_NOT_CONFIGURED; a duplicate or badly named agent is INVALID_NAME.
+func New(cfg Config) (*Instance, error) {
+	if cfg.Store == nil {
+		return nil, &BreadError{
+			Code: CodeStoreNotConfigured,
+			Message: "no store configured: set Config.Store, for example stores/sqlite, " +
+				"stores/postgres (reads DATABASE_URL) or stores/memory",
+		}
+	}
+	in := &Instance{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		store:     cfg.Store,
+		transport: cfg.Transport,
+		agents:    make(map[string]*Agent, len(cfg.Agents)),
+		runs:      map[string]context.CancelCauseFunc{},
+	}
+	if in.log == nil {
+		in.log = slog.Default()
+	}
+	if in.transport == nil {
+		in.transport = newLocalTransport()
+	}
+	for _, a := range cfg.Agents {
+		if err := in.addAgent(a); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+func (in *Instance) addAgent(a *Agent) error {
+	if a == nil {
+		return &BreadError{Code: CodeInvalidConfig, Message: "Config.Agents holds a nil agent"}
+	}
+	if err := ValidateName("agent", a.ID); err != nil {
+		return err
+	}
+	if _, dup := in.agents[a.ID]; dup {
+		return Errorf(CodeInvalidName, "agent %q is defined twice", a.ID)
+	}
+	in.agents[a.ID] = a
+	return nil
+}
+
+// Start prepares the Instance: it migrates the store, starts the transport,
+// initialises plugins in order and merges what they contribute, then starts
+// remote agents. If a step fails, what was started is stopped again.
+func (in *Instance) Start(ctx context.Context) error {
+	if !in.started.CompareAndSwap(false, true) {
+		return errors.New("bread: Instance already started")
+	}
+	if m, ok := in.store.(Migrator); ok {
+		if err := m.Migrate(ctx); err != nil {
+			return fmt.Errorf("bread: migrate store: %w", err)
+		}
+	}
+	if s, ok := in.transport.(Starter); ok {
+		if err := s.Start(ctx); err != nil {
+			return fmt.Errorf("bread: start transport: %w", err)
+		}
+	}
+	for i, p := range in.cfg.Plugins {
+		if err := ValidateName("plugin", p.Name()); err != nil {
+			in.closePlugins(ctx, i)
+			return err
+		}
+		if ap, ok := p.(AgentsProvider); ok {
+			for _, a := range ap.Agents() {
+				if err := in.addAgent(a); err != nil {
+					in.closePlugins(ctx, i)
+					return err
+				}
+			}
+		}
+		if pi, ok := p.(PluginIniter); ok {
+			if err := pi.Init(ctx, in); err != nil {
+				in.closePlugins(ctx, i)
+				return fmt.Errorf("bread: init plugin %s: %w", p.Name(), err)
+			}
+		}
+	}
+	for id, ra := range in.cfg.RemoteAgents {
+		if s, ok := ra.(Starter); ok {
+			if err := s.Start(ctx); err != nil {
+				in.closePlugins(ctx, len(in.cfg.Plugins))
+				return fmt.Errorf("bread: start remote agent %s: %w", id, err)
+			}
+		}
+	}
+	return nil
+}
+
+// closePlugins closes the first n plugins in reverse order.
+func (in *Instance) closePlugins(ctx context.Context, n int) []error {
+	var errs []error
+	for _, p := range slices.Backward(in.cfg.Plugins[:n]) {
+		if pc, ok := p.(PluginCloser); ok {
+			if err := pc.Close(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("bread: close plugin %s: %w", p.Name(), err))
+			}
+		}
+	}
+	return errs
+}
+
+// Stop cancels running runs, closes remote agents, plugins (in reverse
+// order), the transport and the store. It returns every error it met.
+func (in *Instance) Stop(ctx context.Context) error {
+	var errs []error
+	in.stopOnce.Do(func() {
+		in.runsMu.Lock()
+		for _, cancel := range in.runs {
+			cancel(ErrInstanceStopped)
+		}
+		in.runsMu.Unlock()
+		for id, ra := range in.cfg.RemoteAgents {
+			if c, ok := ra.(io.Closer); ok {
+				if err := c.Close(); err != nil {
+					errs = append(errs, fmt.Errorf("bread: close remote agent %s: %w", id, err))
+				}
+			}
+		}
+		errs = append(errs, in.closePlugins(ctx, len(in.cfg.Plugins))...)
+		if c, ok := in.transport.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("bread: close transport: %w", err))
+			}
+		}
+		if c, ok := in.store.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("bread: close store: %w", err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// ErrInstanceStopped is the cause of runs cancelled by Stop.
+var ErrInstanceStopped = &BreadError{Code: CodeRunCancelled, Message: "the instance stopped"}
+
+// On registers a listener for every crumb and returns a function that
+// removes it.
+func (in *Instance) On(l Listener) (remove func()) {
+	e := &listenerEntry{fn: l}
+	in.listenersMu.Lock()
+	in.listeners = append(in.listeners, e)
+	in.listenersMu.Unlock()
+	return func() {
+		in.listenersMu.Lock()
+		in.listeners = slices.DeleteFunc(in.listeners, func(x *listenerEntry) bool { return x == e })
+		in.listenersMu.Unlock()
+	}
+}
+
+// Store returns the configured store.
+func (in *Instance) Store() BreadStore { return in.store }
+
+// Transport returns the configured transport (or the embedded default).
+func (in *Instance) Transport() BreadTransport { return in.transport }
+
+// BlobStore returns the configured blob store, or nil.
+func (in *Instance) BlobStore() BlobStore { return in.cfg.BlobStore }
+
+// Credentials returns the default credential provider, or nil.
+func (in *Instance) Credentials() CredentialProvider { return in.cfg.Credentials }
+
+// CrumbFilter returns Config.CrumbFilter, or nil. Ingresses that replay from
+// the store apply it themselves.
+func (in *Instance) CrumbFilter() func(Crumb) bool { return in.cfg.CrumbFilter }
+
+// Logger returns the Instance's logger.
+func (in *Instance) Logger() *slog.Logger { return in.log }
+
+// Agent returns an agent by id.
+func (in *Instance) Agent(id string) (*Agent, bool) {
+	a, ok := in.agents[id]
+	return a, ok
+}
+
+// Agents returns every agent, sorted by id.
+func (in *Instance) Agents() []*Agent {
+	out := make([]*Agent, 0, len(in.agents))
+	for _, a := range in.agents {
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(a, b *Agent) int {
+		if a.ID < b.ID {
+			return -1
+		}
+		if a.ID > b.ID {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Pipelines returns the configured pipelines.
+func (in *Instance) Pipelines() map[string][]PipelineStep { return in.cfg.Pipelines }

@@ -1,0 +1,190 @@
+package hub
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"iter"
+	"sync"
+)
+
+// Options bound a Hub's memory.
+type Options struct {
+	// MaxPerKey is how many items each key's replay buffer keeps (default 1000).
+	MaxPerKey int
+	// MaxKeys is how many keys keep a replay buffer (default 1000).
+	MaxKeys int
+	// MaxQueue is how many undelivered items a subscriber may fall behind
+	// before it is dropped with ErrSlowSubscriber (default 10000).
+	MaxQueue int
+}
+
+// ErrSlowSubscriber ends a subscription that fell MaxQueue items behind.
+var ErrSlowSubscriber = errors.New("hub: subscriber fell too far behind")
+
+// Hub fans items out per key. The zero value is not usable; call New.
+type Hub[T any] struct {
+	opts Options
+	seq  func(T) int64
+
+	mu      sync.Mutex
+	buffers map[string]*list.Element // of *ring[T]
+	lru     *list.List               // front = least recently published
+	subs    map[string]map[*sub[T]]struct{}
+}
+
+type ring[T any] struct {
+	key   string
+	items []T // circular once full
+	start int
+}
+
+type sub[T any] struct {
+	queue    []T
+	signal   chan struct{}
+	overflow bool
+}
+
+// New returns a Hub that orders replay by seq.
+func New[T any](opts Options, seq func(T) int64) *Hub[T] {
+	if opts.MaxPerKey <= 0 {
+		opts.MaxPerKey = 1000
+	}
+	if opts.MaxKeys <= 0 {
+		opts.MaxKeys = 1000
+	}
+	if opts.MaxQueue <= 0 {
+		opts.MaxQueue = 10000
+	}
+	return &Hub[T]{
+		opts:    opts,
+		seq:     seq,
+		buffers: map[string]*list.Element{},
+		lru:     list.New(),
+		subs:    map[string]map[*sub[T]]struct{}{},
+	}
+}
+
+// Publish buffers v under key and queues it for every subscriber of key. It
+// never blocks on a subscriber.
+func (h *Hub[T]) Publish(key string, v T) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.buffer(key).push(v, h.opts.MaxPerKey)
+	for s := range h.subs[key] {
+		if s.overflow {
+			continue
+		}
+		if len(s.queue) >= h.opts.MaxQueue {
+			s.overflow = true
+		} else {
+			s.queue = append(s.queue, v)
+		}
+		select {
+		case s.signal <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (h *Hub[T]) buffer(key string) *ring[T] {
+	if el, ok := h.buffers[key]; ok {
+		h.lru.MoveToBack(el)
+		return el.Value.(*ring[T])
+	}
+	if h.lru.Len() >= h.opts.MaxKeys {
+		oldest := h.lru.Front()
+		h.lru.Remove(oldest)
+		delete(h.buffers, oldest.Value.(*ring[T]).key)
+	}
+	r := &ring[T]{key: key}
+	h.buffers[key] = h.lru.PushBack(r)
+	return r
+}
+
+func (r *ring[T]) push(v T, max int) {
+	if len(r.items) < max {
+		r.items = append(r.items, v)
+		return
+	}
+	r.items[r.start] = v
+	r.start = (r.start + 1) % len(r.items)
+}
+
+// each calls f for the buffered items in publish order.
+func (r *ring[T]) each(f func(T)) {
+	n := len(r.items)
+	for i := range n {
+		f(r.items[(r.start+i)%n])
+	}
+}
+
+// Subscribe replays the buffered items of key with seq > afterSeq, then
+// yields live items until ctx is done or the consumer stops. Replay and
+// registration happen under one lock, so nothing published in between is
+// lost or doubled. A subscriber that falls MaxQueue items behind receives
+// ErrSlowSubscriber and ends.
+func (h *Hub[T]) Subscribe(ctx context.Context, key string, afterSeq int64) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		s := &sub[T]{signal: make(chan struct{}, 1)}
+		h.mu.Lock()
+		if el, ok := h.buffers[key]; ok {
+			el.Value.(*ring[T]).each(func(v T) {
+				if h.seq(v) > afterSeq {
+					s.queue = append(s.queue, v)
+				}
+			})
+		}
+		set := h.subs[key]
+		if set == nil {
+			set = map[*sub[T]]struct{}{}
+			h.subs[key] = set
+		}
+		set[s] = struct{}{}
+		h.mu.Unlock()
+		defer h.unsubscribe(key, s)
+
+		var batch []T
+		for {
+			h.mu.Lock()
+			batch, s.queue = s.queue, batch[:0]
+			overflow := s.overflow
+			h.mu.Unlock()
+			for _, v := range batch {
+				if !yield(v, nil) {
+					return
+				}
+			}
+			clear(batch)
+			if overflow {
+				var zero T
+				yield(zero, ErrSlowSubscriber)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.signal:
+			}
+		}
+	}
+}
+
+func (h *Hub[T]) unsubscribe(key string, s *sub[T]) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if set := h.subs[key]; set != nil {
+		delete(set, s)
+		if len(set) == 0 {
+			delete(h.subs, key)
+		}
+	}
+}
+
+// Subscribers returns how many subscriptions key has; tests use it to wait
+// for a subscriber to attach.
+func (h *Hub[T]) Subscribers(key string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs[key])
+}

@@ -1,0 +1,64 @@
+package core
+
+import (
+	"context"
+	"net/http"
+)
+
+// BreadPlugin extends an Instance. A plugin implements Name and any of the
+// optional capabilities below, discovered by type assertion: PluginIniter,
+// PluginCloser, HooksProvider, AgentsProvider, ToolsProvider,
+// AgentToolsResolver, MiddlewareProvider, RoutesProvider.
+//
+// Plugins initialise in Config.Plugins order at Start and close in reverse
+// order at Stop.
+type BreadPlugin interface {
+	Name() string
+}
+
+// PluginIniter is called once at Start, after the store and transport are
+// ready.
+type PluginIniter interface {
+	Init(ctx context.Context, inst *Instance) error
+}
+
+// PluginCloser is called once at Stop.
+type PluginCloser interface {
+	Close(ctx context.Context) error
+}
+
+// HooksProvider contributes global hooks, run after the scoped hooks and
+// before Config.Hooks, for every scope.
+type HooksProvider interface {
+	Hooks() Hooks
+}
+
+// AgentsProvider contributes prebuilt agents.
+type AgentsProvider interface {
+	Agents() []*Agent
+}
+
+// ToolsProvider contributes global tools offered to every agent, named
+// plugin_<tool> to the model.
+type ToolsProvider interface {
+	Tools() []Tool
+}
+
+// AgentToolsResolver contributes tools for one agent, driven by that agent's
+// own plugin configuration (Agent.Plugins[name]). It is called once per run
+// during tool assembly.
+type AgentToolsResolver interface {
+	ResolveAgentTools(ctx context.Context, agent *Agent) ([]Tool, error)
+}
+
+// MiddlewareProvider wraps the server's handler; middleware applies before
+// every route, whatever the registration order.
+type MiddlewareProvider interface {
+	Middleware(next http.Handler) http.Handler
+}
+
+// RoutesProvider adds HTTP routes. Every route needs an action name; an
+// unnamed route is refused when auth is on.
+type RoutesProvider interface {
+	Routes(r Router)
+}

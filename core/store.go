@@ -1,0 +1,445 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// BreadStore is the storage port: sessions and their messages, HITL
+// checkpoints and agent-driven loops. Every Instance needs one (Config.Store);
+// there is no implicit default.
+//
+// A store may implement more, discovered by type assertion the way io.WriterTo
+// is: CrumbLog (catch-up on the run stream), TaskRunStore (task audit),
+// KnowledgeStore, DocumentStore, Migrator (schema at Start) and io.Closer
+// (released at Stop). core/storetest checks every contract; every adapter
+// runs it.
+//
+// Methods that look one record up return an error matching the code's
+// sentinel when it does not exist (errors.Is(err, ErrSessionNotFound)).
+// All timestamps are Unix milliseconds, as on the original's wire.
+type BreadStore interface {
+	SessionStore
+	CheckpointStore
+	LoopStore
+}
+
+// SessionStore keeps conversations: sessions with tags and their ordered
+// messages.
+type SessionStore interface {
+	// CreateSession creates a session; an empty ID gets a generated one.
+	CreateSession(ctx context.Context, s NewSession) (Session, error)
+	GetSession(ctx context.Context, id string) (Session, error)
+	// ListSessions returns sessions carrying every tag in filter.Tags.
+	ListSessions(ctx context.Context, filter SessionFilter) ([]Session, error)
+	// DeleteSession removes a session with its messages, checkpoints and
+	// logged crumbs. Deleting a missing session is not an error.
+	DeleteSession(ctx context.Context, id string) error
+	// CleanupSessions deletes, with the same cascade, every session not
+	// updated within opts.OlderThan and carrying every tag in opts.Tags, and
+	// returns how many it deleted. A zero OlderThan deletes nothing: tags
+	// alone never delete.
+	CleanupSessions(ctx context.Context, opts CleanupOptions) (int, error)
+	// GetMessages returns a session's messages in the order they were added.
+	GetMessages(ctx context.Context, sessionID string) ([]SessionMessage, error)
+	// AddMessage appends a message and touches the session's UpdatedAt. The
+	// store assigns ID and SessionID. A missing session is
+	// ErrSessionNotFound.
+	AddMessage(ctx context.Context, sessionID string, m SessionMessage) error
+}
+
+// CheckpointStore keeps suspended runs until a human answers.
+type CheckpointStore interface {
+	// SaveCheckpoint inserts or replaces a checkpoint.
+	SaveCheckpoint(ctx context.Context, cp CheckpointRecord) error
+	GetCheckpoint(ctx context.Context, id string) (CheckpointRecord, error)
+	// DeleteCheckpoint atomically removes and returns a checkpoint. It is the
+	// claim resume uses: of concurrent calls for one id exactly one gets the
+	// record, the others ErrCheckpointNotFound.
+	DeleteCheckpoint(ctx context.Context, id string) (CheckpointRecord, error)
+	// ListCheckpoints returns every checkpoint, oldest first.
+	ListCheckpoints(ctx context.Context) ([]CheckpointRecord, error)
+	// SuspendRun appends a suspending run's messages and saves its checkpoint
+	// as one atomic unit, so a crash can never leave a tool call with no
+	// checkpoint to resume it.
+	SuspendRun(ctx context.Context, sessionID string, msgs []SessionMessage, cp CheckpointRecord) error
+}
+
+// LoopStore keeps agent-driven loops and their iterations.
+type LoopStore interface {
+	CreateLoop(ctx context.Context, l LoopRecord) error
+	// UpdateLoop changes the non-zero fields of u. A missing loop is
+	// ErrLoopNotFound.
+	UpdateLoop(ctx context.Context, id string, u LoopUpdate) error
+	AddLoopIteration(ctx context.Context, it LoopIteration) error
+	GetLoop(ctx context.Context, id string) (LoopDetail, error)
+	// ListLoops returns loops matching every non-zero filter field, oldest
+	// first.
+	ListLoops(ctx context.Context, filter LoopFilter) ([]LoopRecord, error)
+}
+
+// CrumbLog is the optional durable per-run crumb history written by the
+// choke point. It powers catch-up (Last-Event-ID) on the passive run stream
+// and seeds a resumed run's seq. Entries go with their session.
+type CrumbLog interface {
+	// AppendCrumbs stores entries in order. Entries of one run arrive with
+	// increasing Seq.
+	AppendCrumbs(ctx context.Context, entries []CrumbLogEntry) error
+	// GetCrumbs returns a run's entries with Seq > afterSeq in seq order, at
+	// most limit of them (limit <= 0: all).
+	GetCrumbs(ctx context.Context, runID string, afterSeq int64, limit int) ([]CrumbLogEntry, error)
+	// MaxCrumbSeq returns the highest Seq logged for a run, 0 for none.
+	MaxCrumbSeq(ctx context.Context, runID string) (int64, error)
+}
+
+// TaskRunStore is the optional audit of one-shot task runs.
+type TaskRunStore interface {
+	CreateTaskRun(ctx context.Context, r TaskRunRecord) error
+	// FinishTaskRun changes the non-zero fields of u. A missing run is
+	// ErrTaskRunNotFound.
+	FinishTaskRun(ctx context.Context, id string, u TaskRunUpdate) error
+	GetTaskRun(ctx context.Context, id string) (TaskRunRecord, error)
+	// ListTaskRuns returns runs matching every non-zero filter field, newest
+	// first, at most filter.Limit (<= 0: all).
+	ListTaskRuns(ctx context.Context, filter TaskRunFilter) ([]TaskRunRecord, error)
+}
+
+// KnowledgeStore is the optional knowledge graph behind the core_kg_* tools.
+type KnowledgeStore interface {
+	AddKnowledgeNode(ctx context.Context, n NewKnowledgeNode) (KnowledgeNode, error)
+	AddKnowledgeEdge(ctx context.Context, e KnowledgeEdge) error
+	// QueryKnowledge finds an agent's nodes matching q.Query, newest first,
+	// at most q.Limit (<= 0: 10).
+	QueryKnowledge(ctx context.Context, q KnowledgeQuery) ([]KnowledgeNode, error)
+	// ForgetKnowledge removes a node and its edges and reports whether it
+	// existed.
+	ForgetKnowledge(ctx context.Context, id string) (bool, error)
+	// KnowledgeContext returns a session's most recent nodes for an agent,
+	// newest first, at most limit (<= 0: 100), for the prompt.
+	KnowledgeContext(ctx context.Context, agentID, sessionID string, limit int) ([]KnowledgeNode, error)
+}
+
+// DocumentStore is the optional document library behind the core_doc_* tools.
+type DocumentStore interface {
+	IngestDocument(ctx context.Context, d NewDocument) (DocumentRecord, error)
+	// SearchDocuments finds an agent's documents whose title or content
+	// matches q.Query, at most q.Limit (<= 0: 5).
+	SearchDocuments(ctx context.Context, q DocumentQuery) ([]DocumentRecord, error)
+	// ReadDocument returns one of an agent's documents; another agent's id
+	// is ErrDocumentNotFound.
+	ReadDocument(ctx context.Context, agentID, id string) (Document, error)
+}
+
+// Migrator is implemented by stores that create their schema. Instance.Start
+// calls Migrate once.
+type Migrator interface {
+	Migrate(ctx context.Context) error
+}
+
+// Session is one conversation.
+type Session struct {
+	ID        string            `json:"id"`
+	CreatedAt int64             `json:"createdAt"`
+	UpdatedAt int64             `json:"updatedAt"`
+	Tags      map[string]string `json:"tags"`
+	AgentID   string            `json:"agentId,omitempty"`
+}
+
+// NewSession is the input of CreateSession.
+type NewSession struct {
+	ID      string
+	Tags    map[string]string
+	AgentID string
+}
+
+// SessionFilter narrows ListSessions.
+type SessionFilter struct {
+	Tags map[string]string
+}
+
+// CleanupOptions selects the sessions CleanupSessions deletes.
+type CleanupOptions struct {
+	OlderThan time.Duration
+	Tags      map[string]string
+}
+
+// MessageRole is who a session message came from.
+type MessageRole string
+
+// The message roles.
+const (
+	RoleUser      MessageRole = "user"
+	RoleAssistant MessageRole = "assistant"
+	RoleTool      MessageRole = "tool"
+	RoleSystem    MessageRole = "system"
+)
+
+// SessionMessage is one persisted turn. Content is the runner's
+// provider-neutral message form as JSON; stores keep it byte for byte.
+type SessionMessage struct {
+	ID        string          `json:"id"`
+	SessionID string          `json:"sessionId"`
+	Role      MessageRole     `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	Timestamp int64           `json:"timestamp"`
+}
+
+// CheckpointRecord is a suspended run waiting for a human.
+type CheckpointRecord struct {
+	ID        string `json:"id"`
+	AgentID   string `json:"agentId"`
+	RunID     string `json:"runId"`
+	SessionID string `json:"sessionId"`
+	ToolName  string `json:"toolName"`
+	// ToolCallID is the model's call id of the pending tool; resume answers it.
+	ToolCallID string          `json:"toolCallId"`
+	Schema     json.RawMessage `json:"schema"`
+	Prompt     string          `json:"prompt,omitempty"`
+	Kind       HumanKind       `json:"kind,omitempty"`
+	// Skill is the skill active on the run that suspended, restored on resume.
+	Skill string `json:"skill,omitempty"`
+	// Parent links a run suspended inside a pipeline or a delegation to the
+	// rest of its composition.
+	Parent *CheckpointParent `json:"parent,omitempty"`
+	// Pending lists, on a supervisor suspended by its delegations, the child
+	// runs it waits for. Such a checkpoint is resumed through its children.
+	Pending   []PendingDelegation `json:"pending,omitempty"`
+	CreatedAt int64               `json:"createdAt"`
+}
+
+// ParentKind says which composition a checkpoint belongs to.
+type ParentKind string
+
+// The composition kinds.
+const (
+	ParentPipeline   ParentKind = "pipeline"
+	ParentSupervisor ParentKind = "supervisor"
+)
+
+// CheckpointParent is the continuation of a composition around a suspended
+// run. It is self-contained: the remaining steps are stored, never looked up
+// again, because loops run pipelines that exist in no config.
+type CheckpointParent struct {
+	Kind ParentKind `json:"kind"`
+
+	// Pipeline continuation.
+	PipelineID     string            `json:"pipelineId,omitempty"`
+	StepIndex      int               `json:"stepIndex,omitempty"`
+	StepAgentID    string            `json:"stepAgentId,omitempty"`
+	RemainingSteps []PipelineStep    `json:"remainingSteps,omitempty"`
+	Map            *MapProgress      `json:"map,omitempty"`
+	Parallel       *ParallelProgress `json:"parallel,omitempty"`
+	// Outer is the continuation of an enclosing composition, when this one is
+	// itself nested (a pipeline inside a supervisor's delegation, ...).
+	Outer *CheckpointParent `json:"outer,omitempty"`
+
+	// Supervisor continuation: the supervisor's checkpoint awaiting this
+	// child, and the core_delegate call the child's output answers.
+	CheckpointID string `json:"checkpointId,omitempty"`
+	ToolCallID   string `json:"toolCallId,omitempty"`
+}
+
+// MapProgress is a suspended map step's fan-out state.
+type MapProgress struct {
+	AgentID        string            `json:"agentId"`
+	SettledOutputs []json.RawMessage `json:"settledOutputs"`
+	RemainingItems []json.RawMessage `json:"remainingItems"`
+}
+
+// ParallelProgress is a suspended parallel step's branch state. Suspended
+// siblings are null in SettledOutputs until their own resume.
+type ParallelProgress struct {
+	BranchIndex         int               `json:"branchIndex"`
+	SettledOutputs      []json.RawMessage `json:"settledOutputs"`
+	PendingCheckpointID []string          `json:"pendingCheckpointIds"`
+}
+
+// PendingDelegation is one suspended child of a supervisor.
+type PendingDelegation struct {
+	ToolCallID        string `json:"toolCallId"`
+	ChildCheckpointID string `json:"childCheckpointId"`
+	SubAgentID        string `json:"subAgentId"`
+}
+
+// LoopStatus is the state of an agent-driven loop.
+type LoopStatus string
+
+// The loop statuses.
+const (
+	LoopRunning   LoopStatus = "running"
+	LoopCompleted LoopStatus = "completed"
+	LoopExhausted LoopStatus = "exhausted"
+	LoopFailed    LoopStatus = "failed"
+)
+
+// LoopRecord is one agent-driven loop.
+type LoopRecord struct {
+	ID            string          `json:"id"`
+	AgentID       string          `json:"agentId"`
+	SessionID     string          `json:"sessionId"`
+	RunID         string          `json:"runId"`
+	Pool          []string        `json:"pool"`
+	Pipeline      []string        `json:"pipeline"`
+	MaxIterations int             `json:"maxIterations"`
+	Status        LoopStatus      `json:"status"`
+	Iterations    int             `json:"iterations"`
+	Result        json.RawMessage `json:"result,omitempty"`
+	StartedAt     int64           `json:"startedAt"`
+	CompletedAt   int64           `json:"completedAt,omitempty"`
+}
+
+// LoopUpdate patches a loop; zero fields are left unchanged.
+type LoopUpdate struct {
+	Status      LoopStatus
+	Iterations  int
+	Result      json.RawMessage
+	CompletedAt int64
+}
+
+// LoopIteration is one execution of a loop's pipeline.
+type LoopIteration struct {
+	ID          string          `json:"id"`
+	LoopID      string          `json:"loopId"`
+	Index       int             `json:"index"` // 1-based
+	Input       json.RawMessage `json:"input"`
+	Output      json.RawMessage `json:"output"`
+	StartedAt   int64           `json:"startedAt"`
+	CompletedAt int64           `json:"completedAt"`
+}
+
+// LoopDetail is a loop with its iterations in order, the shape of
+// GET /loops/{id}.
+type LoopDetail struct {
+	Loop       LoopRecord      `json:"loop"`
+	Iterations []LoopIteration `json:"iterations"`
+}
+
+// LoopFilter narrows ListLoops.
+type LoopFilter struct {
+	SessionID string
+	AgentID   string
+	Status    LoopStatus
+}
+
+// TaskRunStatus is the state of a one-shot task run.
+type TaskRunStatus string
+
+// The task run statuses.
+const (
+	TaskRunning   TaskRunStatus = "running"
+	TaskCompleted TaskRunStatus = "completed"
+	TaskFailed    TaskRunStatus = "failed"
+)
+
+// TaskRunRecord audits one task run. AgentID, SessionID and RunID are empty
+// for a standalone run.
+type TaskRunRecord struct {
+	ID          string          `json:"id"`
+	TaskID      string          `json:"taskId"`
+	AgentID     string          `json:"agentId,omitempty"`
+	SessionID   string          `json:"sessionId,omitempty"`
+	RunID       string          `json:"runId,omitempty"`
+	Model       TaskModelInfo   `json:"model"`
+	Input       json.RawMessage `json:"input"`
+	Output      json.RawMessage `json:"output,omitempty"`
+	Status      TaskRunStatus   `json:"status"`
+	Usage       *Usage          `json:"usage,omitempty"`
+	Error       string          `json:"error,omitempty"`
+	DurationMs  int64           `json:"durationMs,omitempty"`
+	CreatedAt   int64           `json:"createdAt"`
+	CompletedAt int64           `json:"completedAt,omitempty"`
+}
+
+// TaskRunUpdate patches a task run; zero fields are left unchanged.
+type TaskRunUpdate struct {
+	Status      TaskRunStatus
+	Output      json.RawMessage
+	Usage       *Usage
+	Error       string
+	DurationMs  int64
+	CompletedAt int64
+}
+
+// TaskRunFilter narrows ListTaskRuns.
+type TaskRunFilter struct {
+	TaskID    string
+	AgentID   string
+	SessionID string
+	Status    TaskRunStatus
+	Limit     int
+}
+
+// CrumbLogEntry is one durable crumb-log row. Aggregated text:delta and
+// reasoning:delta entries carry the joined delta. SessionID anchors the
+// cascade; an entry may have none.
+type CrumbLogEntry struct {
+	RunID     string `json:"runId"`
+	Seq       int64  `json:"seq"`
+	SessionID string `json:"sessionId,omitempty"`
+	AgentID   string `json:"agentId,omitempty"`
+	Type      string `json:"type"`
+	Crumb     Crumb  `json:"crumb"`
+	CreatedAt int64  `json:"createdAt"`
+}
+
+// KnowledgeNode is one fact or entity of the knowledge graph.
+type KnowledgeNode struct {
+	ID    string         `json:"id"`
+	Label string         `json:"label"`
+	Data  map[string]any `json:"data"`
+}
+
+// NewKnowledgeNode is the input of AddKnowledgeNode.
+type NewKnowledgeNode struct {
+	AgentID   string
+	SessionID string
+	Label     string
+	Data      map[string]any
+}
+
+// KnowledgeEdge relates two nodes.
+type KnowledgeEdge struct {
+	FromID   string `json:"fromId"`
+	ToID     string `json:"toId"`
+	Relation string `json:"relation"`
+}
+
+// KnowledgeQuery is the input of QueryKnowledge.
+type KnowledgeQuery struct {
+	AgentID string
+	Query   string
+	Limit   int
+}
+
+// DocumentRecord identifies a stored document.
+type DocumentRecord struct {
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Source string `json:"source,omitempty"`
+}
+
+// Document is a stored document's text.
+type Document struct {
+	Title   string `json:"title"`
+	Content string `json:"content"`
+}
+
+// NewDocument is the input of IngestDocument.
+type NewDocument struct {
+	AgentID string
+	Title   string
+	Content string
+	Source  string
+}
+
+// DocumentQuery is the input of SearchDocuments.
+type DocumentQuery struct {
+	AgentID string
+	Query   string
+	Limit   int
+}
+
+// NowMillis returns the current time in Unix milliseconds, the unit of every
+// timestamp bread stores.
+func NowMillis() int64 { return time.Now().UnixMilli() }
