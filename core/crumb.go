@@ -31,6 +31,10 @@ type CrumbBase struct {
 	SessionID string `json:"sessionId,omitempty"`
 	Timestamp int64  `json:"timestamp"`
 	Seq       int64  `json:"seq,omitempty"`
+
+	// relayed marks a crumb relayed from a remote agent: it takes a local
+	// seq but is never logged, since the remote replica owns that run.
+	relayed bool
 }
 
 // Base implements Crumb for every type that embeds CrumbBase.

@@ -31,8 +31,8 @@ type Instance struct {
 	transport BreadTransport
 	agents    map[string]*Agent
 
-	listenersMu sync.RWMutex
-	listeners   []*listenerEntry
+	listenersMu sync.Mutex // serialises On and its remove
+	listeners   atomic.Pointer[[]*listenerEntry]
 
 	runsMu sync.Mutex
 	runs   map[string]context.CancelCauseFunc
@@ -191,12 +191,22 @@ var ErrInstanceStopped = &BreadError{Code: CodeRunCancelled, Message: "the insta
 func (in *Instance) On(l Listener) (remove func()) {
 	e := &listenerEntry{fn: l}
 	in.listenersMu.Lock()
-	in.listeners = append(in.listeners, e)
-	in.listenersMu.Unlock()
+	defer in.listenersMu.Unlock()
+	var next []*listenerEntry
+	if cur := in.listeners.Load(); cur != nil {
+		next = slices.Clone(*cur)
+	}
+	next = append(next, e)
+	in.listeners.Store(&next)
 	return func() {
 		in.listenersMu.Lock()
-		in.listeners = slices.DeleteFunc(in.listeners, func(x *listenerEntry) bool { return x == e })
-		in.listenersMu.Unlock()
+		defer in.listenersMu.Unlock()
+		cur := in.listeners.Load()
+		if cur == nil {
+			return
+		}
+		next := slices.DeleteFunc(slices.Clone(*cur), func(x *listenerEntry) bool { return x == e })
+		in.listeners.Store(&next)
 	}
 }
 
