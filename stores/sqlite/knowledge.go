@@ -1,0 +1,123 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/breadai/bread/core"
+)
+
+const (
+	defaultKnowledgeLimit = 10
+	defaultContextLimit   = 100
+	defaultDocumentLimit  = 5
+)
+
+// AddKnowledgeNode implements core.KnowledgeStore.
+func (s *Store) AddKnowledgeNode(ctx context.Context, n core.NewKnowledgeNode) (core.KnowledgeNode, error) {
+	data := n.Data
+	if data == nil {
+		data = map[string]any{}
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return core.KnowledgeNode{}, validation("knowledge node data does not encode as JSON: %v", err)
+	}
+	if err := s.read(); err != nil {
+		return core.KnowledgeNode{}, err
+	}
+	row := kgNodeRow{ID: newID(), AgentID: n.AgentID, SessionID: n.SessionID, Label: n.Label, Data: string(raw), CreatedAt: core.NowMillis()}
+	if _, err := s.db.NewInsert().Model(&row).Exec(ctx); err != nil {
+		return core.KnowledgeNode{}, s.mapErr("add knowledge node", err, nil)
+	}
+	return core.KnowledgeNode{ID: row.ID, Label: row.Label, Data: data}, nil
+}
+
+// AddKnowledgeEdge implements core.KnowledgeStore. Both nodes must exist.
+func (s *Store) AddKnowledgeEdge(ctx context.Context, e core.KnowledgeEdge) error {
+	if err := s.read(); err != nil {
+		return err
+	}
+	row := kgEdgeRow{ID: newID(), FromID: e.FromID, ToID: e.ToID, Relation: e.Relation}
+	_, err := s.db.NewInsert().Model(&row).Exec(ctx)
+	return s.mapErr("add knowledge edge", err, &core.BreadError{
+		Code:    core.CodeNotFound,
+		Message: "knowledge node " + quote(e.FromID) + " or " + quote(e.ToID) + " not found",
+	})
+}
+
+// QueryKnowledge implements core.KnowledgeStore: nodes of the agent whose
+// label contains q.Query, case-insensitively for ASCII, newest first.
+func (s *Store) QueryKnowledge(ctx context.Context, q core.KnowledgeQuery) ([]core.KnowledgeNode, error) {
+	if err := s.read(); err != nil {
+		return nil, err
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = defaultKnowledgeLimit
+	}
+	var rows []kgNodeRow
+	err := s.db.NewSelect().Model(&rows).
+		Where("agent_id = ?", q.AgentID).
+		Where(`label LIKE ? ESCAPE '\'`, likePattern(q.Query)).
+		OrderExpr("created_at DESC, rowid DESC").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, s.mapErr("query knowledge", err, nil)
+	}
+	return nodes(rows)
+}
+
+// ForgetKnowledge implements core.KnowledgeStore; the node's edges cascade.
+func (s *Store) ForgetKnowledge(ctx context.Context, id string) (bool, error) {
+	if err := s.read(); err != nil {
+		return false, err
+	}
+	res, err := s.db.NewDelete().Model((*kgNodeRow)(nil)).Where("id = ?", id).Exec(ctx)
+	if err != nil {
+		return false, s.mapErr("forget knowledge", err, nil)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, s.mapErr("forget knowledge", err, nil)
+}
+
+// KnowledgeContext implements core.KnowledgeStore.
+func (s *Store) KnowledgeContext(ctx context.Context, agentID, sessionID string, limit int) ([]core.KnowledgeNode, error) {
+	if err := s.read(); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = defaultContextLimit
+	}
+	var rows []kgNodeRow
+	q := s.db.NewSelect().Model(&rows).Where("agent_id = ?", agentID)
+	if sessionID == "" {
+		q = q.Where("session_id IS NULL")
+	} else {
+		q = q.Where("session_id = ?", sessionID)
+	}
+	if err := q.OrderExpr("created_at DESC, rowid DESC").Limit(int64(limit)).Scan(ctx); err != nil {
+		return nil, s.mapErr("knowledge context", err, nil)
+	}
+	return nodes(rows)
+}
+
+func nodes(rows []kgNodeRow) ([]core.KnowledgeNode, error) {
+	out := make([]core.KnowledgeNode, 0, len(rows))
+	for _, r := range rows {
+		n, err := r.node()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// likePattern makes a LIKE pattern matching query anywhere, with LIKE's own
+// wildcards in query taken literally.
+func likePattern(query string) string {
+	return "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(query) + "%"
+}
+
+func quote(s string) string { return `"` + s + `"` }
