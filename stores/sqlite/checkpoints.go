@@ -47,7 +47,10 @@ func (s *Store) GetCheckpoint(ctx context.Context, id string) (core.CheckpointRe
 		return core.CheckpointRecord{}, err
 	}
 	var row checkpointRow
-	err := s.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	err := sql.ErrNoRows
+	if !hasNUL(id) {
+		err = s.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return core.CheckpointRecord{}, notFound(core.ErrCheckpointNotFound, "checkpoint %q not found", id)
 	}
@@ -63,6 +66,9 @@ func (s *Store) GetCheckpoint(ctx context.Context, id string) (core.CheckpointRe
 func (s *Store) DeleteCheckpoint(ctx context.Context, id string) (core.CheckpointRecord, error) {
 	if err := s.read(); err != nil {
 		return core.CheckpointRecord{}, err
+	}
+	if hasNUL(id) {
+		return core.CheckpointRecord{}, notFound(core.ErrCheckpointNotFound, "checkpoint %q not found", id)
 	}
 	var rows []checkpointRow
 	err := s.db.NewDelete().Model(&rows).Where("id = ?", id).Returning("*").Scan(ctx)
@@ -99,6 +105,9 @@ func (s *Store) ListCheckpoints(ctx context.Context) ([]core.CheckpointRecord, e
 // session is touched (and found) first, then the messages and the
 // checkpoint are written, or nothing is.
 func (s *Store) SuspendRun(ctx context.Context, sessionID string, msgs []core.SessionMessage, cp core.CheckpointRecord) error {
+	if hasNUL(sessionID) {
+		return sessionFK(sessionID)
+	}
 	rows, err := messageRows(sessionID, msgs)
 	if err != nil {
 		return err

@@ -50,6 +50,9 @@ func (s *Store) GetCrumbs(ctx context.Context, runID string, afterSeq int64, lim
 	if err := s.read(); err != nil {
 		return nil, err
 	}
+	if hasNUL(runID) {
+		return []core.CrumbLogEntry{}, nil
+	}
 	var rows []crumbRow
 	q := s.db.NewSelect().Model(&rows).Where("run_id = ?", runID).Where("seq > ?", afterSeq).OrderExpr("seq ASC")
 	if limit > 0 {
@@ -73,6 +76,9 @@ func (s *Store) GetCrumbs(ctx context.Context, runID string, afterSeq int64, lim
 func (s *Store) MaxCrumbSeq(ctx context.Context, runID string) (int64, error) {
 	if err := s.read(); err != nil {
 		return 0, err
+	}
+	if hasNUL(runID) {
+		return 0, nil
 	}
 	var max int64
 	err := s.db.NewSelect().Model((*crumbRow)(nil)).ColumnExpr("COALESCE(MAX(seq), 0)").Where("run_id = ?", runID).Scan(ctx, &max)

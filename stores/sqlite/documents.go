@@ -13,6 +13,9 @@ func (s *Store) IngestDocument(ctx context.Context, d core.NewDocument) (core.Do
 	if err := s.read(); err != nil {
 		return core.DocumentRecord{}, err
 	}
+	if err := checkText("a document field", d.AgentID, d.Title, d.Content, d.Source); err != nil {
+		return core.DocumentRecord{}, err
+	}
 	row := documentRow{ID: newID(), AgentID: d.AgentID, Title: d.Title, Content: d.Content, Source: d.Source, CreatedAt: core.NowMillis()}
 	if _, err := s.db.NewInsert().Model(&row).Exec(ctx); err != nil {
 		return core.DocumentRecord{}, s.mapErr("ingest document", err, nil)
@@ -26,6 +29,9 @@ func (s *Store) IngestDocument(ctx context.Context, d core.NewDocument) (core.Do
 func (s *Store) SearchDocuments(ctx context.Context, q core.DocumentQuery) ([]core.DocumentRecord, error) {
 	if err := s.read(); err != nil {
 		return nil, err
+	}
+	if hasNUL(q.AgentID, q.Query) {
+		return []core.DocumentRecord{}, nil
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -53,7 +59,10 @@ func (s *Store) ReadDocument(ctx context.Context, agentID, id string) (core.Docu
 		return core.Document{}, err
 	}
 	var row documentRow
-	err := s.db.NewSelect().Model(&row).Column("title", "content").Where("id = ?", id).Where("agent_id = ?", agentID).Scan(ctx)
+	err := sql.ErrNoRows
+	if !hasNUL(agentID, id) {
+		err = s.db.NewSelect().Model(&row).Column("title", "content").Where("id = ?", id).Where("agent_id = ?", agentID).Scan(ctx)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return core.Document{}, notFound(core.ErrDocumentNotFound, "document %q not found", id)
 	}

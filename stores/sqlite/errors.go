@@ -82,3 +82,44 @@ func (s *Store) mapErr(op string, err error, onFK *core.BreadError) error {
 	}
 	return &core.BreadError{Code: core.CodeStoreError, Message: "sqlite store: " + op + ": " + err.Error(), Cause: err}
 }
+
+// checkText refuses a NUL byte in any of values. bun writes values into the
+// SQL text, where a NUL cannot be represented, so such a value would
+// otherwise fail as an obscure syntax error instead of as bad input.
+func checkText(what string, values ...string) error {
+	for _, v := range values {
+		if strings.IndexByte(v, 0) >= 0 {
+			return validation("%s contains a NUL byte", what)
+		}
+	}
+	return nil
+}
+
+// hasNUL reports whether any of values holds a NUL byte. A lookup by such a
+// key cannot match a stored row, so readers answer it as not found.
+func hasNUL(values ...string) bool {
+	for _, v := range values {
+		if strings.IndexByte(v, 0) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func tagsHaveNUL(tags map[string]string) bool {
+	for k, v := range tags {
+		if hasNUL(k, v) {
+			return true
+		}
+	}
+	return false
+}
+
+func checkTags(tags map[string]string) error {
+	for k, v := range tags {
+		if err := checkText("a session tag", k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}

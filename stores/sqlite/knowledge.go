@@ -16,6 +16,9 @@ const (
 
 // AddKnowledgeNode implements core.KnowledgeStore.
 func (s *Store) AddKnowledgeNode(ctx context.Context, n core.NewKnowledgeNode) (core.KnowledgeNode, error) {
+	if err := checkText("a knowledge node field", n.AgentID, n.SessionID, n.Label); err != nil {
+		return core.KnowledgeNode{}, err
+	}
 	data := n.Data
 	if data == nil {
 		data = map[string]any{}
@@ -39,6 +42,9 @@ func (s *Store) AddKnowledgeEdge(ctx context.Context, e core.KnowledgeEdge) erro
 	if err := s.read(); err != nil {
 		return err
 	}
+	if err := checkText("a knowledge edge field", e.FromID, e.ToID, e.Relation); err != nil {
+		return err
+	}
 	row := kgEdgeRow{ID: newID(), FromID: e.FromID, ToID: e.ToID, Relation: e.Relation}
 	_, err := s.db.NewInsert().Model(&row).Exec(ctx)
 	return s.mapErr("add knowledge edge", err, &core.BreadError{
@@ -52,6 +58,9 @@ func (s *Store) AddKnowledgeEdge(ctx context.Context, e core.KnowledgeEdge) erro
 func (s *Store) QueryKnowledge(ctx context.Context, q core.KnowledgeQuery) ([]core.KnowledgeNode, error) {
 	if err := s.read(); err != nil {
 		return nil, err
+	}
+	if hasNUL(q.AgentID, q.Query) {
+		return []core.KnowledgeNode{}, nil
 	}
 	limit := q.Limit
 	if limit <= 0 {
@@ -73,6 +82,9 @@ func (s *Store) ForgetKnowledge(ctx context.Context, id string) (bool, error) {
 	if err := s.read(); err != nil {
 		return false, err
 	}
+	if hasNUL(id) {
+		return false, nil
+	}
 	res, err := s.db.NewDelete().Model((*kgNodeRow)(nil)).Where("id = ?", id).Exec(ctx)
 	if err != nil {
 		return false, s.mapErr("forget knowledge", err, nil)
@@ -85,6 +97,9 @@ func (s *Store) ForgetKnowledge(ctx context.Context, id string) (bool, error) {
 func (s *Store) KnowledgeContext(ctx context.Context, agentID, sessionID string, limit int) ([]core.KnowledgeNode, error) {
 	if err := s.read(); err != nil {
 		return nil, err
+	}
+	if hasNUL(agentID, sessionID) {
+		return []core.KnowledgeNode{}, nil
 	}
 	if limit <= 0 {
 		limit = defaultContextLimit

@@ -23,6 +23,12 @@ func (s *Store) CreateLoop(ctx context.Context, l core.LoopRecord) error {
 
 // UpdateLoop implements core.LoopStore in one UPDATE of the non-zero fields.
 func (s *Store) UpdateLoop(ctx context.Context, id string, u core.LoopUpdate) error {
+	if hasNUL(id) {
+		return notFound(core.ErrLoopNotFound, "loop %q not found", id)
+	}
+	if err := checkText("a loop status", string(u.Status)); err != nil {
+		return err
+	}
 	result, err := rawJSON("loop result", u.Result)
 	if err != nil {
 		return err
@@ -63,6 +69,9 @@ func (s *Store) UpdateLoop(ctx context.Context, id string, u core.LoopUpdate) er
 // AddLoopIteration implements core.LoopStore. An iteration of a loop that
 // does not exist is ErrLoopNotFound.
 func (s *Store) AddLoopIteration(ctx context.Context, it core.LoopIteration) error {
+	if err := checkText("a loop iteration field", it.ID, it.LoopID); err != nil {
+		return err
+	}
 	row := loopIterationRow{
 		ID: it.ID, LoopID: it.LoopID, Index: it.Index,
 		StartedAt: it.StartedAt, CompletedAt: it.CompletedAt,
@@ -90,7 +99,10 @@ func (s *Store) GetLoop(ctx context.Context, id string) (core.LoopDetail, error)
 		return core.LoopDetail{}, err
 	}
 	var row loopRow
-	err := s.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	err := sql.ErrNoRows
+	if !hasNUL(id) {
+		err = s.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return core.LoopDetail{}, notFound(core.ErrLoopNotFound, "loop %q not found", id)
 	}
@@ -116,6 +128,9 @@ func (s *Store) GetLoop(ctx context.Context, id string) (core.LoopDetail, error)
 func (s *Store) ListLoops(ctx context.Context, f core.LoopFilter) ([]core.LoopRecord, error) {
 	if err := s.read(); err != nil {
 		return nil, err
+	}
+	if hasNUL(f.SessionID, f.AgentID, string(f.Status)) {
+		return []core.LoopRecord{}, nil
 	}
 	var rows []loopRow
 	q := s.db.NewSelect().Model(&rows).OrderExpr("started_at ASC, rowid ASC")

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -64,6 +65,10 @@ type checkpointRow struct {
 }
 
 func newCheckpointRow(cp core.CheckpointRecord) (checkpointRow, error) {
+	if err := checkText("a checkpoint field", cp.ID, cp.AgentID, cp.RunID, cp.SessionID, cp.ToolName,
+		cp.ToolCallID, cp.Prompt, string(cp.Kind), cp.Skill); err != nil {
+		return checkpointRow{}, err
+	}
 	r := checkpointRow{
 		ID: cp.ID, AgentID: cp.AgentID, RunID: cp.RunID, SessionID: cp.SessionID,
 		ToolName: cp.ToolName, ToolCallID: cp.ToolCallID, Prompt: cp.Prompt,
@@ -124,6 +129,9 @@ type loopRow struct {
 }
 
 func newLoopRow(l core.LoopRecord) (loopRow, error) {
+	if err := checkText("a loop field", l.ID, l.AgentID, l.SessionID, l.RunID, string(l.Status)); err != nil {
+		return loopRow{}, err
+	}
 	r := loopRow{
 		ID: l.ID, AgentID: l.AgentID, SessionID: l.SessionID, RunID: l.RunID,
 		MaxIterations: l.MaxIterations, Status: string(l.Status), Iterations: l.Iterations,
@@ -189,6 +197,9 @@ type crumbRow struct {
 }
 
 func newCrumbRow(e core.CrumbLogEntry) (crumbRow, error) {
+	if err := checkText("a crumb log entry field", e.RunID, e.SessionID, e.AgentID, e.Type); err != nil {
+		return crumbRow{}, err
+	}
 	if e.Crumb == nil {
 		return crumbRow{}, validation("crumb log entry %s/%d has no crumb", e.RunID, e.Seq)
 	}
@@ -233,6 +244,9 @@ type taskRunRow struct {
 }
 
 func newTaskRunRow(t core.TaskRunRecord) (taskRunRow, error) {
+	if err := checkText("a task run field", t.ID, t.TaskID, t.AgentID, t.SessionID, t.RunID, string(t.Status), t.Error); err != nil {
+		return taskRunRow{}, err
+	}
 	r := taskRunRow{
 		ID: t.ID, TaskID: t.TaskID, AgentID: t.AgentID, SessionID: t.SessionID, RunID: t.RunID,
 		Status: string(t.Status), Error: t.Error, DurationMs: t.DurationMs,
@@ -325,6 +339,11 @@ func rawJSON(what string, raw json.RawMessage) (json.RawMessage, error) {
 	}
 	if !json.Valid(raw) {
 		return nil, validation("%s is not valid JSON", what)
+	}
+	if !utf8.Valid(raw) {
+		// encoding/json accepts invalid UTF-8 inside strings, but a
+		// database text column cannot keep it byte for byte.
+		return nil, validation("%s is not valid UTF-8", what)
 	}
 	return raw, nil
 }

@@ -16,6 +16,12 @@ func (s *Store) CreateSession(ctx context.Context, n core.NewSession) (core.Sess
 	if err := s.read(); err != nil {
 		return core.Session{}, err
 	}
+	if err := checkText("a session id or agent id", n.ID, n.AgentID); err != nil {
+		return core.Session{}, err
+	}
+	if err := checkTags(n.Tags); err != nil {
+		return core.Session{}, err
+	}
 	id := n.ID
 	if id == "" {
 		id = newID()
@@ -38,7 +44,10 @@ func (s *Store) GetSession(ctx context.Context, id string) (core.Session, error)
 		return core.Session{}, err
 	}
 	var row sessionRow
-	err := s.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	err := sql.ErrNoRows
+	if !hasNUL(id) {
+		err = s.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return core.Session{}, notFound(core.ErrSessionNotFound, "session %q not found", id)
 	}
@@ -52,6 +61,9 @@ func (s *Store) GetSession(ctx context.Context, id string) (core.Session, error)
 func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) ([]core.Session, error) {
 	if err := s.read(); err != nil {
 		return nil, err
+	}
+	if tagsHaveNUL(f.Tags) {
+		return []core.Session{}, nil
 	}
 	var rows []sessionRow
 	q := s.db.NewSelect().Model(&rows).OrderExpr("created_at ASC, rowid ASC")
@@ -87,6 +99,9 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	if err := s.read(); err != nil {
 		return err
 	}
+	if hasNUL(id) {
+		return nil
+	}
 	_, err := s.db.NewDelete().Model((*sessionRow)(nil)).Where("id = ?", id).Exec(ctx)
 	return s.mapErr("delete session", err, nil)
 }
@@ -97,7 +112,7 @@ func (s *Store) CleanupSessions(ctx context.Context, o core.CleanupOptions) (int
 	if err := s.read(); err != nil {
 		return 0, err
 	}
-	if o.OlderThan <= 0 {
+	if o.OlderThan <= 0 || tagsHaveNUL(o.Tags) {
 		return 0, nil
 	}
 	cutoff := core.NowMillis() - o.OlderThan.Milliseconds()
@@ -116,6 +131,9 @@ func (s *Store) GetMessages(ctx context.Context, sessionID string) ([]core.Sessi
 	if err := s.read(); err != nil {
 		return nil, err
 	}
+	if hasNUL(sessionID) {
+		return []core.SessionMessage{}, nil
+	}
 	var rows []messageRow
 	err := s.db.NewSelect().Model(&rows).Where("session_id = ?", sessionID).OrderExpr("seq ASC").Scan(ctx)
 	if err != nil {
@@ -130,6 +148,9 @@ func (s *Store) GetMessages(ctx context.Context, sessionID string) ([]core.Sessi
 
 // AddMessage implements core.SessionStore.
 func (s *Store) AddMessage(ctx context.Context, sessionID string, m core.SessionMessage) error {
+	if hasNUL(sessionID) {
+		return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)
+	}
 	rows, err := messageRows(sessionID, []core.SessionMessage{m})
 	if err != nil {
 		return err
@@ -148,6 +169,9 @@ func messageRows(sessionID string, msgs []core.SessionMessage) ([]messageRow, er
 	rows := make([]messageRow, len(msgs))
 	now := core.NowMillis()
 	for i, m := range msgs {
+		if err := checkText("a message role", string(m.Role)); err != nil {
+			return nil, err
+		}
 		content, err := rawJSON("message content", m.Content)
 		if err != nil {
 			return nil, err

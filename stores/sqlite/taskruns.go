@@ -24,6 +24,12 @@ func (s *Store) CreateTaskRun(ctx context.Context, r core.TaskRunRecord) error {
 // FinishTaskRun implements core.TaskRunStore in one UPDATE of the non-zero
 // fields.
 func (s *Store) FinishTaskRun(ctx context.Context, id string, u core.TaskRunUpdate) error {
+	if hasNUL(id) {
+		return notFound(core.ErrTaskRunNotFound, "task run %q not found", id)
+	}
+	if err := checkText("a task run field", string(u.Status), u.Error); err != nil {
+		return err
+	}
 	output, err := rawJSON("task run output", u.Output)
 	if err != nil {
 		return err
@@ -78,7 +84,10 @@ func (s *Store) GetTaskRun(ctx context.Context, id string) (core.TaskRunRecord, 
 		return core.TaskRunRecord{}, err
 	}
 	var row taskRunRow
-	err := s.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	err := sql.ErrNoRows
+	if !hasNUL(id) {
+		err = s.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return core.TaskRunRecord{}, notFound(core.ErrTaskRunNotFound, "task run %q not found", id)
 	}
@@ -92,6 +101,9 @@ func (s *Store) GetTaskRun(ctx context.Context, id string) (core.TaskRunRecord, 
 func (s *Store) ListTaskRuns(ctx context.Context, f core.TaskRunFilter) ([]core.TaskRunRecord, error) {
 	if err := s.read(); err != nil {
 		return nil, err
+	}
+	if hasNUL(f.TaskID, f.AgentID, f.SessionID, string(f.Status)) {
+		return []core.TaskRunRecord{}, nil
 	}
 	var rows []taskRunRow
 	q := s.db.NewSelect().Model(&rows).OrderExpr("created_at DESC, rowid DESC")
