@@ -2,30 +2,54 @@ package core
 
 import "encoding/json"
 
-// Agent is the definition of an agent: its model, prompt, schemas, output
-// format and tools. Build one with DefineAgent (typed) or fill the struct
-// (the loader does, from an agent folder).
+// Agent defines an agent: its model, prompt, schemas, output format, tools
+// and how it is allowed to use them. Build one with DefineAgent (typed: the
+// schemas derive from Go types) or fill the struct directly (the loader does,
+// from an agent folder, with JSON Schemas).
 type Agent struct {
-	// ID names the agent; it must satisfy the naming rule (see ValidName).
-	ID    string
-	Model ModelRef
+	// ID names the agent (see ValidID).
+	ID          string
+	Description string
+	Model       ModelRef
 	// Providers is checked before Config.Providers when resolving Model.
 	Providers ProviderRegistry
 	// Prompt is the system prompt.
 	Prompt string
 	// InputSchema and OutputSchema are JSON Schemas; nil accepts anything.
+	// Input is validated before a run starts; a json output is validated
+	// before the run ends.
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
 	Output       OutputFormat
-	Tools        []Tool
+	// Permissions gate the agent's tools; see Permissions.
+	Permissions Permissions
+	// MaxSteps caps model calls per run (default 20).
+	MaxSteps int
+	// Tools are the agent's own tools (tool_<name> to the model).
+	Tools []Tool
+	// HumanTools suspend the run to ask a human (human_<name>).
+	HumanTools []HumanToolDef
+	// Plugins holds per-plugin configuration keyed by plugin name; core
+	// never reads it, an AgentToolsResolver does.
+	Plugins map[string]any
+	// ErrorHandling bounds the retries of a failing run.
+	ErrorHandling ErrorHandling
+	// Hooks are the agent-scope hooks.
+	Hooks Hooks
+
+	// Set by DefineAgent: typed decoding and validation.
+	checkInput   func(any) error
+	decodeOutput func(json.RawMessage) (any, error)
 }
 
 // OutputFormat says how a run's text becomes its output.
 type OutputFormat struct {
-	// Format is "text" (the default), "markdown", "json", or a custom name.
-	Format string
+	// Format is "text" (the default), "markdown", "json", or the name of a
+	// custom format.
+	Format string `json:"format,omitempty"`
 	// Parse turns the streamed text of a custom format into the output.
-	Parse func(text string) (any, error)
+	// A custom format keeps tool access; json does not.
+	Parse func(text string) (any, error) `json:"-"`
 }
 
 // The built-in output formats.
@@ -34,3 +58,25 @@ const (
 	FormatMarkdown = "markdown"
 	FormatJSON     = "json"
 )
+
+// HumanToolDef is a tool a model calls to ask a human. Calling it suspends
+// the run; the human's answer, validated against Schema, becomes the tool
+// result when the run is resumed.
+type HumanToolDef struct {
+	Name        string
+	Description string
+	// Prompt is shown to the human with the request.
+	Prompt string
+	// Schema is the JSON Schema of the answer (and of the model's request).
+	Schema json.RawMessage
+}
+
+// HumanTool returns a human tool named name whose answer follows schema.
+func HumanTool(name string, schema json.RawMessage) HumanToolDef {
+	return HumanToolDef{Name: name, Schema: schema}
+}
+
+// HumanToolFor returns a human tool whose answer is a T.
+func HumanToolFor[T any](name string) HumanToolDef {
+	return HumanToolDef{Name: name, Schema: SchemaFor[T]()}
+}

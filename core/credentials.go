@@ -1,9 +1,13 @@
 package core
 
-import "context"
+import (
+	"context"
+	"os"
+	"slices"
+)
 
-// CredentialProvider resolves a named secret. A missing secret is
-// ("", ErrCredentialUnavailable-matching error) rather than an empty string,
+// CredentialProvider resolves a named secret. A secret the provider does not
+// have is an error with code CREDENTIAL_UNAVAILABLE, never an empty string,
 // so a tool never runs with a blank key by accident.
 type CredentialProvider interface {
 	Get(ctx context.Context, name string) (string, error)
@@ -14,3 +18,63 @@ type CredentialFunc func(ctx context.Context, name string) (string, error)
 
 // Get implements CredentialProvider.
 func (f CredentialFunc) Get(ctx context.Context, name string) (string, error) { return f(ctx, name) }
+
+// EnvCredentials reads secrets from the process environment. It is the
+// fallback when neither a tool nor Config sets a provider.
+func EnvCredentials() CredentialProvider { return envCredentials{lookup: os.LookupEnv} }
+
+type envCredentials struct {
+	lookup func(string) (string, bool)
+}
+
+func (e envCredentials) Get(_ context.Context, name string) (string, error) {
+	if v, ok := e.lookup(name); ok {
+		return v, nil
+	}
+	return "", credentialUnavailable(name, "it is not set in the environment")
+}
+
+func credentialUnavailable(name, why string) *BreadError {
+	return &BreadError{
+		Code:    CodeCredentialUnavailable,
+		Message: "credential " + quoteTruncated(name) + " is unavailable: " + why,
+		Context: map[string]any{"name": name},
+	}
+}
+
+// ScopedCredentials limits base to the names a tool declared. Reading any
+// other name is CREDENTIAL_NOT_DECLARED, even if base has it; a tool that
+// declares nothing gets nothing.
+func ScopedCredentials(base CredentialProvider, allowed []string) CredentialProvider {
+	return scopedCredentials{base: base, allowed: slices.Clone(allowed)}
+}
+
+type scopedCredentials struct {
+	base    CredentialProvider
+	allowed []string
+}
+
+func (s scopedCredentials) Get(ctx context.Context, name string) (string, error) {
+	if !slices.Contains(s.allowed, name) {
+		return "", &BreadError{
+			Code:    CodeCredentialNotDeclared,
+			Message: "credential " + quoteTruncated(name) + " is not declared in this tool's Credentials",
+			Context: map[string]any{"name": name, "allowed": slices.Clone(s.allowed)},
+		}
+	}
+	return s.base.Get(ctx, name)
+}
+
+// toolCredentials is the provider a tool's context gets: the tool's own
+// provider, else Config.Credentials, else the environment, scoped to what the
+// tool declared.
+func (in *Instance) toolCredentials(t *Tool) CredentialProvider {
+	base := t.CredentialProvider
+	if base == nil {
+		base = in.cfg.Credentials
+	}
+	if base == nil {
+		base = EnvCredentials()
+	}
+	return ScopedCredentials(base, t.Credentials)
+}

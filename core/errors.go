@@ -28,7 +28,16 @@ type BreadError struct {
 // A %w verb in format sets Cause as fmt.Errorf would.
 func Errorf(code, format string, args ...any) *BreadError {
 	wrapped := fmt.Errorf(format, args...)
-	return &BreadError{Code: code, Message: wrapped.Error(), Cause: errors.Unwrap(wrapped)}
+	e := &BreadError{Code: code, Message: wrapped.Error()}
+	switch w := wrapped.(type) {
+	case interface{ Unwrap() error }:
+		e.Cause = w.Unwrap()
+	case interface{ Unwrap() []error }:
+		// Several %w verbs: keep the fmt error so every cause stays
+		// reachable through errors.Is and errors.As.
+		e.Cause = wrapped
+	}
+	return e
 }
 
 // Error implements error.

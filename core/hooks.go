@@ -10,9 +10,9 @@ type HookScope string
 
 // The hook scopes.
 const (
-	ScopeAgent HookScope = "agent"
-	ScopeTask  HookScope = "task"
-	ScopeTool  HookScope = "tool"
+	HookAgent HookScope = "agent"
+	HookTask  HookScope = "task"
+	HookTool  HookScope = "tool"
 )
 
 // HookContext describes the run a hook fires for. Scope tells a global hook
@@ -98,9 +98,10 @@ type ErrorHandling struct {
 }
 
 // RetryPolicy is an exponential backoff: Attempts tries in all, waiting
-// Backoff, then Backoff*Multiplier, ... between them.
+// BackoffMs (default 500), then BackoffMs*BackoffMultiplier (default 2), ...
+// between them.
 type RetryPolicy struct {
-	Attempts   int           `json:"attempts"`
-	Backoff    time.Duration `json:"backoffMs,omitempty"`
-	Multiplier float64       `json:"backoffMultiplier,omitempty"`
+	Attempts          int     `json:"attempts"`
+	BackoffMs         int     `json:"backoffMs,omitempty"`
+	BackoffMultiplier float64 `json:"backoffMultiplier,omitempty"`
 }

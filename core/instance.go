@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -29,7 +30,12 @@ type Instance struct {
 	log       *slog.Logger
 	store     BreadStore
 	transport BreadTransport
-	agents    map[string]*Agent
+	agents    map[string]*agentRT
+
+	// Collected from plugins at Start.
+	pluginHooks   []Hooks
+	pluginTools   []pluginTool
+	toolResolvers []pluginResolver
 
 	listenersMu sync.Mutex // serialises On and its remove
 	listeners   atomic.Pointer[[]*listenerEntry]
@@ -59,7 +65,7 @@ func New(cfg Config) (*Instance, error) {
 		log:       cfg.Logger,
 		store:     cfg.Store,
 		transport: cfg.Transport,
-		agents:    make(map[string]*Agent, len(cfg.Agents)),
+		agents:    make(map[string]*agentRT, len(cfg.Agents)),
 		runs:      map[string]context.CancelCauseFunc{},
 	}
 	if in.log == nil {
@@ -77,16 +83,14 @@ func New(cfg Config) (*Instance, error) {
 }
 
 func (in *Instance) addAgent(a *Agent) error {
-	if a == nil {
-		return &BreadError{Code: CodeInvalidConfig, Message: "Config.Agents holds a nil agent"}
-	}
-	if err := ValidateName("agent", a.ID); err != nil {
+	rt, err := compileAgent(a)
+	if err != nil {
 		return err
 	}
 	if _, dup := in.agents[a.ID]; dup {
 		return Errorf(CodeInvalidName, "agent %q is defined twice", a.ID)
 	}
-	in.agents[a.ID] = a
+	in.agents[a.ID] = rt
 	return nil
 }
 
@@ -119,6 +123,10 @@ func (in *Instance) Start(ctx context.Context) error {
 					return err
 				}
 			}
+		}
+		if err := in.collectPlugin(p); err != nil {
+			in.closePlugins(ctx, i)
+			return err
 		}
 		if pi, ok := p.(PluginIniter); ok {
 			if err := pi.Init(ctx, in); err != nil {
@@ -232,24 +240,19 @@ func (in *Instance) Logger() *slog.Logger { return in.log }
 // Agent returns an agent by id.
 func (in *Instance) Agent(id string) (*Agent, bool) {
 	a, ok := in.agents[id]
-	return a, ok
+	if !ok {
+		return nil, false
+	}
+	return a.Agent, true
 }
 
 // Agents returns every agent, sorted by id.
 func (in *Instance) Agents() []*Agent {
 	out := make([]*Agent, 0, len(in.agents))
 	for _, a := range in.agents {
-		out = append(out, a)
+		out = append(out, a.Agent)
 	}
-	slices.SortFunc(out, func(a, b *Agent) int {
-		if a.ID < b.ID {
-			return -1
-		}
-		if a.ID > b.ID {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b *Agent) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 

@@ -3,89 +3,218 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"strings"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
 )
 
-// runAgent runs one agent to completion, emitting its crumbs. It is the
-// minimal runner: one model call, text output, history from the session.
-func (in *Instance) runAgent(ctx context.Context, e *emitter, agentID string, input any, opts RunOptions) error {
-	agent, ok := in.agents[agentID]
-	if !ok {
-		return Errorf(CodeAgentNotFound, "agent %s not found", quoteTruncated(agentID))
-	}
-	started := time.Now()
+// run is one execution of a local agent: one run id, one session, one hook
+// chain. Its methods run on the stream's goroutine unless they say otherwise.
+type run struct {
+	in        *Instance
+	e         *emitter
+	agent     *agentRT
+	id        string
+	sessionID string
+	input     any
+	opts      RunOptions
+	hooks     hookChain
+	started   time.Time
+	cancel    context.CancelCauseFunc
+	files     []FileOutput
+	usage     Usage
+	// parent links a run inside a composition to the rest of it; it is
+	// stored on the checkpoint if the run suspends.
+	parent *CheckpointParent
+}
 
+// errConsumerGone cancels a run whose stream nobody reads any more.
+var errConsumerGone = &BreadError{Code: CodeRunCancelled, Message: "the stream's consumer went away"}
+
+// runAgent starts agentID: a remote agent is relayed; a local one is looked
+// up, its input validated, its session opened, and its run executed.
+func (in *Instance) runAgent(ctx context.Context, e *emitter, agentID string, input any, opts RunOptions) error {
+	if remote, ok := in.cfg.RemoteAgents[agentID]; ok && remote != nil {
+		return in.relay(ctx, e, agentID, remote, input, opts)
+	}
+	rt, ok := in.agents[agentID]
+	if !ok {
+		return &BreadError{Code: CodeAgentNotFound, Message: "agent " + quoteTruncated(agentID) + " not found", Context: map[string]any{"agentId": agentID}}
+	}
+	if err := rt.validateInput(input); err != nil {
+		return err
+	}
 	session, err := in.openSession(ctx, agentID, opts.Session)
 	if err != nil {
 		return err
 	}
-	runID := newID()
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	defer in.trackRun(runID, cancel)()
+	r := in.newRun(rt, newID(), session.ID, input, opts)
+	return r.execute(ctx, e)
+}
 
-	base := CrumbBase{AgentID: agentID, RunID: runID, SessionID: session.ID}
-	stamp := func() CrumbBase { b := base; b.Timestamp = NowMillis(); return b }
-	failed := func(err error) error {
-		if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil {
-			err = cause
-		}
-		e.fail(base, err)
-		return err
+func (in *Instance) newRun(rt *agentRT, runID, sessionID string, input any, opts RunOptions) *run {
+	return &run{
+		in: in, agent: rt, id: runID, sessionID: sessionID, input: input, opts: opts,
+		hooks: in.chain(rt.Hooks), started: time.Now(),
 	}
+}
 
-	if !e.emit(&AgentRunStart{CrumbBase: stamp(), Input: input, Skill: opts.Skill}) {
-		return nil
+func (rt *agentRT) validateInput(input any) error {
+	if rt.checkInput != nil {
+		return rt.checkInput(input)
 	}
+	return rt.input.validate("input of agent "+rt.ID, input)
+}
 
-	history, err := in.history(ctx, session.ID)
+// execute runs the agent from its first turn: BeforeRun, agent:run:start,
+// the user message, then the model loop.
+func (r *run) execute(ctx context.Context, e *emitter) error {
+	ctx, done := r.bind(ctx, e)
+	defer done()
+
+	input, short, err := r.hooks.before(ctx, r.hookContext(HookAgent), r.input)
 	if err != nil {
-		return failed(err)
+		return r.fail(ctx, err)
 	}
-	userMsg := Message{Role: RoleUser, Parts: []Part{TextPart(inputText(input))}}
-	messages := append(history, userMsg)
-
-	model, err := ResolveModel(agent.Model, agent.Providers, in.cfg.Providers)
-	if err != nil {
-		return failed(err)
+	r.input = input
+	if !r.emit(&AgentRunStart{CrumbBase: r.base(), Input: input, Skill: r.opts.Skill}) {
+		return r.fail(ctx, errConsumerGone)
 	}
-	req := ModelRequest{System: agent.Prompt, Messages: messages, Settings: agent.Model.Settings, ProviderOptions: agent.Model.ProviderOptions}
-	var text strings.Builder
-	for ev, err := range model.Stream(ctx, req) {
+	user := Message{Role: RoleUser, Parts: []Part{TextPart(inputText(input))}}
+	if short != nil {
+		// A short-circuit is a normal completion without the model: it is
+		// persisted and still followed by AfterRun.
+		reply, err := json.Marshal(short.Output)
 		if err != nil {
-			return failed(err)
+			return r.fail(ctx, err)
 		}
-		if ev.Type == EventTextDelta && ev.Delta != "" {
-			text.WriteString(ev.Delta)
-			if !e.emit(&TextDelta{CrumbBase: stamp(), Delta: ev.Delta}) {
+		if err := r.in.persist(ctx, r.sessionID, user, Message{Role: RoleAssistant, Parts: []Part{TextPart(string(reply))}}); err != nil {
+			return r.fail(ctx, err)
+		}
+		return r.finish(ctx, short.Output)
+	}
+	if err := r.in.persist(ctx, r.sessionID, user); err != nil {
+		return r.fail(ctx, err)
+	}
+	return r.continueRun(ctx)
+}
+
+// bind derives the run's cancellable context, registers it for Cancel and
+// attaches the emitter. The returned func releases both.
+func (r *run) bind(ctx context.Context, e *emitter) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	r.cancel, r.e = cancel, e
+	untrack := r.in.trackRun(r.id, cancel)
+	return ctx, func() {
+		untrack()
+		cancel(nil)
+	}
+}
+
+// continueRun drives the model loop with the agent-scope OnError chain and
+// retry policy around it. It is shared by a first run and a resumed one.
+func (r *run) continueRun(ctx context.Context) error {
+	rs := newRetryState(r.retryPolicy())
+	for {
+		res, err := r.attempt(ctx)
+		if err == nil {
+			if res.suspended {
 				return nil
 			}
+			return r.finish(ctx, res.output)
+		}
+		if cause := r.cancelCause(ctx); cause != nil {
+			return r.fail(ctx, cause)
+		}
+		be := AsBreadError(err, CodeAgentError)
+		hr, herr := r.hooks.onError(ctx, r.hookContext(HookAgent), r.input, be)
+		if herr != nil {
+			return r.fail(ctx, herr)
+		}
+		switch o, final := rs.decide(hr, be); o {
+		case outcomeRecover:
+			return r.finish(ctx, rs.recovered)
+		case outcomeFail:
+			return r.fail(ctx, final)
+		}
+		if err := rs.wait(ctx); err != nil {
+			return r.fail(ctx, r.cancelCause(ctx))
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return failed(context.Cause(ctx))
-	}
+}
 
-	out := text.String()
-	assistant := Message{Role: RoleAssistant, Parts: []Part{TextPart(out)}}
-	if err := in.persist(ctx, session.ID, userMsg, assistant); err != nil {
-		return failed(err)
+func (r *run) retryPolicy() *RetryPolicy {
+	if p := r.agent.ErrorHandling.Retry; p != nil {
+		return p
 	}
-	e.emit(&AgentRunEnd{CrumbBase: stamp(), Output: out, DurationMs: time.Since(started).Milliseconds()})
+	return r.in.cfg.ErrorHandling.Retry
+}
+
+// cancelCause returns why ctx was cancelled, or nil if it was not.
+func (r *run) cancelCause(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if cause := context.Cause(ctx); cause != nil {
+		var be *BreadError
+		if errors.As(cause, &be) {
+			return be
+		}
+		return AsBreadError(cause, CodeRunCancelled)
+	}
+	return ErrRunCancelled
+}
+
+// finish runs the AfterRun chain and ends the run with agent:run:end.
+func (r *run) finish(ctx context.Context, output any) error {
+	output, err := r.hooks.after(ctx, r.hookContext(HookAgent), r.input, output, time.Since(r.started))
+	if err != nil {
+		return r.fail(ctx, err)
+	}
+	r.emit(&AgentRunEnd{CrumbBase: r.base(), Output: output, DurationMs: time.Since(r.started).Milliseconds(), Files: r.files})
+	r.e.terminal = true
 	return nil
 }
 
-// openSession continues the session named in opts, or creates one.
+// fail ends the run with agent:error and returns the error.
+func (r *run) fail(ctx context.Context, err error) error {
+	if cause := r.cancelCause(ctx); cause != nil && !errors.Is(err, ErrRunCancelled) {
+		err = cause
+	}
+	be := AsBreadError(err, CodeAgentError)
+	b := r.base()
+	r.e.fail(b, be)
+	return be
+}
+
+// emit passes a crumb on; when the consumer has gone, it cancels the run so
+// the model call and tools stop, and reports false.
+func (r *run) emit(c Crumb) bool {
+	if r.e.emit(c) {
+		return true
+	}
+	r.cancel(errConsumerGone)
+	return false
+}
+
+func (r *run) base() CrumbBase {
+	return CrumbBase{AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID, Timestamp: NowMillis()}
+}
+
+func (r *run) hookContext(scope HookScope) HookContext {
+	return HookContext{Scope: scope, AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID, Skill: r.opts.Skill}
+}
+
+// openSession continues the session named in opts, or creates one (with
+// that id, when given).
 func (in *Instance) openSession(ctx context.Context, agentID string, opts SessionOptions) (Session, error) {
 	if opts.ID != "" {
 		s, err := in.store.GetSession(ctx, opts.ID)
 		if err == nil {
 			return s, nil
 		}
-		if !isCode(err, CodeSessionNotFound) {
+		if !errors.Is(err, ErrSessionNotFound) {
 			return Session{}, err
 		}
 	}
@@ -112,19 +241,27 @@ func (in *Instance) history(ctx context.Context, sessionID string) ([]Message, e
 // persist appends messages to a session in order.
 func (in *Instance) persist(ctx context.Context, sessionID string, msgs ...Message) error {
 	for _, m := range msgs {
-		content, err := json.Marshal(m)
+		sm, err := toSessionMessage(m)
 		if err != nil {
 			return err
 		}
-		if err := in.store.AddMessage(ctx, sessionID, SessionMessage{Role: m.Role, Content: content, Timestamp: NowMillis()}); err != nil {
+		if err := in.store.AddMessage(ctx, sessionID, sm); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// inputText is how a run's input reaches the model: a string as is, anything
-// else as JSON.
+func toSessionMessage(m Message) (SessionMessage, error) {
+	content, err := json.Marshal(m)
+	if err != nil {
+		return SessionMessage{}, err
+	}
+	return SessionMessage{Role: m.Role, Content: content, Timestamp: NowMillis()}, nil
+}
+
+// inputText is how a run's input reaches the model: a string as is,
+// anything else as JSON.
 func inputText(input any) string {
 	switch v := input.(type) {
 	case string:
@@ -144,8 +281,3 @@ func inputText(input any) string {
 }
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }
-
-func isCode(err error, code string) bool {
-	be := AsBreadError(err, "")
-	return be != nil && be.Code == code
-}

@@ -1,0 +1,239 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+)
+
+// attemptResult is how one attempt of the model loop ended.
+type attemptResult struct {
+	output    any
+	suspended bool
+}
+
+// attempt runs the model loop once: resolve the model, assemble the tools,
+// replay the session, then call the model, run its tool calls and call it
+// again until it answers without tools, a tool suspends the run, or the step
+// budget runs out. The messages of the turn are persisted at the end, or with
+// the checkpoint when the run suspends.
+func (r *run) attempt(ctx context.Context) (attemptResult, error) {
+	a := r.agent
+	model, err := ResolveModel(a.Model, a.Providers, r.in.cfg.Providers)
+	if err != nil {
+		return attemptResult{}, err
+	}
+	history, err := r.in.history(ctx, r.sessionID)
+	if err != nil {
+		return attemptResult{}, err
+	}
+	system := a.Prompt
+	if a.Output.Format == FormatJSON {
+		return r.structured(ctx, model, system, history)
+	}
+	ts, err := r.assembleTools(ctx, nil)
+	if err != nil {
+		return attemptResult{}, err
+	}
+
+	messages := history
+	var fresh []Message
+	var text strings.Builder
+	for range a.steps {
+		req := ModelRequest{System: system, Messages: messages, Tools: ts.specs, Settings: a.Model.Settings, ProviderOptions: a.Model.ProviderOptions}
+		turn, err := r.callModel(ctx, model, req, true)
+		if err != nil {
+			return attemptResult{}, err
+		}
+		text.WriteString(turn.text)
+		assistant := turn.message()
+		if len(assistant.Parts) > 0 {
+			messages = append(messages, assistant)
+			fresh = append(fresh, assistant)
+		}
+		if len(turn.calls) == 0 {
+			break
+		}
+		pending, runnable, refused := splitSuspending(ts, turn.calls)
+		parts := r.runTools(ctx, ts, runnable)
+		for _, c := range refused {
+			parts = append(parts, errorPart(c, Errorf(CodeToolError, "only one human interaction per turn: call %s again after this one is answered", c.Name)))
+		}
+		if len(parts) > 0 {
+			toolMsg := Message{Role: RoleTool, Parts: orderParts(turn.calls, parts)}
+			messages = append(messages, toolMsg)
+			fresh = append(fresh, toolMsg)
+		}
+		if err := r.cancelCause(ctx); err != nil {
+			return attemptResult{}, err
+		}
+		if pending != nil {
+			if err := r.suspend(ctx, fresh, ts.byLeaf[pending.Name], *pending); err != nil {
+				return attemptResult{}, err
+			}
+			return attemptResult{suspended: true}, nil
+		}
+	}
+	if err := r.in.persist(ctx, r.sessionID, fresh...); err != nil {
+		return attemptResult{}, err
+	}
+	out, err := r.parseOutput(text.String())
+	if err != nil {
+		return attemptResult{}, err
+	}
+	return attemptResult{output: out}, nil
+}
+
+// structured answers a json-format agent through the model's structured
+// output, without tools, and validates the answer against the output
+// schema.
+func (r *run) structured(ctx context.Context, model LanguageModel, system string, history []Message) (attemptResult, error) {
+	a := r.agent
+	schema := a.OutputSchema
+	if schema == nil {
+		schema = json.RawMessage(`{}`)
+	}
+	req := ModelRequest{System: system, Messages: history, Output: &OutputSpec{Name: "output", Schema: schema}, Settings: a.Model.Settings, ProviderOptions: a.Model.ProviderOptions}
+	turn, err := r.callModel(ctx, model, req, false)
+	if err != nil {
+		return attemptResult{}, err
+	}
+	raw := json.RawMessage(bytes.TrimSpace([]byte(turn.text)))
+	if !json.Valid(raw) {
+		return attemptResult{}, &BreadError{Code: CodeOutputParseError, Message: "the model's structured output is not valid JSON", Context: map[string]any{"agentId": a.ID}}
+	}
+	var out any = raw
+	if a.decodeOutput != nil {
+		if out, err = a.decodeOutput(raw); err != nil {
+			return attemptResult{}, err
+		}
+	} else if err := a.output.validate("output of agent "+a.ID, raw); err != nil {
+		return attemptResult{}, err
+	}
+	if err := r.in.persist(ctx, r.sessionID, Message{Role: RoleAssistant, Parts: []Part{TextPart(string(raw))}}); err != nil {
+		return attemptResult{}, err
+	}
+	return attemptResult{output: out}, nil
+}
+
+// parseOutput turns the run's text into its output: as is for text and
+// markdown, through Parse for a custom format.
+func (r *run) parseOutput(text string) (any, error) {
+	f := r.agent.Output
+	if f.Parse == nil {
+		return text, nil
+	}
+	out, err := f.Parse(text)
+	if err != nil {
+		return nil, AsBreadError(err, CodeOutputParseError)
+	}
+	return out, nil
+}
+
+// modelTurn is what one model call produced.
+type modelTurn struct {
+	text      string
+	reasoning string
+	calls     []toolCall
+}
+
+func (t modelTurn) message() Message {
+	m := Message{Role: RoleAssistant}
+	if t.reasoning != "" {
+		m.Parts = append(m.Parts, Part{Type: PartReasoning, Text: t.reasoning})
+	}
+	if t.text != "" {
+		m.Parts = append(m.Parts, TextPart(t.text))
+	}
+	for _, c := range t.calls {
+		m.Parts = append(m.Parts, Part{Type: PartToolCall, ToolCallID: c.ID, ToolName: c.Name, Input: c.Input})
+	}
+	return m
+}
+
+// callModel streams one model call, emitting text (when streamText),
+// reasoning, tool-input and file crumbs as they arrive.
+func (r *run) callModel(ctx context.Context, model LanguageModel, req ModelRequest, streamText bool) (modelTurn, error) {
+	var turn modelTurn
+	var text, reasoning strings.Builder
+	for ev, err := range model.Stream(ctx, req) {
+		if err != nil {
+			return turn, err
+		}
+		ok := true
+		switch ev.Type {
+		case EventTextDelta:
+			text.WriteString(ev.Delta)
+			if streamText && ev.Delta != "" {
+				ok = r.emit(&TextDelta{CrumbBase: r.base(), Delta: ev.Delta})
+			}
+		case EventReasoningDelta:
+			reasoning.WriteString(ev.Delta)
+			if ev.Delta != "" {
+				ok = r.emit(&ReasoningDelta{CrumbBase: r.base(), Delta: ev.Delta})
+			}
+		case EventToolInputStart:
+			ok = r.emit(&ToolInputStart{CrumbBase: r.base(), ToolCallID: ev.ToolCallID, ToolName: ev.ToolName})
+		case EventToolInputDelta:
+			ok = r.emit(&ToolInputDelta{CrumbBase: r.base(), ToolCallID: ev.ToolCallID, Delta: ev.Delta})
+		case EventToolInputEnd:
+			ok = r.emit(&ToolInputEnd{CrumbBase: r.base(), ToolCallID: ev.ToolCallID})
+		case EventToolCall:
+			input := ev.Input
+			if len(bytes.TrimSpace(input)) == 0 {
+				input = json.RawMessage(`{}`)
+			}
+			turn.calls = append(turn.calls, toolCall{ID: ev.ToolCallID, Name: ev.ToolName, Input: input})
+		case EventFile:
+			if ev.File != nil {
+				if err := r.storeFile(ctx, ev.File); err != nil {
+					return turn, err
+				}
+			}
+		case EventFinish:
+			r.usage = r.usage.Add(ev.Usage)
+		}
+		if !ok {
+			return turn, errConsumerGone
+		}
+	}
+	if err := r.cancelCause(ctx); err != nil {
+		return turn, err
+	}
+	turn.text, turn.reasoning = text.String(), reasoning.String()
+	return turn, nil
+}
+
+// splitSuspending separates a turn's calls into the one that suspends the run
+// (the first human or gated call), the calls that run now, and further
+// suspending calls, which are refused: a checkpoint answers one call.
+func splitSuspending(ts *toolset, calls []toolCall) (pending *toolCall, runnable, refused []toolCall) {
+	for i := range calls {
+		bt := ts.byLeaf[calls[i].Name]
+		switch {
+		case bt == nil || !bt.suspends():
+			runnable = append(runnable, calls[i])
+		case pending == nil:
+			pending = &calls[i]
+		default:
+			refused = append(refused, calls[i])
+		}
+	}
+	return pending, runnable, refused
+}
+
+// orderParts orders result parts by the model's call order.
+func orderParts(calls []toolCall, parts []Part) []Part {
+	byID := make(map[string]Part, len(parts))
+	for _, p := range parts {
+		byID[p.ToolCallID] = p
+	}
+	out := make([]Part, 0, len(parts))
+	for _, c := range calls {
+		if p, ok := byID[c.ID]; ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,33 @@
+package core
+
+import "context"
+
+// suspend parks the run on a human: the turn's messages and a checkpoint are
+// stored in one atomic SuspendRun, human:required ends the stream, and the
+// OnSuspend hooks observe it. The pending call stays unanswered in the
+// history; Resume answers it.
+func (r *run) suspend(ctx context.Context, fresh []Message, bt *boundTool, call toolCall) error {
+	kind, prompt := HumanApproval, ""
+	if bt.human != nil {
+		kind, prompt = HumanInput, bt.human.Prompt
+	}
+	cp := CheckpointRecord{
+		ID: newID(), AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID,
+		ToolName: bt.leaf, ToolCallID: call.ID, Schema: call.Input, Prompt: prompt, Kind: kind,
+		Skill: r.opts.Skill, Parent: r.parent, CreatedAt: NowMillis(),
+	}
+	msgs := make([]SessionMessage, 0, len(fresh))
+	for _, m := range fresh {
+		sm, err := toSessionMessage(m)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, sm)
+	}
+	if err := r.in.store.SuspendRun(ctx, r.sessionID, msgs, cp); err != nil {
+		return err
+	}
+	r.emit(&HumanRequired{CrumbBase: r.base(), CheckpointID: cp.ID, ToolName: bt.leaf, Schema: call.Input, Prompt: prompt, Kind: kind})
+	r.hooks.onSuspend(ctx, r.hookContext(HookAgent), bt.leaf, cp.ID)
+	return nil
+}

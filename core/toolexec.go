@@ -1,0 +1,189 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+)
+
+// toolCall is one call the model made.
+type toolCall struct {
+	ID    string
+	Name  string
+	Input json.RawMessage
+}
+
+// runTools executes calls concurrently and returns their result parts in
+// call order. Tool crumbs travel to the run's goroutine over a channel and
+// are emitted in arrival order, so only that goroutine ever yields.
+func (r *run) runTools(ctx context.Context, ts *toolset, calls []toolCall) []Part {
+	results := make([]Part, len(calls))
+	if len(calls) == 0 {
+		return results
+	}
+	out := make(chan Crumb, 16)
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Go(func() { results[i] = r.execTool(ctx, ts.byLeaf[c.Name], c, out) })
+	}
+	go func() {
+		wg.Wait()
+		close(out)
+	}()
+	for c := range out {
+		r.emit(c)
+	}
+	return results
+}
+
+// execTool runs one call through the tool-scope hooks, emitting tool:call,
+// tool:result:partial, tool:result or tool:error, and returns the part the
+// model sees. It never panics: a panicking tool is a TOOL_ERROR.
+func (r *run) execTool(ctx context.Context, bt *boundTool, call toolCall, out chan<- Crumb) Part {
+	send := func(c Crumb) { out <- c }
+	if bt == nil || bt.tool == nil {
+		be := Errorf(CodeToolNotFound, "the model called %s, which this agent does not have", quoteTruncated(call.Name))
+		send(&ToolError{CrumbBase: r.base(), ToolCallID: call.ID, ToolName: call.Name, Error: be})
+		return errorPart(call, be)
+	}
+	return r.invokeTool(ctx, bt, call, send)
+}
+
+// invokeTool is the one path every execution of a real tool takes, from a
+// model's call or from an approval on resume: argument validation, the
+// BeforeRun chain, tool:call, the execution with OnError and retry,
+// tool:result or tool:error, then the AfterRun chain.
+func (r *run) invokeTool(ctx context.Context, bt *boundTool, call toolCall, send func(Crumb)) Part {
+	t := bt.tool
+	creds := r.in.toolCredentials(t)
+	hc := r.hookContext(HookTool)
+	hc.ToolName = bt.leaf
+	hc.Credentials = creds
+	chain := r.in.chain(t.Hooks)
+	start := time.Now()
+	failed := func(err error) Part {
+		be := AsBreadError(err, CodeToolError)
+		send(&ToolError{CrumbBase: r.base(), ToolCallID: call.ID, ToolName: bt.leaf, Error: be, DurationMs: time.Since(start).Milliseconds()})
+		return errorPart(call, be)
+	}
+
+	if err := bt.args.validate("arguments of "+bt.leaf, call.Input); err != nil {
+		send(&ToolCall{CrumbBase: r.base(), ToolCallID: call.ID, ToolName: bt.leaf, Args: call.Input})
+		return failed(err)
+	}
+	args, short, err := chain.before(ctx, hc, any(call.Input))
+	if err != nil {
+		send(&ToolCall{CrumbBase: r.base(), ToolCallID: call.ID, ToolName: bt.leaf, Args: call.Input})
+		return failed(err)
+	}
+	send(&ToolCall{CrumbBase: r.base(), ToolCallID: call.ID, ToolName: bt.leaf, Args: args})
+	if short != nil {
+		send(&ToolResult{CrumbBase: r.base(), ToolCallID: call.ID, ToolName: bt.leaf, Result: short.Output})
+		final, err := chain.after(ctx, hc, args, short.Output, 0)
+		if err != nil {
+			return failed(err)
+		}
+		return resultPart(call, final)
+	}
+	raw, err := asJSON(args)
+	if err != nil {
+		return failed(Errorf(CodeValidationError, "arguments of %s are not JSON: %w", bt.leaf, err))
+	}
+	tc := ToolContext{AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID, ToolCallID: call.ID, Credentials: creds, BlobStore: r.in.cfg.BlobStore}
+
+	var result any
+	if t.ExecuteStream != nil {
+		// No retry for a stream: replaying half-delivered partials has no
+		// sound meaning.
+		result, err = r.drainStream(ctx, t, raw, tc, func(v any) {
+			send(&ToolResultPartial{CrumbBase: r.base(), ToolCallID: call.ID, ToolName: bt.leaf, Result: v})
+		})
+	} else {
+		result, err = r.executeWithRetry(ctx, t, raw, tc, chain, hc, args)
+	}
+	if err != nil {
+		return failed(err)
+	}
+	d := time.Since(start)
+	send(&ToolResult{CrumbBase: r.base(), ToolCallID: call.ID, ToolName: bt.leaf, Result: result, DurationMs: d.Milliseconds()})
+	final, err := chain.after(ctx, hc, args, result, d)
+	if err != nil {
+		return failed(err)
+	}
+	return resultPart(call, final)
+}
+
+// executeWithRetry runs a tool, consulting the OnError chain after each
+// failure: recover with a substitute result, retry within the tool's retry
+// policy, or fail.
+func (r *run) executeWithRetry(ctx context.Context, t *Tool, raw json.RawMessage, tc ToolContext, chain hookChain, hc HookContext, args any) (any, error) {
+	rs := newRetryState(t.ErrorHandling.Retry)
+	for {
+		v, err := safeExecute(ctx, t, raw, tc)
+		if err == nil {
+			return v, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		be := AsBreadError(err, CodeToolError)
+		if be.Code == CodeDelegationSuspended {
+			return nil, be
+		}
+		res, herr := chain.onError(ctx, hc, args, be)
+		if herr != nil {
+			return nil, herr
+		}
+		switch o, final := rs.decide(res, be); o {
+		case outcomeRecover:
+			return rs.recovered, nil
+		case outcomeFail:
+			return nil, final
+		}
+		if err := rs.wait(ctx); err != nil {
+			return nil, be
+		}
+	}
+}
+
+func safeExecute(ctx context.Context, t *Tool, raw json.RawMessage, tc ToolContext) (v any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = Errorf(CodeToolError, "tool %s panicked: %v", t.Name, p)
+		}
+	}()
+	return t.Execute(ctx, raw, tc)
+}
+
+// drainStream collects a streaming tool's values; the last one is the
+// result.
+func (r *run) drainStream(ctx context.Context, t *Tool, raw json.RawMessage, tc ToolContext, partial func(any)) (last any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = Errorf(CodeToolError, "tool %s panicked: %v", t.Name, p)
+		}
+	}()
+	for v, err := range t.ExecuteStream(ctx, raw, tc) {
+		if err != nil {
+			return nil, err
+		}
+		last = v
+		partial(v)
+	}
+	return last, ctx.Err()
+}
+
+func resultPart(call toolCall, v any) Part {
+	out, err := asJSON(v)
+	if err != nil {
+		return errorPart(call, Errorf(CodeToolError, "the result of %s is not JSON: %v", call.Name, err))
+	}
+	return Part{Type: PartToolResult, ToolCallID: call.ID, ToolName: call.Name, Output: out}
+}
+
+func errorPart(call toolCall, be *BreadError) Part {
+	out, _ := json.Marshal(ClientError{Code: be.Code, Message: be.Message})
+	return Part{Type: PartToolResult, ToolCallID: call.ID, ToolName: call.Name, Output: out, IsError: true}
+}
+

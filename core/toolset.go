@@ -1,0 +1,104 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// boundTool is one tool as a run offers it to the model.
+type boundTool struct {
+	origin ToolOrigin
+	leaf   string
+	access Access
+	tool   *Tool         // nil for human tools
+	human  *HumanToolDef // set for human tools
+	args   *compiledSchema
+}
+
+// suspends reports whether calling the tool suspends the run.
+func (b *boundTool) suspends() bool { return b.human != nil || b.access == Gated }
+
+// toolset is everything a run can call, keyed by model-facing name.
+type toolset struct {
+	byLeaf map[string]*boundTool
+	specs  []ToolSpec
+}
+
+// toolSource is a tool before permissions apply.
+type toolSource struct {
+	origin ToolOrigin
+	tool   *Tool
+	human  *HumanToolDef
+}
+
+// assembleTools collects every tool source of a run (the agent's own tools,
+// human tools, global plugin tools, per-agent plugin tools, and the built-ins
+// its configuration turns on), applies permissions, and checks that no two
+// tools share a model-facing name.
+func (r *run) assembleTools(ctx context.Context, extra []toolSource) (*toolset, error) {
+	a := r.agent
+	var sources []toolSource
+	for i := range a.Tools {
+		sources = append(sources, toolSource{origin: ToolOrigin{Scope: ScopeTool, Name: a.Tools[i].Name}, tool: &a.Tools[i]})
+	}
+	for i := range a.HumanTools {
+		sources = append(sources, toolSource{origin: ToolOrigin{Scope: ScopeHuman, Name: a.HumanTools[i].Name}, human: &a.HumanTools[i]})
+	}
+	for i := range r.in.pluginTools {
+		pt := &r.in.pluginTools[i]
+		sources = append(sources, toolSource{origin: ToolOrigin{Scope: ScopePlugin, Sub: pt.plugin, Name: pt.tool.Name}, tool: &pt.tool})
+	}
+	for _, pr := range r.in.toolResolvers {
+		tools, err := pr.resolver.ResolveAgentTools(ctx, a.Agent)
+		if err != nil {
+			return nil, Errorf(CodeToolError, "plugin %s could not resolve tools for agent %s: %w", pr.plugin, a.ID, err)
+		}
+		for i := range tools {
+			t := &tools[i]
+			if err := checkTool(t); err != nil {
+				return nil, Errorf(CodeInvalidName, "plugin %s: %w", pr.plugin, err)
+			}
+			sources = append(sources, toolSource{origin: ToolOrigin{Scope: ScopePlugin, Sub: pr.plugin, Name: t.Name}, tool: t})
+		}
+	}
+	sources = append(sources, extra...)
+
+	ts := &toolset{byLeaf: make(map[string]*boundTool, len(sources))}
+	for _, s := range sources {
+		access := a.perms.decide(s.origin)
+		if access == Denied {
+			continue
+		}
+		leaf := LeafName(s.origin)
+		if _, dup := ts.byLeaf[leaf]; dup {
+			return nil, collision(leaf)
+		}
+		bt := &boundTool{origin: s.origin, leaf: leaf, access: access, tool: s.tool, human: s.human}
+		spec := ToolSpec{Name: leaf}
+		var err error
+		if s.human != nil {
+			spec.Description = s.human.Description
+			if spec.Description == "" {
+				spec.Description = "Ask a human: " + s.human.Name
+			}
+			spec.InputSchema = s.human.Schema
+			bt.args, err = compileSchema("human tool "+s.human.Name+" schema", s.human.Schema)
+		} else {
+			spec.Description = s.tool.Description
+			spec.InputSchema = s.tool.InputSchema
+			bt.args, err = compileSchema("tool "+s.tool.Name+" inputSchema", s.tool.InputSchema)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if spec.InputSchema == nil {
+			spec.InputSchema = json.RawMessage(`{"type":"object"}`)
+		}
+		ts.byLeaf[leaf] = bt
+		ts.specs = append(ts.specs, spec)
+	}
+	slices.SortFunc(ts.specs, func(x, y ToolSpec) int { return strings.Compare(x.Name, y.Name) })
+	return ts, nil
+}
