@@ -186,4 +186,3 @@ func errorPart(call toolCall, be *BreadError) Part {
 	out, _ := json.Marshal(ClientError{Code: be.Code, Message: be.Message})
 	return Part{Type: PartToolResult, ToolCallID: call.ID, ToolName: call.Name, Output: out, IsError: true}
 }
-
