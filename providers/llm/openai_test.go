@@ -280,6 +280,7 @@ func TestOpenAIEarlyStopAndCancelReleaseTheConnection(t *testing.T) {
 	})
 	defer close(hang)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	m = openAIModelFor(t, srv, "openai", OpenAIOptions{})
 	var gotErr error
 	for ev, err := range m.Stream(ctx, core.ModelRequest{}) {
