@@ -118,7 +118,7 @@ func (cp *chokePoint) sequence(ctx context.Context, c Crumb, b *CrumbBase) {
 	if !rs.noLog && logged(typ) {
 		cp.enqueue(CrumbLogEntry{
 			RunID: b.RunID, Seq: b.Seq, SessionID: b.SessionID, AgentID: b.AgentID,
-			Type: typ, Crumb: c, CreatedAt: NowMillis(),
+			Type: typ, Crumb: c, CreatedAt: stamp(b.Timestamp),
 		})
 	}
 }
@@ -139,6 +139,15 @@ func (cp *chokePoint) openRun(ctx context.Context, b *CrumbBase) *runSeq {
 	cp.runs[b.RunID] = rs
 	cp.mu.Unlock()
 	return rs
+}
+
+// stamp is the time an entry is logged: the crumb's own timestamp, taken
+// moments earlier, spares a clock read per crumb.
+func stamp(ts int64) int64 {
+	if ts > 0 {
+		return ts
+	}
+	return NowMillis()
 }
 
 func deltaSlot(typ string) (int, bool) {
@@ -229,9 +238,14 @@ func (cp *chokePoint) enqueue(e CrumbLogEntry) {
 		cp.done = make(chan struct{})
 		go cp.writeLoop()
 	}
-	select {
-	case cp.signal <- struct{}{}:
-	default:
+	// Only the first entry after a drain wakes the writer: while it is busy
+	// it drains again before parking, so waking it per crumb would only pay
+	// for scheduler round trips.
+	if len(cp.pending) == 1 {
+		select {
+		case cp.signal <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -240,18 +254,27 @@ func (cp *chokePoint) writeLoop() {
 	for {
 		select {
 		case <-cp.signal:
-			cp.drain()
+			for cp.drain() > 0 {
+			}
 		case <-cp.stop:
-			cp.drain()
+			for cp.drain() > 0 {
+			}
 			return
 		}
 	}
 }
 
 // drain writes what is pending, one AppendCrumbs per consecutive run of
-// entries of the same run, skipping runs whose logging is disabled.
-func (cp *chokePoint) drain() {
+// entries of the same run, skipping runs whose logging is disabled. It
+// returns how many entries it took.
+func (cp *chokePoint) drain() int {
 	cp.mu.Lock()
+	if len(cp.pending) == 0 {
+		cp.mu.Unlock()
+		return 0
+	}
+	// Double buffering: the writer owns batch while enqueue fills the other
+	// slice; the two never alias.
 	batch := cp.pending
 	cp.pending = cp.spare[:0]
 	cp.mu.Unlock()
@@ -274,10 +297,12 @@ func (cp *chokePoint) drain() {
 		}
 		start = end
 	}
+	n := len(batch)
 	clear(batch)
 	cp.mu.Lock()
 	cp.spare = batch[:0]
 	cp.mu.Unlock()
+	return n
 }
 
 // disable stops logging for a run after its first failed write, with one

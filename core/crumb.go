@@ -181,8 +181,10 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	// Cut on a rune boundary so the copy stays valid UTF-8.
-	for n > 0 && s[n]&0xC0 == 0x80 {
+	// Cut on a rune boundary so the copy stays valid UTF-8, backing up at
+	// most three bytes: input made of stray continuation bytes must not
+	// shrink the copy to nothing.
+	for i := 0; i < 3 && n > 0 && s[n]&0xC0 == 0x80; i++ {
 		n--
 	}
 	return s[:n] + "…"

@@ -11,6 +11,8 @@ import (
 	"github.com/go-playground/validator/v10"
 	"github.com/invopop/jsonschema"
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // SchemaFor derives the JSON Schema of T, inlined (no $ref, no $schema) so
@@ -95,10 +97,10 @@ func firstLeaf(ve *jsv.ValidationError) *jsv.ValidationError {
 	return ve
 }
 
+// leafMessage prints an error kind in English without the location and
+// schema URL that ValidationError.Error would add.
 func leafMessage(ve *jsv.ValidationError) string {
-	// The error kind prints in English without the location; Error() would
-	// repeat the schema URL.
-	return fmt.Sprint(ve.ErrorKind)
+	return ve.ErrorKind.LocalizedString(message.NewPrinter(language.English))
 }
 
 // toJSONDoc turns a Go value into the generic form the validator reads

@@ -41,9 +41,15 @@ func (f CrumbFrame) Frame() core.Frame { return core.Frame{RunID: f.RunID, Seq: 
 
 // AppendCrumbFrame appends the wire form of f to dst, without a newline.
 func AppendCrumbFrame(dst []byte, f core.Frame) ([]byte, error) {
+	if f.Crumb == nil {
+		return dst, errNoCrumb
+	}
 	crumb, err := json.Marshal(f.Crumb)
 	if err != nil {
 		return dst, err
+	}
+	if string(crumb) == "null" { // a typed nil pointer
+		return dst, errNoCrumb
 	}
 	dst = append(dst, `{"v":1,"type":"crumb","runId":`...)
 	dst = appendString(dst, f.RunID)
@@ -53,6 +59,9 @@ func AppendCrumbFrame(dst []byte, f core.Frame) ([]byte, error) {
 	dst = append(dst, crumb...)
 	return append(dst, '}'), nil
 }
+
+// errNoCrumb refuses to write a frame Decode would reject.
+var errNoCrumb = &core.BreadError{Code: core.CodeValidationError, Message: "bread protocol: a crumb frame needs a crumb"}
 
 // EncodeCrumbFrame returns the wire form of f.
 func EncodeCrumbFrame(f core.Frame) ([]byte, error) { return AppendCrumbFrame(nil, f) }
@@ -141,7 +150,9 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
+	// Back up at most three bytes to a rune start; invalid UTF-8 made of
+	// continuation bytes must not shrink the copy to nothing.
+	for i := 0; i < utf8.UTFMax-1 && n > 0 && !utf8.RuneStart(s[n]); i++ {
 		n--
 	}
 	return s[:n] + "…"

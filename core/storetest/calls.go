@@ -1,0 +1,132 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/breadai/bread/core"
+)
+
+// call is one store method invoked with a given context, for the cases that
+// check every method the same way (cancelled context, closed store).
+type call struct {
+	name string
+	do   func(ctx context.Context) error
+}
+
+// seeded names the generated ids of the records seedEverything wrote.
+type seeded struct {
+	node1, node2, document string
+}
+
+// seedEverything writes one record of every kind the store supports, so the
+// calls of everyCall address things that exist.
+func seedEverything(t *testing.T, s core.BreadStore) seeded {
+	t.Helper()
+	var ids seeded
+	ctx := t.Context()
+	createSession(t, s, core.NewSession{ID: "s"})
+	noErr(t, s.AddMessage(ctx, "s", textMessage(core.RoleUser, "hi", baseTime)), "AddMessage")
+	noErr(t, s.SaveCheckpoint(ctx, checkpoint("cp", "s", baseTime)), "SaveCheckpoint")
+	noErr(t, s.CreateLoop(ctx, loop("loop", "s", baseTime)), "CreateLoop")
+	if cl, ok := s.(core.CrumbLog); ok {
+		noErr(t, cl.AppendCrumbs(ctx, textEntries("run", "s", 1, 3)), "AppendCrumbs")
+	}
+	if tr, ok := s.(core.TaskRunStore); ok {
+		noErr(t, tr.CreateTaskRun(ctx, taskRun("tr", "extract", baseTime)), "CreateTaskRun")
+	}
+	if ks, ok := s.(core.KnowledgeStore); ok {
+		ids.node1 = addNode(t, ks, "a", "s", "one", nil).ID
+		ids.node2 = addNode(t, ks, "a", "s", "two", nil).ID
+	}
+	if ds, ok := s.(core.DocumentStore); ok {
+		ids.document = ingest(t, ds, core.NewDocument{AgentID: "a", Title: "t", Content: "c"}).ID
+	}
+	return ids
+}
+
+// everyCall lists a call of every method of the store, BreadStore's and the
+// optional capabilities it implements, against the records seedEverything
+// wrote.
+func everyCall(s core.BreadStore, seed seeded) []call {
+	calls := []call{
+		{"CreateSession", func(ctx context.Context) error { _, err := s.CreateSession(ctx, core.NewSession{}); return err }},
+		{"GetSession", func(ctx context.Context) error { _, err := s.GetSession(ctx, "s"); return err }},
+		{"ListSessions", func(ctx context.Context) error { _, err := s.ListSessions(ctx, core.SessionFilter{}); return err }},
+		{"DeleteSession", func(ctx context.Context) error { return s.DeleteSession(ctx, "s") }},
+		{"CleanupSessions", func(ctx context.Context) error {
+			_, err := s.CleanupSessions(ctx, core.CleanupOptions{OlderThan: time.Hour})
+			return err
+		}},
+		{"GetMessages", func(ctx context.Context) error { _, err := s.GetMessages(ctx, "s"); return err }},
+		{"AddMessage", func(ctx context.Context) error {
+			return s.AddMessage(ctx, "s", textMessage(core.RoleUser, "x", baseTime))
+		}},
+		{"SaveCheckpoint", func(ctx context.Context) error { return s.SaveCheckpoint(ctx, checkpoint("cp-new", "s", baseTime)) }},
+		{"GetCheckpoint", func(ctx context.Context) error { _, err := s.GetCheckpoint(ctx, "cp"); return err }},
+		{"DeleteCheckpoint", func(ctx context.Context) error { _, err := s.DeleteCheckpoint(ctx, "cp"); return err }},
+		{"ListCheckpoints", func(ctx context.Context) error { _, err := s.ListCheckpoints(ctx); return err }},
+		{"SuspendRun", func(ctx context.Context) error {
+			return s.SuspendRun(ctx, "s", turnMessages(baseTime)[:1], checkpoint("cp-suspend", "s", baseTime))
+		}},
+		{"CreateLoop", func(ctx context.Context) error { return s.CreateLoop(ctx, loop("loop-new", "s", baseTime)) }},
+		{"UpdateLoop", func(ctx context.Context) error {
+			return s.UpdateLoop(ctx, "loop", core.LoopUpdate{Status: core.LoopFailed})
+		}},
+		{"AddLoopIteration", func(ctx context.Context) error {
+			return s.AddLoopIteration(ctx, core.LoopIteration{ID: "it", LoopID: "loop", Index: 1, Input: json.RawMessage(`1`), Output: json.RawMessage(`2`)})
+		}},
+		{"GetLoop", func(ctx context.Context) error { _, err := s.GetLoop(ctx, "loop"); return err }},
+		{"ListLoops", func(ctx context.Context) error { _, err := s.ListLoops(ctx, core.LoopFilter{}); return err }},
+	}
+	if cl, ok := s.(core.CrumbLog); ok {
+		calls = append(calls,
+			call{"AppendCrumbs", func(ctx context.Context) error { return cl.AppendCrumbs(ctx, textEntries("run", "s", 4, 4)) }},
+			call{"GetCrumbs", func(ctx context.Context) error { _, err := cl.GetCrumbs(ctx, "run", 0, 0); return err }},
+			call{"MaxCrumbSeq", func(ctx context.Context) error { _, err := cl.MaxCrumbSeq(ctx, "run"); return err }},
+		)
+	}
+	if tr, ok := s.(core.TaskRunStore); ok {
+		calls = append(calls,
+			call{"CreateTaskRun", func(ctx context.Context) error { return tr.CreateTaskRun(ctx, taskRun("tr-new", "x", baseTime)) }},
+			call{"FinishTaskRun", func(ctx context.Context) error {
+				return tr.FinishTaskRun(ctx, "tr", core.TaskRunUpdate{Status: core.TaskCompleted})
+			}},
+			call{"GetTaskRun", func(ctx context.Context) error { _, err := tr.GetTaskRun(ctx, "tr"); return err }},
+			call{"ListTaskRuns", func(ctx context.Context) error { _, err := tr.ListTaskRuns(ctx, core.TaskRunFilter{}); return err }},
+		)
+	}
+	if ks, ok := s.(core.KnowledgeStore); ok {
+		calls = append(calls,
+			call{"AddKnowledgeNode", func(ctx context.Context) error {
+				_, err := ks.AddKnowledgeNode(ctx, core.NewKnowledgeNode{AgentID: "a", SessionID: "s", Label: "x"})
+				return err
+			}},
+			call{"AddKnowledgeEdge", func(ctx context.Context) error {
+				return ks.AddKnowledgeEdge(ctx, core.KnowledgeEdge{FromID: seed.node1, ToID: seed.node2, Relation: "r"})
+			}},
+			call{"QueryKnowledge", func(ctx context.Context) error {
+				_, err := ks.QueryKnowledge(ctx, core.KnowledgeQuery{AgentID: "a", Query: "x"})
+				return err
+			}},
+			call{"ForgetKnowledge", func(ctx context.Context) error { _, err := ks.ForgetKnowledge(ctx, seed.node1); return err }},
+			call{"KnowledgeContext", func(ctx context.Context) error { _, err := ks.KnowledgeContext(ctx, "a", "s", 0); return err }},
+		)
+	}
+	if ds, ok := s.(core.DocumentStore); ok {
+		calls = append(calls,
+			call{"IngestDocument", func(ctx context.Context) error {
+				_, err := ds.IngestDocument(ctx, core.NewDocument{AgentID: "a", Title: "t", Content: "c"})
+				return err
+			}},
+			call{"SearchDocuments", func(ctx context.Context) error {
+				_, err := ds.SearchDocuments(ctx, core.DocumentQuery{AgentID: "a", Query: "c"})
+				return err
+			}},
+			call{"ReadDocument", func(ctx context.Context) error { _, err := ds.ReadDocument(ctx, "a", seed.document); return err }},
+		)
+	}
+	return calls
+}
