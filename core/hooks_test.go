@@ -138,9 +138,11 @@ func TestAgentOnErrorAndRetry(t *testing.T) {
 			wantCalls: 2,
 		},
 		{
-			name:      "recover",
-			turns:     []modeltest.Turn{modeltest.Fail(fail)},
-			onError:   func(int) (*core.OnErrorResult, error) { return &core.OnErrorResult{Action: core.Recover, Output: "fallback"}, nil },
+			name:  "recover",
+			turns: []modeltest.Turn{modeltest.Fail(fail)},
+			onError: func(int) (*core.OnErrorResult, error) {
+				return &core.OnErrorResult{Action: core.Recover, Output: "fallback"}, nil
+			},
 			wantOut:   "fallback",
 			wantCalls: 1,
 		},
@@ -162,9 +164,11 @@ func TestAgentOnErrorAndRetry(t *testing.T) {
 			wantCalls: 2,
 		},
 		{
-			name:      "a failing hook stops the chain with its error",
-			turns:     []modeltest.Turn{modeltest.Fail(fail)},
-			onError:   func(int) (*core.OnErrorResult, error) { return nil, &core.BreadError{Code: "HOOK_BUG", Message: "hook broke"} },
+			name:  "a failing hook stops the chain with its error",
+			turns: []modeltest.Turn{modeltest.Fail(fail)},
+			onError: func(int) (*core.OnErrorResult, error) {
+				return nil, &core.BreadError{Code: "HOOK_BUG", Message: "hook broke"}
+			},
 			wantCode:  "HOOK_BUG",
 			wantCalls: 1,
 		},
