@@ -1,0 +1,163 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"maps"
+	"slices"
+
+	"github.com/breadai/bread/core"
+)
+
+// storedCheckpoint is a saved checkpoint. rec is never changed: saving again
+// replaces the whole storedCheckpoint.
+type storedCheckpoint struct {
+	rec core.CheckpointRecord
+	seq uint64
+}
+
+// SaveCheckpoint implements core.CheckpointStore. A replaced checkpoint
+// keeps its place among equal CreatedAt values.
+func (s *Store) SaveCheckpoint(ctx context.Context, cp core.CheckpointRecord) error {
+	if cp.ID == "" {
+		return invalid("a checkpoint needs an id")
+	}
+	rec := cloneCheckpoint(cp)
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	s.putCheckpoint(rec)
+	return nil
+}
+
+// putCheckpoint stores rec. The write lock must be held.
+func (s *Store) putCheckpoint(rec core.CheckpointRecord) {
+	seq := uint64(0)
+	if old, ok := s.checkpoints[rec.ID]; ok {
+		seq = old.seq
+	} else {
+		seq = s.next()
+	}
+	s.checkpoints[rec.ID] = &storedCheckpoint{rec: rec, seq: seq}
+}
+
+// GetCheckpoint implements core.CheckpointStore.
+func (s *Store) GetCheckpoint(ctx context.Context, id string) (core.CheckpointRecord, error) {
+	if err := s.rlock(ctx); err != nil {
+		return core.CheckpointRecord{}, err
+	}
+	cp, ok := s.checkpoints[id]
+	s.mu.RUnlock()
+	if !ok {
+		return core.CheckpointRecord{}, notFound(core.ErrCheckpointNotFound, "checkpoint %q not found", id)
+	}
+	return cloneCheckpoint(cp.rec), nil
+}
+
+// DeleteCheckpoint implements core.CheckpointStore: under the write lock,
+// exactly one of concurrent callers finds the record.
+func (s *Store) DeleteCheckpoint(ctx context.Context, id string) (core.CheckpointRecord, error) {
+	if err := s.lock(ctx); err != nil {
+		return core.CheckpointRecord{}, err
+	}
+	cp, ok := s.checkpoints[id]
+	delete(s.checkpoints, id)
+	s.mu.Unlock()
+	if !ok {
+		return core.CheckpointRecord{}, notFound(core.ErrCheckpointNotFound, "checkpoint %q not found", id)
+	}
+	// A reader that found cp before the delete may still be copying it.
+	return cloneCheckpoint(cp.rec), nil
+}
+
+// ListCheckpoints implements core.CheckpointStore.
+func (s *Store) ListCheckpoints(ctx context.Context) ([]core.CheckpointRecord, error) {
+	if err := s.rlock(ctx); err != nil {
+		return nil, err
+	}
+	all := make([]*storedCheckpoint, 0, len(s.checkpoints))
+	for _, cp := range s.checkpoints {
+		all = append(all, cp)
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(all, func(a, b *storedCheckpoint) int {
+		return cmp.Or(cmp.Compare(a.rec.CreatedAt, b.rec.CreatedAt), cmp.Compare(a.seq, b.seq))
+	})
+	out := make([]core.CheckpointRecord, len(all))
+	for i, cp := range all {
+		out[i] = cloneCheckpoint(cp.rec)
+	}
+	return out, nil
+}
+
+// SuspendRun implements core.CheckpointStore. Messages and checkpoint are
+// written under one hold of the write lock, after every check passed.
+func (s *Store) SuspendRun(ctx context.Context, sessionID string, msgs []core.SessionMessage, cp core.CheckpointRecord) error {
+	if cp.ID == "" {
+		return invalid("a checkpoint needs an id")
+	}
+	prepared := make([]core.SessionMessage, len(msgs))
+	for i, m := range msgs {
+		var err error
+		if prepared[i], err = prepareMessage(sessionID, m); err != nil {
+			return err
+		}
+	}
+	rec := cloneCheckpoint(cp)
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	sess, ok := s.sessions[sessionID]
+	if !ok {
+		return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)
+	}
+	sess.append(prepared...)
+	s.putCheckpoint(rec)
+	return nil
+}
+
+// cloneCheckpoint deep-copies a checkpoint, so neither the caller nor the
+// store can reach the other's memory.
+func cloneCheckpoint(cp core.CheckpointRecord) core.CheckpointRecord {
+	cp.Schema = slices.Clone(cp.Schema)
+	cp.Parent = cloneParent(cp.Parent)
+	cp.Pending = slices.Clone(cp.Pending)
+	return cp
+}
+
+func cloneParent(p *core.CheckpointParent) *core.CheckpointParent {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	c.RemainingSteps = cloneSteps(p.RemainingSteps)
+	if p.Map != nil {
+		m := *p.Map
+		m.SettledOutputs = cloneRaws(m.SettledOutputs)
+		m.RemainingItems = cloneRaws(m.RemainingItems)
+		c.Map = &m
+	}
+	if p.Parallel != nil {
+		par := *p.Parallel
+		par.SettledOutputs = cloneRaws(par.SettledOutputs)
+		par.PendingCheckpointID = slices.Clone(par.PendingCheckpointID)
+		c.Parallel = &par
+	}
+	c.Outer = cloneParent(p.Outer)
+	return &c
+}
+
+func cloneSteps(steps []core.PipelineStep) []core.PipelineStep {
+	if steps == nil {
+		return nil
+	}
+	out := make([]core.PipelineStep, len(steps))
+	for i, st := range steps {
+		st.Steps = cloneSteps(st.Steps)
+		st.Routes = maps.Clone(st.Routes)
+		out[i] = st
+	}
+	return out
+}

@@ -1,0 +1,224 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/breadai/bread/core"
+)
+
+// session is a stored session. info.Tags is never changed after creation;
+// info.UpdatedAt changes under the write lock. messages only grows, and a
+// stored message is never changed, so a reader may copy the prefix it saw
+// after releasing the lock.
+type session struct {
+	info     core.Session
+	seq      uint64
+	messages []core.SessionMessage
+}
+
+// CreateSession implements core.SessionStore. An id already in use is a
+// VALIDATION_ERROR.
+func (s *Store) CreateSession(ctx context.Context, ns core.NewSession) (core.Session, error) {
+	id := ns.ID
+	if id == "" {
+		var err error
+		if id, err = newID(); err != nil {
+			return core.Session{}, err
+		}
+	}
+	tags := maps.Clone(ns.Tags)
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	now := core.NowMillis()
+	info := core.Session{ID: id, CreatedAt: now, UpdatedAt: now, Tags: tags, AgentID: ns.AgentID}
+
+	if err := s.lock(ctx); err != nil {
+		return core.Session{}, err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.sessions[id]; ok {
+		return core.Session{}, invalid("session %q already exists", id)
+	}
+	s.sessions[id] = &session{info: info, seq: s.next()}
+	return copySession(info), nil
+}
+
+// GetSession implements core.SessionStore.
+func (s *Store) GetSession(ctx context.Context, id string) (core.Session, error) {
+	if err := s.rlock(ctx); err != nil {
+		return core.Session{}, err
+	}
+	sess, ok := s.sessions[id]
+	var info core.Session
+	if ok {
+		info = sess.info
+	}
+	s.mu.RUnlock()
+	if !ok {
+		return core.Session{}, notFound(core.ErrSessionNotFound, "session %q not found", id)
+	}
+	return copySession(info), nil
+}
+
+// ListSessions implements core.SessionStore. Sessions come oldest first.
+func (s *Store) ListSessions(ctx context.Context, filter core.SessionFilter) ([]core.Session, error) {
+	if err := s.rlock(ctx); err != nil {
+		return nil, err
+	}
+	type found struct {
+		info core.Session
+		seq  uint64
+	}
+	var hits []found
+	for _, sess := range s.sessions {
+		if hasTags(sess.info.Tags, filter.Tags) {
+			hits = append(hits, found{sess.info, sess.seq})
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(hits, func(a, b found) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]core.Session, len(hits))
+	for i, h := range hits {
+		out[i] = copySession(h.info)
+	}
+	return out, nil
+}
+
+// DeleteSession implements core.SessionStore: the session goes with its
+// messages, checkpoints and logged crumbs.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	s.dropSession(id)
+	return nil
+}
+
+// CleanupSessions implements core.SessionStore.
+func (s *Store) CleanupSessions(ctx context.Context, opts core.CleanupOptions) (int, error) {
+	if err := s.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	if opts.OlderThan <= 0 {
+		return 0, nil // tags alone never delete
+	}
+	cutoff := time.Now().Add(-opts.OlderThan).UnixMilli()
+	var doomed []string
+	for id, sess := range s.sessions {
+		if sess.info.UpdatedAt < cutoff && hasTags(sess.info.Tags, opts.Tags) {
+			doomed = append(doomed, id)
+		}
+	}
+	for _, id := range doomed {
+		s.dropSession(id)
+	}
+	return len(doomed), nil
+}
+
+// dropSession deletes a session and everything anchored to it. The write
+// lock must be held.
+func (s *Store) dropSession(id string) {
+	delete(s.sessions, id)
+	for cpID, cp := range s.checkpoints {
+		if cp.rec.SessionID == id {
+			delete(s.checkpoints, cpID)
+		}
+	}
+	s.dropSessionCrumbs(id)
+}
+
+// GetMessages implements core.SessionStore. A missing session has no
+// messages.
+func (s *Store) GetMessages(ctx context.Context, sessionID string) ([]core.SessionMessage, error) {
+	if err := s.rlock(ctx); err != nil {
+		return nil, err
+	}
+	var msgs []core.SessionMessage
+	if sess, ok := s.sessions[sessionID]; ok {
+		msgs = sess.messages // a prefix no writer changes: copied below, unlocked
+	}
+	s.mu.RUnlock()
+	return copyMessages(msgs), nil
+}
+
+// AddMessage implements core.SessionStore.
+func (s *Store) AddMessage(ctx context.Context, sessionID string, m core.SessionMessage) error {
+	m, err := prepareMessage(sessionID, m)
+	if err != nil {
+		return err
+	}
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	sess, ok := s.sessions[sessionID]
+	if !ok {
+		return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)
+	}
+	sess.append(m)
+	return nil
+}
+
+// prepareMessage copies m and gives it an id and its session, outside the
+// lock.
+func prepareMessage(sessionID string, m core.SessionMessage) (core.SessionMessage, error) {
+	id, err := newID()
+	if err != nil {
+		return core.SessionMessage{}, err
+	}
+	m.ID, m.SessionID, m.Content = id, sessionID, slices.Clone(m.Content)
+	return m, nil
+}
+
+// append adds prepared messages and touches UpdatedAt. The write lock must
+// be held.
+func (sess *session) append(msgs ...core.SessionMessage) {
+	sess.messages = append(sess.messages, msgs...)
+	sess.info.UpdatedAt = max(sess.info.UpdatedAt, core.NowMillis())
+}
+
+// hasTags reports whether tags carries every entry of want.
+func hasTags(tags, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := tags[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+func copySession(info core.Session) core.Session {
+	info.Tags = maps.Clone(info.Tags)
+	if info.Tags == nil {
+		info.Tags = map[string]string{}
+	}
+	return info
+}
+
+// copyMessages copies messages with all their contents in one allocation.
+// Each content is capped at its own length, so appending to one cannot
+// overwrite the next.
+func copyMessages(msgs []core.SessionMessage) []core.SessionMessage {
+	out := make([]core.SessionMessage, len(msgs))
+	size := 0
+	for _, m := range msgs {
+		size += len(m.Content)
+	}
+	buf := make([]byte, 0, size)
+	for i, m := range msgs {
+		if m.Content != nil {
+			start := len(buf)
+			buf = append(buf, m.Content...)
+			m.Content = buf[start:len(buf):len(buf)]
+		}
+		out[i] = m
+	}
+	return out
+}

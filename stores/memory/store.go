@@ -1,0 +1,126 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/breadai/bread/core"
+)
+
+// Store is an in-memory core.BreadStore with every optional capability. The
+// zero value is not usable; call New.
+type Store struct {
+	mu     sync.RWMutex
+	closed bool
+	// seq numbers insertions, so records with equal timestamps keep a stable
+	// order (oldest first, newest first) whatever the clock did.
+	seq uint64
+
+	sessions    map[string]*session
+	checkpoints map[string]*storedCheckpoint
+	loops       map[string]*storedLoop
+	taskRuns    map[string]*storedTaskRun
+	runs        map[string]*crumbRun
+	// sessionRuns indexes, per session, the runs holding entries anchored to
+	// it, so deleting a session touches only its own runs.
+	sessionRuns map[string]map[string]struct{}
+	nodes       map[string]*storedNode
+	edges       []core.KnowledgeEdge
+	documents   map[string]*storedDocument
+}
+
+var (
+	_ core.BreadStore     = (*Store)(nil)
+	_ core.CrumbLog       = (*Store)(nil)
+	_ core.TaskRunStore   = (*Store)(nil)
+	_ core.KnowledgeStore = (*Store)(nil)
+	_ core.DocumentStore  = (*Store)(nil)
+	_ io.Closer           = (*Store)(nil)
+)
+
+// New returns an empty Store.
+func New() *Store {
+	return &Store{
+		sessions:    make(map[string]*session),
+		checkpoints: make(map[string]*storedCheckpoint),
+		loops:       make(map[string]*storedLoop),
+		taskRuns:    make(map[string]*storedTaskRun),
+		runs:        make(map[string]*crumbRun),
+		sessionRuns: make(map[string]map[string]struct{}),
+		nodes:       make(map[string]*storedNode),
+		documents:   make(map[string]*storedDocument),
+	}
+}
+
+// Close drops every record. Later calls return a STORE_CLOSED error; closing
+// twice is not an error.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.sessions, s.checkpoints, s.loops, s.taskRuns = nil, nil, nil, nil
+	s.runs, s.sessionRuns, s.nodes, s.edges, s.documents = nil, nil, nil, nil, nil
+	return nil
+}
+
+// lock takes the write lock for a call, after checking its context. On
+// success the caller must s.mu.Unlock.
+func (s *Store) lock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errClosed()
+	}
+	return nil
+}
+
+// rlock takes the read lock for a call, after checking its context. On
+// success the caller must s.mu.RUnlock.
+func (s *Store) rlock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return errClosed()
+	}
+	return nil
+}
+
+// next returns the next insertion number. The write lock must be held.
+func (s *Store) next() uint64 {
+	s.seq++
+	return s.seq
+}
+
+// newID returns a UUIDv7: unique and sortable by creation time.
+func newID() (string, error) {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return "", &core.BreadError{Code: core.CodeStoreError, Message: "memory store: cannot generate an id", Cause: err}
+	}
+	return id.String(), nil
+}
+
+func errClosed() error {
+	return &core.BreadError{Code: core.CodeStoreClosed, Message: "memory store: the store is closed"}
+}
+
+func invalid(format string, args ...any) error {
+	return &core.BreadError{Code: core.CodeValidationError, Message: "memory store: " + fmt.Sprintf(format, args...)}
+}
+
+func notFound(sentinel *core.BreadError, format string, args ...any) error {
+	return &core.BreadError{Code: sentinel.Code, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,175 @@
+package memory
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/breadai/bread/core"
+)
+
+func TestTakenIDsAreValidationErrors(t *testing.T) {
+	ctx := t.Context()
+	s := New()
+	if _, err := s.CreateSession(ctx, core.NewSession{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddMessage(ctx, "s", core.SessionMessage{Role: core.RoleUser, Content: []byte(`"keep me"`)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.CreateSession(ctx, core.NewSession{ID: "s"})
+	if !errors.Is(err, core.ErrValidation) {
+		t.Errorf("CreateSession of a taken id: want VALIDATION_ERROR, got %v", err)
+	}
+	if msgs, _ := s.GetMessages(ctx, "s"); len(msgs) != 1 {
+		t.Errorf("a refused CreateSession changed the session's messages: %d left", len(msgs))
+	}
+	loop := core.LoopRecord{ID: "l", SessionID: "s", Status: core.LoopRunning}
+	if err := s.CreateLoop(ctx, loop); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateLoop(ctx, loop); !errors.Is(err, core.ErrValidation) {
+		t.Errorf("CreateLoop of a taken id: want VALIDATION_ERROR, got %v", err)
+	}
+	run := core.TaskRunRecord{ID: "tr", TaskID: "t", Status: core.TaskRunning}
+	if err := s.CreateTaskRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTaskRun(ctx, run); !errors.Is(err, core.ErrValidation) {
+		t.Errorf("CreateTaskRun of a taken id: want VALIDATION_ERROR, got %v", err)
+	}
+}
+
+func TestEmptyIDsAreValidationErrors(t *testing.T) {
+	ctx := t.Context()
+	s := New()
+	if _, err := s.CreateSession(ctx, core.NewSession{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string]error{
+		"SaveCheckpoint": s.SaveCheckpoint(ctx, core.CheckpointRecord{SessionID: "s"}),
+		"SuspendRun":     s.SuspendRun(ctx, "s", []core.SessionMessage{{Role: core.RoleUser}}, core.CheckpointRecord{SessionID: "s"}),
+		"CreateLoop":     s.CreateLoop(ctx, core.LoopRecord{SessionID: "s"}),
+		"CreateTaskRun":  s.CreateTaskRun(ctx, core.TaskRunRecord{TaskID: "t"}),
+	}
+	for name, err := range checks {
+		if !errors.Is(err, core.ErrValidation) {
+			t.Errorf("%s without an id: want VALIDATION_ERROR, got %v", name, err)
+		}
+	}
+	if msgs, _ := s.GetMessages(ctx, "s"); len(msgs) != 0 {
+		t.Errorf("a refused SuspendRun wrote %d messages", len(msgs))
+	}
+}
+
+func TestLoopIterationGetsAnID(t *testing.T) {
+	ctx := t.Context()
+	s := New()
+	if err := s.CreateLoop(ctx, core.LoopRecord{ID: "l"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddLoopIteration(ctx, core.LoopIteration{LoopID: "l", Index: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddLoopIteration(ctx, core.LoopIteration{LoopID: "missing", Index: 1}); !errors.Is(err, core.ErrLoopNotFound) {
+		t.Errorf("AddLoopIteration to a missing loop: want ErrLoopNotFound, got %v", err)
+	}
+	d, err := s.GetLoop(ctx, "l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Iterations) != 1 || d.Iterations[0].ID == "" {
+		t.Errorf("iterations %+v: want one with a generated id", d.Iterations)
+	}
+}
+
+func TestKnowledgeEdgesAndData(t *testing.T) {
+	ctx := t.Context()
+	s := New()
+	a, err := s.AddKnowledgeNode(ctx, core.NewKnowledgeNode{AgentID: "x", Label: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.AddKnowledgeNode(ctx, core.NewKnowledgeNode{AgentID: "x", Label: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Data == nil {
+		t.Error("a node added without data reads back with nil Data, want an empty map")
+	}
+	err = s.AddKnowledgeEdge(ctx, core.KnowledgeEdge{FromID: a.ID, ToID: "missing", Relation: "r"})
+	var be *core.BreadError
+	if !errors.As(err, &be) || be.Code != core.CodeNotFound {
+		t.Errorf("an edge to a missing node: want NOT_FOUND, got %v", err)
+	}
+	for _, e := range []core.KnowledgeEdge{{FromID: a.ID, ToID: b.ID}, {FromID: b.ID, ToID: a.ID}, {FromID: b.ID, ToID: b.ID}} {
+		if err := s.AddKnowledgeEdge(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.ForgetKnowledge(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.edges) != 1 || s.edges[0].FromID != b.ID || s.edges[0].ToID != b.ID {
+		t.Errorf("after forgetting a, edges are %+v, want only b→b", s.edges)
+	}
+	_, err = s.AddKnowledgeNode(ctx, core.NewKnowledgeNode{AgentID: "x", Label: "bad", Data: map[string]any{"ch": make(chan int)}})
+	if !errors.Is(err, core.ErrValidation) {
+		t.Errorf("data that does not encode: want VALIDATION_ERROR, got %v", err)
+	}
+}
+
+func TestCloseIsFinalAndIdempotent(t *testing.T) {
+	s := New()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := s.CreateSession(t.Context(), core.NewSession{}); !errors.Is(err, core.ErrStoreClosed) {
+		t.Errorf("CreateSession after Close: want ErrStoreClosed, got %v", err)
+	}
+}
+
+// TestMessageReadersDuringWrites exercises the unlocked copy in GetMessages
+// under the race detector.
+func TestMessageReadersDuringWrites(t *testing.T) {
+	ctx := t.Context()
+	s := New()
+	if _, err := s.CreateSession(ctx, core.NewSession{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Go(func() {
+		defer close(done)
+		for range 2000 {
+			if err := s.AddMessage(ctx, "s", core.SessionMessage{Role: core.RoleUser, Content: []byte(`{"n":1}`)}); err != nil {
+				t.Errorf("AddMessage: %v", err)
+				return
+			}
+		}
+	})
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			msgs, err := s.GetMessages(ctx, "s")
+			if err != nil {
+				t.Errorf("GetMessages: %v", err)
+				return
+			}
+			for _, m := range msgs {
+				if string(m.Content) != `{"n":1}` {
+					t.Errorf("read a torn message %q", m.Content)
+					return
+				}
+			}
+		}
+	})
+	wg.Wait()
+}
