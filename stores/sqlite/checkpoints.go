@@ -17,9 +17,11 @@ func (s *Store) SaveCheckpoint(ctx context.Context, cp core.CheckpointRecord) er
 	if err != nil {
 		return err
 	}
-	if err := s.read(); err != nil {
-		return err
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return lerr
 	}
+	defer unlock()
 	_, err = upsertCheckpoint(s.db, &row).Exec(ctx)
 	return s.mapErr("save checkpoint", err, sessionFK(cp.SessionID))
 }
@@ -64,9 +66,11 @@ func (s *Store) GetCheckpoint(ctx context.Context, id string) (core.CheckpointRe
 // RETURNING: the row goes to whichever statement deletes it, so of racing
 // claims exactly one gets the record.
 func (s *Store) DeleteCheckpoint(ctx context.Context, id string) (core.CheckpointRecord, error) {
-	if err := s.read(); err != nil {
-		return core.CheckpointRecord{}, err
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return core.CheckpointRecord{}, lerr
 	}
+	defer unlock()
 	if hasNUL(id) {
 		return core.CheckpointRecord{}, notFound(core.ErrCheckpointNotFound, "checkpoint %q not found", id)
 	}

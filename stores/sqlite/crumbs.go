@@ -28,9 +28,11 @@ func (s *Store) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntry) 
 	}
 	onFK := notFound(core.ErrSessionNotFound, "a session named by the crumb log entries was not found")
 	if len(rows) <= crumbInsertChunk {
-		if err := s.read(); err != nil {
-			return err
+		unlock, lerr := s.lockWrites(ctx)
+		if lerr != nil {
+			return lerr
 		}
+		defer unlock()
 		_, err := s.db.NewInsert().Model(&rows).Exec(ctx)
 		return s.mapErr("append crumbs", err, onFK)
 	}

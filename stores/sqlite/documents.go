@@ -10,9 +10,11 @@ import (
 
 // IngestDocument implements core.DocumentStore.
 func (s *Store) IngestDocument(ctx context.Context, d core.NewDocument) (core.DocumentRecord, error) {
-	if err := s.read(); err != nil {
-		return core.DocumentRecord{}, err
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return core.DocumentRecord{}, lerr
 	}
+	defer unlock()
 	if err := checkText("a document field", d.AgentID, d.Title, d.Content, d.Source); err != nil {
 		return core.DocumentRecord{}, err
 	}

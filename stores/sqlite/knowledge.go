@@ -27,9 +27,11 @@ func (s *Store) AddKnowledgeNode(ctx context.Context, n core.NewKnowledgeNode) (
 	if err != nil {
 		return core.KnowledgeNode{}, validation("knowledge node data does not encode as JSON: %v", err)
 	}
-	if err := s.read(); err != nil {
-		return core.KnowledgeNode{}, err
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return core.KnowledgeNode{}, lerr
 	}
+	defer unlock()
 	row := kgNodeRow{ID: newID(), AgentID: n.AgentID, SessionID: n.SessionID, Label: n.Label, Data: string(raw), CreatedAt: core.NowMillis()}
 	if _, err := s.db.NewInsert().Model(&row).Exec(ctx); err != nil {
 		return core.KnowledgeNode{}, s.mapErr("add knowledge node", err, nil)
@@ -39,9 +41,11 @@ func (s *Store) AddKnowledgeNode(ctx context.Context, n core.NewKnowledgeNode) (
 
 // AddKnowledgeEdge implements core.KnowledgeStore. Both nodes must exist.
 func (s *Store) AddKnowledgeEdge(ctx context.Context, e core.KnowledgeEdge) error {
-	if err := s.read(); err != nil {
-		return err
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return lerr
 	}
+	defer unlock()
 	if err := checkText("a knowledge edge field", e.FromID, e.ToID, e.Relation); err != nil {
 		return err
 	}
@@ -79,9 +83,11 @@ func (s *Store) QueryKnowledge(ctx context.Context, q core.KnowledgeQuery) ([]co
 
 // ForgetKnowledge implements core.KnowledgeStore; the node's edges cascade.
 func (s *Store) ForgetKnowledge(ctx context.Context, id string) (bool, error) {
-	if err := s.read(); err != nil {
-		return false, err
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return false, lerr
 	}
+	defer unlock()
 	if hasNUL(id) {
 		return false, nil
 	}

@@ -14,9 +14,11 @@ func (s *Store) CreateLoop(ctx context.Context, l core.LoopRecord) error {
 	if err != nil {
 		return err
 	}
-	if err := s.read(); err != nil {
-		return err
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return lerr
 	}
+	defer unlock()
 	_, err = s.db.NewInsert().Model(&row).Exec(ctx)
 	return s.mapErr("create loop "+l.ID, err, nil)
 }
@@ -33,9 +35,11 @@ func (s *Store) UpdateLoop(ctx context.Context, id string, u core.LoopUpdate) er
 	if err != nil {
 		return err
 	}
-	if err := s.read(); err != nil {
-		return err
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return lerr
 	}
+	defer unlock()
 	q := s.db.NewUpdate().Model((*loopRow)(nil)).Where("id = ?", id)
 	set := false
 	if u.Status != "" {
@@ -86,9 +90,11 @@ func (s *Store) AddLoopIteration(ctx context.Context, it core.LoopIteration) err
 	if row.ID == "" {
 		row.ID = newID()
 	}
-	if err := s.read(); err != nil {
-		return err
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return lerr
 	}
+	defer unlock()
 	_, err = s.db.NewInsert().Model(&row).Exec(ctx)
 	return s.mapErr("add loop iteration", err, notFound(core.ErrLoopNotFound, "loop %q not found", it.LoopID))
 }

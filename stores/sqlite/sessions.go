@@ -13,9 +13,11 @@ import (
 
 // CreateSession implements core.SessionStore.
 func (s *Store) CreateSession(ctx context.Context, n core.NewSession) (core.Session, error) {
-	if err := s.read(); err != nil {
-		return core.Session{}, err
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return core.Session{}, lerr
 	}
+	defer unlock()
 	if err := checkText("a session id or agent id", n.ID, n.AgentID); err != nil {
 		return core.Session{}, err
 	}
@@ -96,9 +98,11 @@ func whereTags[Q interface {
 // DeleteSession implements core.SessionStore. Messages, checkpoints and
 // logged crumbs go with it through ON DELETE CASCADE.
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
-	if err := s.read(); err != nil {
-		return err
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return lerr
 	}
+	defer unlock()
 	if hasNUL(id) {
 		return nil
 	}
@@ -109,9 +113,11 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 // CleanupSessions implements core.SessionStore in one DELETE statement; the
 // foreign keys cascade to messages, checkpoints and crumbs.
 func (s *Store) CleanupSessions(ctx context.Context, o core.CleanupOptions) (int, error) {
-	if err := s.read(); err != nil {
-		return 0, err
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return 0, lerr
 	}
+	defer unlock()
 	if o.OlderThan <= 0 || tagsHaveNUL(o.Tags) {
 		return 0, nil
 	}

@@ -19,6 +19,14 @@ type Store struct {
 	opts   Options
 	db     *bun.DB
 	closed atomic.Bool
+
+	// writeSlot admits one writer of this Store at a time. SQLite admits
+	// one writer per database anyway; queueing here, in order and
+	// honouring the caller's context, spares the busy handler's polling,
+	// which is unfair and can starve a writer past the busy timeout when
+	// many connections contend. Other processes still queue on the busy
+	// timeout.
+	writeSlot chan struct{}
 }
 
 var (
@@ -48,16 +56,18 @@ func New(opts Options) (*Store, error) {
 	// An in-memory database dies with its connection: never retire it.
 	sqldb.SetConnMaxLifetime(0)
 	sqldb.SetConnMaxIdleTime(0)
-	return &Store{opts: opts, db: bun.NewDB(sqldb, sqlitedialect.New())}, nil
+	return &Store{opts: opts, db: bun.NewDB(sqldb, sqlitedialect.New()), writeSlot: make(chan struct{}, 1)}, nil
 }
 
 // Migrate creates the bread_* tables and indexes that do not exist yet. It
 // is idempotent and runs in one transaction.
 func (s *Store) Migrate(ctx context.Context) error {
-	if s.closed.Load() {
-		return errClosed
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return err
 	}
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	defer unlock()
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		for _, stmt := range schema {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return err
@@ -84,10 +94,26 @@ func (s *Store) DB() *bun.DB { return s.db }
 
 // write runs fn in one IMMEDIATE transaction and maps its error.
 func (s *Store) write(ctx context.Context, op string, onFK *core.BreadError, fn func(ctx context.Context, tx bun.Tx) error) error {
-	if s.closed.Load() {
-		return errClosed
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return err
 	}
+	defer unlock()
 	return s.mapErr(op, s.db.RunInTx(ctx, nil, fn), onFK)
+}
+
+// lockWrites waits for this Store's write slot. It fails when the store is
+// closed or ctx ends first.
+func (s *Store) lockWrites(ctx context.Context) (unlock func(), err error) {
+	if s.closed.Load() {
+		return nil, errClosed
+	}
+	select {
+	case s.writeSlot <- struct{}{}:
+		return func() { <-s.writeSlot }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // read checks the store is open before a query.

@@ -14,9 +14,11 @@ func (s *Store) CreateTaskRun(ctx context.Context, r core.TaskRunRecord) error {
 	if err != nil {
 		return err
 	}
-	if err := s.read(); err != nil {
-		return err
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return lerr
 	}
+	defer unlock()
 	_, err = s.db.NewInsert().Model(&row).Exec(ctx)
 	return s.mapErr("create task run "+r.ID, err, nil)
 }
@@ -40,9 +42,11 @@ func (s *Store) FinishTaskRun(ctx context.Context, id string, u core.TaskRunUpda
 			return err
 		}
 	}
-	if err := s.read(); err != nil {
-		return err
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return lerr
 	}
+	defer unlock()
 	q := s.db.NewUpdate().Model((*taskRunRow)(nil)).Where("id = ?", id)
 	set := false
 	if u.Status != "" {
