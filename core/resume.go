@@ -1,0 +1,31 @@
+package core
+
+import (
+	"context"
+	"iter"
+)
+
+// Resume answers a suspended run's checkpoint and streams the continuation,
+// starting with human:resumed and continuing the run's seq. For a human
+// tool, response is the answer; for an ask-gated tool it is
+// {"approved": true|false}. The checkpoint is claimed atomically: of two
+// concurrent resumes, the loser gets CHECKPOINT_NOT_FOUND. Resume needs
+// nothing but the store, so it works after a restart or on another replica.
+func (in *Instance) Resume(ctx context.Context, checkpointID string, response any) iter.Seq2[Crumb, error] {
+	return func(yield func(Crumb, error) bool) {
+		in.stream(ctx, "", yield, func(ctx context.Context, e *emitter) error {
+			return in.resume(ctx, e, checkpointID, response)
+		})
+	}
+}
+
+// RunPipeline runs a pipeline declared in Config.Pipelines and streams its
+// crumbs: pipeline:step:start and pipeline:step:end around each step, and
+// the crumbs of every agent run inside. An unknown id is PIPELINE_NOT_FOUND.
+func (in *Instance) RunPipeline(ctx context.Context, pipelineID string, input any) iter.Seq2[Crumb, error] {
+	return func(yield func(Crumb, error) bool) {
+		in.stream(ctx, pipelineID, yield, func(ctx context.Context, e *emitter) error {
+			return in.runPipeline(ctx, e, pipelineID, input)
+		})
+	}
+}
