@@ -27,5 +27,7 @@
 //
 // Cases that depend on elapsed time (session cleanup) wait on the wall clock
 // rather than sleeping a guessed amount, and stop asserting on the part of an
-// outcome a stalled machine could have changed.
+// outcome a stalled machine could have changed. They assume the store stamps
+// records from a clock in step with the test process's (the same machine, or
+// one kept in sync), in Unix milliseconds.
 package storetest
