@@ -256,5 +256,9 @@ func (in *Instance) Agents() []*Agent {
 	return out
 }
 
+// Plugins returns the configured plugins in Config.Plugins order. The server
+// reads it to apply plugin middleware and routes.
+func (in *Instance) Plugins() []BreadPlugin { return slices.Clone(in.cfg.Plugins) }
+
 // Pipelines returns the configured pipelines.
 func (in *Instance) Pipelines() map[string][]PipelineStep { return in.cfg.Pipelines }
