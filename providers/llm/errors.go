@@ -154,7 +154,11 @@ func redact(s string, secrets ...string) string {
 func streamCut(provider string, cause error, secrets ...string) *core.BreadError {
 	msg := provider + ": the stream ended before the model finished"
 	if cause != nil {
-		msg += ": " + redact(cause.Error(), secrets...)
+		text := redact(cause.Error(), secrets...)
+		if len(text) > maxErrorText {
+			text = text[:maxErrorText] + "…"
+		}
+		msg = provider + ": the stream failed: " + text
 	}
 	return &core.BreadError{Code: core.CodeProviderError, Message: msg, Context: map[string]any{"provider": provider}, Cause: errors.New(msg)}
 }

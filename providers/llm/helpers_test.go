@@ -23,6 +23,8 @@ func TestMain(m *testing.M) {
 		// The standard library keeps these for the life of the process.
 		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
+		// A dependency of Google's auth library starts this worker in init.
+		goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"),
 	)
 }
 
