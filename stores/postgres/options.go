@@ -148,6 +148,13 @@ func parseConnString(s string) (conn *pgx.ConnConfig, err error) {
 	return pgx.ParseConfig(s)
 }
 
+// parseErrorReasons are every reason describeParseError gives.
+var parseErrorReasons = []string{
+	"invalid port", "invalid sslmode", "unusable TLS settings", "invalid connect_timeout",
+	"invalid target_session_attrs", "unknown or unreadable service", "invalid percent-escape",
+	"malformed URL", "unsupported scheme (want postgres:// or postgresql://)", "malformed keyword/value string",
+}
+
 // describeParseError names what is wrong with a connection string in fixed
 // words. pgx's own message quotes the string (redacting the password as
 // best it can) and wraps net/url errors that quote it verbatim, so none of

@@ -152,7 +152,9 @@ func (s *Store) GetMessages(ctx context.Context, sessionID string) ([]core.Sessi
 	return out, nil
 }
 
-// AddMessage implements core.SessionStore.
+// AddMessage implements core.SessionStore in one statement: the UPDATE
+// that touches the session feeds the INSERT, so a missing session inserts
+// nothing and reports zero rows, and the write is a single round trip.
 func (s *Store) AddMessage(ctx context.Context, sessionID string, m core.SessionMessage) error {
 	if hasNUL(sessionID) {
 		return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)
@@ -161,13 +163,24 @@ func (s *Store) AddMessage(ctx context.Context, sessionID string, m core.Session
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, "add message", nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := touchSession(ctx, tx, sessionID); err != nil {
-			return err
-		}
-		_, err := tx.NewInsert().Model(&rows).Exec(ctx)
+	if err := s.read(); err != nil {
 		return err
-	})
+	}
+	r := rows[0]
+	res, err := s.db.NewRaw(`WITH touched AS (
+  UPDATE bread_sessions SET updated_at = ? WHERE id = ? RETURNING id
+)
+INSERT INTO bread_session_messages (id, session_id, role, content, timestamp)
+SELECT ?, id, ?, ?, ? FROM touched`, core.NowMillis(), sessionID, r.ID, r.Role, r.Content, r.Timestamp).Exec(ctx)
+	if err != nil {
+		return s.mapErr("add message", err, nil)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return s.mapErr("add message", err, nil)
+	} else if n == 0 {
+		return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)
+	}
+	return nil
 }
 
 // messageRows validates msgs and gives each a fresh, time-ordered ID.
