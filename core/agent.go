@@ -29,6 +29,22 @@ type Agent struct {
 	Tools []Tool
 	// HumanTools suspend the run to ask a human (human_<name>).
 	HumanTools []HumanToolDef
+	// Skills are instruction bundles the caller can activate for a run
+	// (RunOptions.Skill) or the model can load with core_load_skill.
+	Skills []Skill
+	// Tasks names one-shot tasks (Config.Tasks) offered as task_<name> tools.
+	Tasks []string
+	// Knowledge turns on the core_kg_* tools (and, with AutoInject, the
+	// knowledge context in the prompt) when the store is a KnowledgeStore.
+	Knowledge *KnowledgeConfig
+	// Documents turns on the core_doc_* tools when the store is a
+	// DocumentStore.
+	Documents *DocumentConfig
+	// Supervisor turns the agent into a supervisor: core_delegate and a
+	// roster section in the prompt.
+	Supervisor *SupervisorConfig
+	// Loop lets the agent run agent-driven loops over a pool of agents.
+	Loop *LoopConfig
 	// Plugins holds per-plugin configuration keyed by plugin name; core
 	// never reads it, an AgentToolsResolver does.
 	Plugins map[string]any

@@ -61,6 +61,9 @@ const (
 	CodeLoopAgentNotInPool      = "LOOP_AGENT_NOT_IN_POOL"
 	CodeStoreNoKnowledge        = "STORE_NO_KNOWLEDGE"
 	CodeStoreNoDocuments        = "STORE_NO_DOCUMENTS"
+	CodeSkillNotFound           = "SKILL_NOT_FOUND"
+	CodeDecisionInvalid         = "DECISION_INVALID"
+	CodeDeciderNotFound         = "DECIDER_NOT_FOUND"
 	CodeHumanToolNotInteractive = "HUMAN_TOOL_NOT_INTERACTIVE"
 
 	// Stores.

@@ -12,6 +12,11 @@ type Config struct {
 	Entrypoints []string
 	Agents      []*Agent
 	Pipelines   map[string][]PipelineStep
+	// Tasks are one-shot structured model calls agents use as tools.
+	Tasks []*Task
+	// Decisions are named fast deciders for core_decide, route steps and
+	// hooks.
+	Decisions map[string]Decider
 
 	// Store is the storage backend. There is no default: nil is
 	// STORE_NOT_CONFIGURED.

@@ -104,42 +104,42 @@ func newRetryState(p *RetryPolicy) *retryState {
 	return rs
 }
 
-// outcome of one failure.
-type outcome uint8
+// decision is what one failure leads to.
+type decision uint8
 
 const (
-	outcomeFail outcome = iota
-	outcomeRetry
-	outcomeRecover
+	decideFail decision = iota
+	decideRetry
+	decideRecover
 )
 
 // decide turns a hook resolution into an outcome and the error that stands
-// when the outcome is outcomeFail.
-func (rs *retryState) decide(res *OnErrorResult, failure *BreadError) (outcome, *BreadError) {
+// when the outcome is decideFail.
+func (rs *retryState) decide(res *OnErrorResult, failure *BreadError) (decision, *BreadError) {
 	if res != nil {
 		switch res.Action {
 		case Recover:
 			rs.recovered = res.Output
-			return outcomeRecover, nil
+			return decideRecover, nil
 		case Fail:
 			if res.Error != nil {
-				return outcomeFail, res.Error
+				return decideFail, res.Error
 			}
-			return outcomeFail, failure
+			return decideFail, failure
 		}
 	}
 	explicitRetry := res != nil && res.Action == Retry
 	if rs.policy != nil {
 		if (explicitRetry || res == nil) && rs.attempt < rs.policy.Attempts {
-			return outcomeRetry, nil
+			return decideRetry, nil
 		}
-		return outcomeFail, failure
+		return decideFail, failure
 	}
 	if explicitRetry && !rs.usedFree {
 		rs.usedFree = true
-		return outcomeRetry, nil
+		return decideRetry, nil
 	}
-	return outcomeFail, failure
+	return decideFail, failure
 }
 
 // wait sleeps the backoff before the next attempt (none without a policy)

@@ -31,6 +31,7 @@ type Instance struct {
 	store     BreadStore
 	transport BreadTransport
 	agents    map[string]*agentRT
+	tasks     map[string]*taskRT
 
 	// Collected from plugins at Start.
 	pluginHooks   []Hooks
@@ -66,6 +67,7 @@ func New(cfg Config) (*Instance, error) {
 		store:     cfg.Store,
 		transport: cfg.Transport,
 		agents:    make(map[string]*agentRT, len(cfg.Agents)),
+		tasks:     make(map[string]*taskRT, len(cfg.Tasks)),
 		runs:      map[string]context.CancelCauseFunc{},
 	}
 	if in.log == nil {
@@ -73,6 +75,16 @@ func New(cfg Config) (*Instance, error) {
 	}
 	if in.transport == nil {
 		in.transport = newLocalTransport()
+	}
+	for _, t := range cfg.Tasks {
+		rt, err := compileTask(t)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := in.tasks[t.Name]; dup {
+			return nil, Errorf(CodeInvalidName, "task %q is defined twice", t.Name)
+		}
+		in.tasks[t.Name] = rt
 	}
 	for _, a := range cfg.Agents {
 		if err := in.addAgent(a); err != nil {
@@ -89,6 +101,11 @@ func (in *Instance) addAgent(a *Agent) error {
 	}
 	if _, dup := in.agents[a.ID]; dup {
 		return Errorf(CodeInvalidName, "agent %q is defined twice", a.ID)
+	}
+	for _, id := range a.Tasks {
+		if _, ok := in.tasks[id]; !ok {
+			return taskNotFound(in, id, a.ID)
+		}
 	}
 	in.agents[a.ID] = rt
 	return nil

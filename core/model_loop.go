@@ -7,35 +7,34 @@ import (
 	"strings"
 )
 
-// attemptResult is how one attempt of the model loop ended.
-type attemptResult struct {
-	output    any
-	suspended bool
-}
-
-// attempt runs the model loop once: resolve the model, assemble the tools,
-// replay the session, then call the model, run its tool calls and call it
-// again until it answers without tools, a tool suspends the run, or the step
+// attempt runs the model loop once: resolve the model, replay the session,
+// assemble the tools, then call the model, run its tool calls and call it
+// again until it answers without tools, a call suspends the run, or the step
 // budget runs out. The messages of the turn are persisted at the end, or with
 // the checkpoint when the run suspends.
-func (r *run) attempt(ctx context.Context) (attemptResult, error) {
+func (r *run) attempt(ctx context.Context) (outcome, error) {
 	a := r.agent
 	model, err := ResolveModel(a.Model, a.Providers, r.in.cfg.Providers)
 	if err != nil {
-		return attemptResult{}, err
+		return outcome{}, err
 	}
 	history, err := r.in.history(ctx, r.sessionID)
 	if err != nil {
-		return attemptResult{}, err
+		return outcome{}, err
 	}
-	system := a.Prompt
+	r.restoreLoadedSkills(history)
+	system, err := r.systemPrompt(ctx)
+	if err != nil {
+		return outcome{}, err
+	}
 	if a.Output.Format == FormatJSON {
 		return r.structured(ctx, model, system, history)
 	}
-	ts, err := r.assembleTools(ctx, nil)
+	ts, err := r.assembleTools(ctx)
 	if err != nil {
-		return attemptResult{}, err
+		return outcome{}, err
 	}
+	skillsSeen := r.skillCount()
 
 	messages := history
 	var fresh []Message
@@ -44,7 +43,7 @@ func (r *run) attempt(ctx context.Context) (attemptResult, error) {
 		req := ModelRequest{System: system, Messages: messages, Tools: ts.specs, Settings: a.Model.Settings, ProviderOptions: a.Model.ProviderOptions}
 		turn, err := r.callModel(ctx, model, req, true)
 		if err != nil {
-			return attemptResult{}, err
+			return outcome{}, err
 		}
 		text.WriteString(turn.text)
 		assistant := turn.message()
@@ -56,39 +55,58 @@ func (r *run) attempt(ctx context.Context) (attemptResult, error) {
 			break
 		}
 		pending, runnable, refused := splitSuspending(ts, turn.calls)
-		parts := r.runTools(ctx, ts, runnable)
+		results := r.runTools(ctx, ts, runnable)
 		for _, c := range refused {
-			parts = append(parts, errorPart(c, Errorf(CodeToolError, "only one human interaction per turn: call %s again after this one is answered", c.Name)))
+			be := Errorf(CodeToolError, "only one human interaction per turn: call %s again after this one is answered", c.Name)
+			results = append(results, toolOutcome{errorPart(c, be), be})
 		}
-		if len(parts) > 0 {
-			toolMsg := Message{Role: RoleTool, Parts: orderParts(turn.calls, parts)}
+		delegations := suspendedDelegations(runnable, results)
+		if parts := orderParts(turn.calls, results, delegations); len(parts) > 0 {
+			toolMsg := Message{Role: RoleTool, Parts: parts}
 			messages = append(messages, toolMsg)
 			fresh = append(fresh, toolMsg)
 		}
 		if err := r.cancelCause(ctx); err != nil {
-			return attemptResult{}, err
+			return outcome{}, err
 		}
-		if pending != nil {
-			if err := r.suspend(ctx, fresh, ts.byLeaf[pending.Name], *pending); err != nil {
-				return attemptResult{}, err
+		switch {
+		case len(delegations) > 0 && pending != nil:
+			return outcome{}, &BreadError{
+				Code:    CodeMixedSuspension,
+				Message: "agent " + a.ID + " called a human or ask-gated tool and had a delegation suspend in the same turn; split them across turns",
+				Context: map[string]any{"agentId": a.ID, "runId": r.id, "toolName": pending.Name},
 			}
-			return attemptResult{suspended: true}, nil
+		case len(delegations) > 0:
+			return r.chainSuspend(ctx, fresh, delegations)
+		case pending != nil:
+			return r.suspend(ctx, fresh, ts.byLeaf[pending.Name], *pending)
+		}
+		// A skill loaded by the model this turn brings its tools and
+		// instructions to the next model call.
+		if n := r.skillCount(); n != skillsSeen {
+			skillsSeen = n
+			if system, err = r.systemPrompt(ctx); err != nil {
+				return outcome{}, err
+			}
+			if ts, err = r.assembleTools(ctx); err != nil {
+				return outcome{}, err
+			}
 		}
 	}
 	if err := r.in.persist(ctx, r.sessionID, fresh...); err != nil {
-		return attemptResult{}, err
+		return outcome{}, err
 	}
 	out, err := r.parseOutput(text.String())
 	if err != nil {
-		return attemptResult{}, err
+		return outcome{}, err
 	}
-	return attemptResult{output: out}, nil
+	return outcome{output: out}, nil
 }
 
 // structured answers a json-format agent through the model's structured
 // output, without tools, and validates the answer against the output
 // schema.
-func (r *run) structured(ctx context.Context, model LanguageModel, system string, history []Message) (attemptResult, error) {
+func (r *run) structured(ctx context.Context, model LanguageModel, system string, history []Message) (outcome, error) {
 	a := r.agent
 	schema := a.OutputSchema
 	if schema == nil {
@@ -97,24 +115,34 @@ func (r *run) structured(ctx context.Context, model LanguageModel, system string
 	req := ModelRequest{System: system, Messages: history, Output: &OutputSpec{Name: "output", Schema: schema}, Settings: a.Model.Settings, ProviderOptions: a.Model.ProviderOptions}
 	turn, err := r.callModel(ctx, model, req, false)
 	if err != nil {
-		return attemptResult{}, err
+		return outcome{}, err
 	}
-	raw := json.RawMessage(bytes.TrimSpace([]byte(turn.text)))
-	if !json.Valid(raw) {
-		return attemptResult{}, &BreadError{Code: CodeOutputParseError, Message: "the model's structured output is not valid JSON", Context: map[string]any{"agentId": a.ID}}
-	}
-	var out any = raw
-	if a.decodeOutput != nil {
-		if out, err = a.decodeOutput(raw); err != nil {
-			return attemptResult{}, err
-		}
-	} else if err := a.output.validate("output of agent "+a.ID, raw); err != nil {
-		return attemptResult{}, err
+	out, raw, err := decodeStructured(turn.text, a.decodeOutput, a.output, "output of agent "+a.ID)
+	if err != nil {
+		return outcome{}, err
 	}
 	if err := r.in.persist(ctx, r.sessionID, Message{Role: RoleAssistant, Parts: []Part{TextPart(string(raw))}}); err != nil {
-		return attemptResult{}, err
+		return outcome{}, err
 	}
-	return attemptResult{output: out}, nil
+	return outcome{output: out}, nil
+}
+
+// decodeStructured turns a model's structured-output text into a value:
+// typed through decode when set, else validated against schema and kept as
+// raw JSON.
+func decodeStructured(text string, decode func(json.RawMessage) (any, error), schema *compiledSchema, what string) (any, json.RawMessage, error) {
+	raw := json.RawMessage(bytes.TrimSpace([]byte(text)))
+	if !json.Valid(raw) {
+		return nil, nil, &BreadError{Code: CodeOutputParseError, Message: "the model's structured " + what + " is not valid JSON"}
+	}
+	if decode != nil {
+		out, err := decode(raw)
+		return out, raw, err
+	}
+	if err := schema.validate(what, raw); err != nil {
+		return nil, nil, err
+	}
+	return raw, raw, nil
 }
 
 // parseOutput turns the run's text into its output: as is for text and
@@ -136,6 +164,7 @@ type modelTurn struct {
 	text      string
 	reasoning string
 	calls     []toolCall
+	usage     Usage
 }
 
 func (t modelTurn) message() Message {
@@ -192,6 +221,7 @@ func (r *run) callModel(ctx context.Context, model LanguageModel, req ModelReque
 				}
 			}
 		case EventFinish:
+			turn.usage = turn.usage.Add(ev.Usage)
 			r.usage = r.usage.Add(ev.Usage)
 		}
 		if !ok {
@@ -223,13 +253,18 @@ func splitSuspending(ts *toolset, calls []toolCall) (pending *toolCall, runnable
 	return pending, runnable, refused
 }
 
-// orderParts orders result parts by the model's call order.
-func orderParts(calls []toolCall, parts []Part) []Part {
-	byID := make(map[string]Part, len(parts))
-	for _, p := range parts {
-		byID[p.ToolCallID] = p
+// orderParts orders result parts by the model's call order, leaving out the
+// calls still pending: a suspended delegation's call stays unanswered in
+// history until its child run completes.
+func orderParts(calls []toolCall, results []toolOutcome, pending []pendingDelegation) []Part {
+	byID := make(map[string]Part, len(results))
+	for _, o := range results {
+		byID[o.part.ToolCallID] = o.part
 	}
-	out := make([]Part, 0, len(parts))
+	for _, d := range pending {
+		delete(byID, d.call.ID)
+	}
+	out := make([]Part, 0, len(byID))
 	for _, c := range calls {
 		if p, ok := byID[c.ID]; ok {
 			out = append(out, p)

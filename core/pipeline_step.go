@@ -24,8 +24,9 @@ type PipelineStep struct {
 	AgentID string         `json:"agentId,omitempty"`
 	Skill   string         `json:"skill,omitempty"`
 	Steps   []PipelineStep `json:"steps,omitempty"`
-	// Decider and Routes configure a route step: the decider picks one of
-	// the route names and the matching agent runs.
+	// Decider, Prompt and Routes configure a route step: the named decider
+	// picks one of the route names and that route's agent runs.
 	Decider string            `json:"decider,omitempty"`
+	Prompt  string            `json:"prompt,omitempty"`
 	Routes  map[string]string `json:"routes,omitempty"`
 }

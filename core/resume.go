@@ -13,8 +13,9 @@ import (
 // nothing but the store, so it works after a restart or on another replica.
 func (in *Instance) Resume(ctx context.Context, checkpointID string, response any) iter.Seq2[Crumb, error] {
 	return func(yield func(Crumb, error) bool) {
-		in.stream(ctx, "", yield, func(ctx context.Context, e *emitter) error {
-			return in.resume(ctx, e, checkpointID, response)
+		in.stream(ctx, "", yield, func(ctx context.Context, out *streamSink) error {
+			_, err := in.resume(ctx, out, checkpointID, response)
+			return err
 		})
 	}
 }
@@ -24,8 +25,9 @@ func (in *Instance) Resume(ctx context.Context, checkpointID string, response an
 // the crumbs of every agent run inside. An unknown id is PIPELINE_NOT_FOUND.
 func (in *Instance) RunPipeline(ctx context.Context, pipelineID string, input any) iter.Seq2[Crumb, error] {
 	return func(yield func(Crumb, error) bool) {
-		in.stream(ctx, pipelineID, yield, func(ctx context.Context, e *emitter) error {
-			return in.runPipeline(ctx, e, pipelineID, input)
+		in.stream(ctx, pipelineID, yield, func(ctx context.Context, out *streamSink) error {
+			_, err := in.runPipeline(ctx, out, pipelineID, input)
+			return err
 		})
 	}
 }

@@ -4,16 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 )
 
 // run is one execution of a local agent: one run id, one session, one hook
-// chain. Its methods run on the stream's goroutine unless they say otherwise.
+// chain. Its methods run on the goroutine that owns its sink unless they say
+// otherwise.
 type run struct {
 	in        *Instance
-	e         *emitter
+	out       sink
 	agent     *agentRT
 	id        string
 	sessionID string
@@ -27,37 +29,69 @@ type run struct {
 	// parent links a run inside a composition to the rest of it; it is
 	// stored on the checkpoint if the run suspends.
 	parent *CheckpointParent
+
+	// Built-in runtimes, set up by assembleTools when configured.
+	mu         sync.Mutex
+	skills     map[string]bool // skills active in this run (caller- or agent-loaded)
+	supervisor *supervisorRuntime
+	loop       *loopRuntime
+}
+
+// outcome is how a run ended when it did not fail: with an output, or
+// suspended on a checkpoint.
+type outcome struct {
+	output    any
+	suspended bool
+	// checkpointID is the checkpoint a suspended run waits on;
+	// checkpointIDs lists several when a composition waits on more (the
+	// branches of a parallel step).
+	checkpointID  string
+	checkpointIDs []string
+}
+
+// checkpoints lists every checkpoint a suspended outcome waits on.
+func (o outcome) checkpoints() []string {
+	if o.checkpointID != "" {
+		return append([]string{o.checkpointID}, o.checkpointIDs...)
+	}
+	return o.checkpointIDs
 }
 
 // errConsumerGone cancels a run whose stream nobody reads any more.
 var errConsumerGone = &BreadError{Code: CodeRunCancelled, Message: "the stream's consumer went away"}
 
 // runAgent starts agentID: a remote agent is relayed; a local one is looked
-// up, its input validated, its session opened, and its run executed.
-func (in *Instance) runAgent(ctx context.Context, e *emitter, agentID string, input any, opts RunOptions) error {
+// up, its input validated, its session opened, and its run executed. parent
+// links the run into a composition (nil at top level).
+func (in *Instance) runAgent(ctx context.Context, out sink, agentID string, input any, opts RunOptions, parent *CheckpointParent) (outcome, error) {
 	if remote, ok := in.cfg.RemoteAgents[agentID]; ok && remote != nil {
-		return in.relay(ctx, e, agentID, remote, input, opts)
+		return in.relay(ctx, out, agentID, remote, input, opts)
 	}
 	rt, ok := in.agents[agentID]
 	if !ok {
-		return &BreadError{Code: CodeAgentNotFound, Message: "agent " + quoteTruncated(agentID) + " not found", Context: map[string]any{"agentId": agentID}}
+		return outcome{}, &BreadError{Code: CodeAgentNotFound, Message: "agent " + quoteTruncated(agentID) + " not found", Context: map[string]any{"agentId": agentID}}
 	}
 	if err := rt.validateInput(input); err != nil {
-		return err
+		return outcome{}, err
 	}
 	session, err := in.openSession(ctx, agentID, opts.Session)
 	if err != nil {
-		return err
+		return outcome{}, err
 	}
 	r := in.newRun(rt, newID(), session.ID, input, opts)
-	return r.execute(ctx, e)
+	r.parent = parent
+	return r.execute(ctx, out)
 }
 
 func (in *Instance) newRun(rt *agentRT, runID, sessionID string, input any, opts RunOptions) *run {
-	return &run{
+	r := &run{
 		in: in, agent: rt, id: runID, sessionID: sessionID, input: input, opts: opts,
-		hooks: in.chain(rt.Hooks), started: time.Now(),
+		hooks: in.chain(rt.Hooks), started: time.Now(), skills: map[string]bool{},
 	}
+	if opts.Skill != "" {
+		r.skills[opts.Skill] = true
+	}
+	return r
 }
 
 func (rt *agentRT) validateInput(input any) error {
@@ -69,17 +103,22 @@ func (rt *agentRT) validateInput(input any) error {
 
 // execute runs the agent from its first turn: BeforeRun, agent:run:start,
 // the user message, then the model loop.
-func (r *run) execute(ctx context.Context, e *emitter) error {
-	ctx, done := r.bind(ctx, e)
+func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
+	ctx, done := r.bind(ctx, out)
 	defer done()
 
+	if r.opts.Skill != "" {
+		if _, ok := r.agent.skill(r.opts.Skill); !ok {
+			return outcome{}, r.fail(ctx, skillNotFound(r.agent, r.opts.Skill))
+		}
+	}
 	input, short, err := r.hooks.before(ctx, r.hookContext(HookAgent), r.input)
 	if err != nil {
-		return r.fail(ctx, err)
+		return outcome{}, r.fail(ctx, err)
 	}
 	r.input = input
 	if !r.emit(&AgentRunStart{CrumbBase: r.base(), Input: input, Skill: r.opts.Skill}) {
-		return r.fail(ctx, errConsumerGone)
+		return outcome{}, r.fail(ctx, errConsumerGone)
 	}
 	user := Message{Role: RoleUser, Parts: []Part{TextPart(inputText(input))}}
 	if short != nil {
@@ -87,24 +126,24 @@ func (r *run) execute(ctx context.Context, e *emitter) error {
 		// persisted and still followed by AfterRun.
 		reply, err := json.Marshal(short.Output)
 		if err != nil {
-			return r.fail(ctx, err)
+			return outcome{}, r.fail(ctx, err)
 		}
 		if err := r.in.persist(ctx, r.sessionID, user, Message{Role: RoleAssistant, Parts: []Part{TextPart(string(reply))}}); err != nil {
-			return r.fail(ctx, err)
+			return outcome{}, r.fail(ctx, err)
 		}
 		return r.finish(ctx, short.Output)
 	}
 	if err := r.in.persist(ctx, r.sessionID, user); err != nil {
-		return r.fail(ctx, err)
+		return outcome{}, r.fail(ctx, err)
 	}
 	return r.continueRun(ctx)
 }
 
 // bind derives the run's cancellable context, registers it for Cancel and
-// attaches the emitter. The returned func releases both.
-func (r *run) bind(ctx context.Context, e *emitter) (context.Context, func()) {
+// attaches the sink. The returned func releases both.
+func (r *run) bind(ctx context.Context, out sink) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	r.cancel, r.e = cancel, e
+	r.cancel, r.out = cancel, out
 	untrack := r.in.trackRun(r.id, cancel)
 	return ctx, func() {
 		untrack()
@@ -113,33 +152,40 @@ func (r *run) bind(ctx context.Context, e *emitter) (context.Context, func()) {
 }
 
 // continueRun drives the model loop with the agent-scope OnError chain and
-// retry policy around it. It is shared by a first run and a resumed one.
-func (r *run) continueRun(ctx context.Context) error {
+// retry policy around it. It is shared by a first run and a resumed one. A
+// loop the agent left open is closed when the run ends, however it ends.
+func (r *run) continueRun(ctx context.Context) (outcome, error) {
 	rs := newRetryState(r.retryPolicy())
 	for {
 		res, err := r.attempt(ctx)
 		if err == nil {
 			if res.suspended {
-				return nil
+				return res, nil
 			}
+			r.closeLoop(ctx, false)
 			return r.finish(ctx, res.output)
 		}
 		if cause := r.cancelCause(ctx); cause != nil {
-			return r.fail(ctx, cause)
+			r.closeLoop(ctx, true)
+			return outcome{}, r.fail(ctx, cause)
 		}
 		be := AsBreadError(err, CodeAgentError)
 		hr, herr := r.hooks.onError(ctx, r.hookContext(HookAgent), r.input, be)
 		if herr != nil {
-			return r.fail(ctx, herr)
+			r.closeLoop(ctx, true)
+			return outcome{}, r.fail(ctx, herr)
 		}
 		switch o, final := rs.decide(hr, be); o {
-		case outcomeRecover:
+		case decideRecover:
+			r.closeLoop(ctx, false)
 			return r.finish(ctx, rs.recovered)
-		case outcomeFail:
-			return r.fail(ctx, final)
+		case decideFail:
+			r.closeLoop(ctx, true)
+			return outcome{}, r.fail(ctx, final)
 		}
 		if err := rs.wait(ctx); err != nil {
-			return r.fail(ctx, r.cancelCause(ctx))
+			r.closeLoop(ctx, true)
+			return outcome{}, r.fail(ctx, r.cancelCause(ctx))
 		}
 	}
 }
@@ -167,14 +213,13 @@ func (r *run) cancelCause(ctx context.Context) error {
 }
 
 // finish runs the AfterRun chain and ends the run with agent:run:end.
-func (r *run) finish(ctx context.Context, output any) error {
+func (r *run) finish(ctx context.Context, output any) (outcome, error) {
 	output, err := r.hooks.after(ctx, r.hookContext(HookAgent), r.input, output, time.Since(r.started))
 	if err != nil {
-		return r.fail(ctx, err)
+		return outcome{}, r.fail(ctx, err)
 	}
-	r.emit(&AgentRunEnd{CrumbBase: r.base(), Output: output, DurationMs: time.Since(r.started).Milliseconds(), Files: r.files})
-	r.e.terminal = true
-	return nil
+	r.out.end(&AgentRunEnd{CrumbBase: r.base(), Output: output, DurationMs: time.Since(r.started).Milliseconds(), Files: r.files}, nil)
+	return outcome{output: output}, nil
 }
 
 // fail ends the run with agent:error and returns the error.
@@ -182,16 +227,15 @@ func (r *run) fail(ctx context.Context, err error) error {
 	if cause := r.cancelCause(ctx); cause != nil && !errors.Is(err, ErrRunCancelled) {
 		err = cause
 	}
-	be := AsBreadError(err, CodeAgentError)
-	b := r.base()
-	r.e.fail(b, be)
+	c, be := errorCrumb(r.base(), err)
+	r.out.end(c, be)
 	return be
 }
 
 // emit passes a crumb on; when the consumer has gone, it cancels the run so
 // the model call and tools stop, and reports false.
 func (r *run) emit(c Crumb) bool {
-	if r.e.emit(c) {
+	if r.out.put(c) {
 		return true
 	}
 	r.cancel(errConsumerGone)

@@ -223,15 +223,18 @@ const (
 type CheckpointParent struct {
 	Kind ParentKind `json:"kind"`
 
-	// Pipeline continuation.
+	// Pipeline continuation. PipelineRunID prefixes the run ids of the
+	// pipeline's steps, so the continuation numbers them like the original.
 	PipelineID     string            `json:"pipelineId,omitempty"`
+	PipelineRunID  string            `json:"pipelineRunId,omitempty"`
 	StepIndex      int               `json:"stepIndex,omitempty"`
 	StepAgentID    string            `json:"stepAgentId,omitempty"`
 	RemainingSteps []PipelineStep    `json:"remainingSteps,omitempty"`
 	Map            *MapProgress      `json:"map,omitempty"`
 	Parallel       *ParallelProgress `json:"parallel,omitempty"`
-	// Outer is the continuation of an enclosing composition, when this one is
-	// itself nested (a pipeline inside a supervisor's delegation, ...).
+	// Outer is the continuation of the enclosing level, when this pipeline
+	// is itself a branch of a parallel step: once this level completes, its
+	// output continues Outer.
 	Outer *CheckpointParent `json:"outer,omitempty"`
 
 	// Supervisor continuation: the supervisor's checkpoint awaiting this
@@ -250,9 +253,9 @@ type MapProgress struct {
 // ParallelProgress is a suspended parallel step's branch state. Suspended
 // siblings are null in SettledOutputs until their own resume.
 type ParallelProgress struct {
-	BranchIndex         int               `json:"branchIndex"`
-	SettledOutputs      []json.RawMessage `json:"settledOutputs"`
-	PendingCheckpointID []string          `json:"pendingCheckpointIds"`
+	BranchIndex          int               `json:"branchIndex"`
+	SettledOutputs       []json.RawMessage `json:"settledOutputs"`
+	PendingCheckpointIDs []string          `json:"pendingCheckpointIds"`
 }
 
 // PendingDelegation is one suspended child of a supervisor.

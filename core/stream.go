@@ -6,68 +6,92 @@ import (
 	"iter"
 )
 
-// emitter hands a run's crumbs to the choke point and on to the consumer of
-// the public stream. It is used only from the stream's goroutine; work that
-// runs concurrently (tool calls, parallel branches) sends its crumbs to that
-// goroutine instead of emitting directly.
-type emitter struct {
+// sink receives the crumbs of a run. The public stream's sink numbers each
+// crumb at the choke point and yields it to the consumer; a nested run's sink
+// (a pipeline step, a delegation, a parallel branch) hands its crumbs to its
+// parent, possibly from another goroutine over a channel, so only the stream's
+// goroutine ever yields.
+type sink interface {
+	// put passes c on. It returns false once nobody reads the stream; the
+	// caller must then wind down.
+	put(c Crumb) bool
+	// end passes the crumb that ends a run (agent:run:end, agent:error) with
+	// the run's error. Only the public stream pairs the error with the crumb;
+	// nested sinks pass the crumb on like any other.
+	end(c Crumb, err error)
+}
+
+// streamSink is the public stream: the choke point, then the consumer.
+type streamSink struct {
 	ctx      context.Context
 	cp       *chokePoint
 	yield    func(Crumb, error) bool
 	stopped  bool // the consumer stopped ranging
-	terminal bool // a terminal crumb (agent:run:end of the top run, or agent:error) went out
+	reported bool // a run's failure was paired with its agent:error
 }
 
-// emit passes c through the choke point and yields it. It returns false once
-// the consumer has stopped ranging; the caller must then wind down.
-func (e *emitter) emit(c Crumb) bool {
-	if e.stopped {
+func (s *streamSink) put(c Crumb) bool {
+	if s.stopped {
 		return false
 	}
-	e.cp.process(e.ctx, c)
-	if !e.yield(c, nil) {
-		e.stopped = true
+	s.cp.process(s.ctx, c)
+	if !s.yield(c, nil) {
+		s.stopped = true
 	}
-	return !e.stopped
+	return !s.stopped
 }
 
-// fail emits the agent:error crumb that ends a failed run, paired with its
-// error, and marks the stream as reported.
-func (e *emitter) fail(base CrumbBase, err error) {
+func (s *streamSink) end(c Crumb, err error) {
+	if err != nil {
+		s.reported = true
+	}
+	// Even when nobody reads any more, the log and the transport learn how
+	// the run ended.
+	s.cp.process(s.ctx, c)
+	if !s.stopped && !s.yield(c, err) {
+		s.stopped = true
+	}
+}
+
+// funcSink passes crumbs to a function, for runs nested in a tool call or a
+// concurrent branch. The function must deliver them to the parent in order.
+type funcSink func(Crumb)
+
+func (f funcSink) put(c Crumb) bool       { f(c); return true }
+func (f funcSink) end(c Crumb, err error) { f(c) }
+
+// nested wraps a sink for a run inside a composition: its end is an ordinary
+// crumb to the parent, which decides how the composition ends.
+type nested struct{ parent sink }
+
+func (n nested) put(c Crumb) bool       { return n.parent.put(c) }
+func (n nested) end(c Crumb, err error) { n.parent.put(c) }
+
+// errorCrumb builds the agent:error that ends a failed run.
+func errorCrumb(base CrumbBase, err error) (*AgentError, *BreadError) {
 	be := AsBreadError(err, CodeAgentError)
 	base.Timestamp = NowMillis()
 	base.Seq = 0
-	c := &AgentError{CrumbBase: base, Error: be}
-	e.terminal = true
-	if e.stopped {
-		// Nobody reads the stream any more, but the log and the transport
-		// still learn how the run ended.
-		e.cp.process(e.ctx, c)
-		return
-	}
-	e.cp.process(e.ctx, c)
-	if !e.yield(c, be) {
-		e.stopped = true
-	}
+	return &AgentError{CrumbBase: base, Error: be}, be
 }
 
 // stream runs body as one public stream: it checks the Instance is started
 // and under its run cap, owns the choke point for the stream's lifetime, and
-// turns an unreported error from body into a final agent:error crumb.
-func (in *Instance) stream(ctx context.Context, agentID string, yield func(Crumb, error) bool, body func(ctx context.Context, e *emitter) error) {
-	e := &emitter{ctx: ctx, yield: yield}
-	e.cp = in.newChokePoint(ctx)
-	defer e.cp.finish()
+// turns an error body did not report into a final agent:error crumb.
+func (in *Instance) stream(ctx context.Context, agentID string, yield func(Crumb, error) bool, body func(ctx context.Context, out *streamSink) error) {
+	out := &streamSink{ctx: ctx, yield: yield}
+	out.cp = in.newChokePoint(ctx)
+	defer out.cp.finish()
 
 	if err := in.admit(); err != nil {
-		e.fail(CrumbBase{AgentID: agentID}, err)
+		out.end(errorCrumb(CrumbBase{AgentID: agentID}, err))
 		return
 	}
 	defer in.inFlight.Add(-1)
 
-	err := body(ctx, e)
-	if err != nil && !e.terminal {
-		e.fail(CrumbBase{AgentID: agentID}, err)
+	err := body(ctx, out)
+	if err != nil && !out.reported {
+		out.end(errorCrumb(CrumbBase{AgentID: agentID}, err))
 	}
 }
 
@@ -118,8 +142,9 @@ var ErrCancelRequested = &BreadError{Code: CodeRunCancelled, Message: "the run w
 // suspends. Breaking out of the range cancels the run.
 func (in *Instance) Run(ctx context.Context, agentID string, input any, opts RunOptions) iter.Seq2[Crumb, error] {
 	return func(yield func(Crumb, error) bool) {
-		in.stream(ctx, agentID, yield, func(ctx context.Context, e *emitter) error {
-			return in.runAgent(ctx, e, agentID, input, opts)
+		in.stream(ctx, agentID, yield, func(ctx context.Context, out *streamSink) error {
+			_, err := in.runAgent(ctx, out, agentID, input, opts, nil)
+			return err
 		})
 	}
 }

@@ -43,4 +43,8 @@ type ToolContext struct {
 	Credentials CredentialProvider
 	// BlobStore is set when Config.BlobStore is.
 	BlobStore BlobStore
+
+	// emit hands crumbs of built-in tools (task, loop and delegation crumbs)
+	// to the run's stream.
+	emit func(Crumb)
 }

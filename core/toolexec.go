@@ -14,11 +14,19 @@ type toolCall struct {
 	Input json.RawMessage
 }
 
-// runTools executes calls concurrently and returns their result parts in
-// call order. Tool crumbs travel to the run's goroutine over a channel and
-// are emitted in arrival order, so only that goroutine ever yields.
-func (r *run) runTools(ctx context.Context, ts *toolset, calls []toolCall) []Part {
-	results := make([]Part, len(calls))
+// toolOutcome is how one call ended: the part the model sees, and the error
+// when it failed.
+type toolOutcome struct {
+	part Part
+	err  *BreadError
+}
+
+// runTools executes calls concurrently and returns their outcomes in call
+// order. Tool crumbs (and the crumbs of runs nested in a tool, like a
+// delegation) travel to the run's goroutine over a channel and are emitted in
+// arrival order, so only that goroutine ever yields.
+func (r *run) runTools(ctx context.Context, ts *toolset, calls []toolCall) []toolOutcome {
+	results := make([]toolOutcome, len(calls))
 	if len(calls) == 0 {
 		return results
 	}
@@ -40,12 +48,12 @@ func (r *run) runTools(ctx context.Context, ts *toolset, calls []toolCall) []Par
 // execTool runs one call through the tool-scope hooks, emitting tool:call,
 // tool:result:partial, tool:result or tool:error, and returns the part the
 // model sees. It never panics: a panicking tool is a TOOL_ERROR.
-func (r *run) execTool(ctx context.Context, bt *boundTool, call toolCall, out chan<- Crumb) Part {
+func (r *run) execTool(ctx context.Context, bt *boundTool, call toolCall, out chan<- Crumb) toolOutcome {
 	send := func(c Crumb) { out <- c }
 	if bt == nil || bt.tool == nil {
 		be := Errorf(CodeToolNotFound, "the model called %s, which this agent does not have", quoteTruncated(call.Name))
 		send(&ToolError{CrumbBase: r.base(), ToolCallID: call.ID, ToolName: call.Name, Error: be})
-		return errorPart(call, be)
+		return toolOutcome{errorPart(call, be), be}
 	}
 	return r.invokeTool(ctx, bt, call, send)
 }
@@ -54,7 +62,7 @@ func (r *run) execTool(ctx context.Context, bt *boundTool, call toolCall, out ch
 // model's call or from an approval on resume: argument validation, the
 // BeforeRun chain, tool:call, the execution with OnError and retry,
 // tool:result or tool:error, then the AfterRun chain.
-func (r *run) invokeTool(ctx context.Context, bt *boundTool, call toolCall, send func(Crumb)) Part {
+func (r *run) invokeTool(ctx context.Context, bt *boundTool, call toolCall, send func(Crumb)) toolOutcome {
 	t := bt.tool
 	creds := r.in.toolCredentials(t)
 	hc := r.hookContext(HookTool)
@@ -62,10 +70,14 @@ func (r *run) invokeTool(ctx context.Context, bt *boundTool, call toolCall, send
 	hc.Credentials = creds
 	chain := r.in.chain(t.Hooks)
 	start := time.Now()
-	failed := func(err error) Part {
+	failed := func(err error) toolOutcome {
 		be := AsBreadError(err, CodeToolError)
-		send(&ToolError{CrumbBase: r.base(), ToolCallID: call.ID, ToolName: bt.leaf, Error: be, DurationMs: time.Since(start).Milliseconds()})
-		return errorPart(call, be)
+		// A delegation suspending for a human is not a failure: it reaches
+		// the runner's chain-suspension path without a tool:error.
+		if be.Code != CodeDelegationSuspended {
+			send(&ToolError{CrumbBase: r.base(), ToolCallID: call.ID, ToolName: bt.leaf, Error: be, DurationMs: time.Since(start).Milliseconds()})
+		}
+		return toolOutcome{errorPart(call, be), be}
 	}
 
 	if err := bt.args.validate("arguments of "+bt.leaf, call.Input); err != nil {
@@ -84,13 +96,13 @@ func (r *run) invokeTool(ctx context.Context, bt *boundTool, call toolCall, send
 		if err != nil {
 			return failed(err)
 		}
-		return resultPart(call, final)
+		return toolOutcome{part: resultPart(call, final)}
 	}
 	raw, err := asJSON(args)
 	if err != nil {
 		return failed(Errorf(CodeValidationError, "arguments of %s are not JSON: %w", bt.leaf, err))
 	}
-	tc := ToolContext{AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID, ToolCallID: call.ID, Credentials: creds, BlobStore: r.in.cfg.BlobStore}
+	tc := ToolContext{AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID, ToolCallID: call.ID, Credentials: creds, BlobStore: r.in.cfg.BlobStore, emit: send}
 
 	var result any
 	if t.ExecuteStream != nil {
@@ -111,7 +123,7 @@ func (r *run) invokeTool(ctx context.Context, bt *boundTool, call toolCall, send
 	if err != nil {
 		return failed(err)
 	}
-	return resultPart(call, final)
+	return toolOutcome{part: resultPart(call, final)}
 }
 
 // executeWithRetry runs a tool, consulting the OnError chain after each
@@ -136,9 +148,9 @@ func (r *run) executeWithRetry(ctx context.Context, t *Tool, raw json.RawMessage
 			return nil, herr
 		}
 		switch o, final := rs.decide(res, be); o {
-		case outcomeRecover:
+		case decideRecover:
 			return rs.recovered, nil
-		case outcomeFail:
+		case decideFail:
 			return nil, final
 		}
 		if err := rs.wait(ctx); err != nil {

@@ -37,7 +37,7 @@ type toolSource struct {
 // human tools, global plugin tools, per-agent plugin tools, and the built-ins
 // its configuration turns on), applies permissions, and checks that no two
 // tools share a model-facing name.
-func (r *run) assembleTools(ctx context.Context, extra []toolSource) (*toolset, error) {
+func (r *run) assembleTools(ctx context.Context) (*toolset, error) {
 	a := r.agent
 	var sources []toolSource
 	for i := range a.Tools {
@@ -63,7 +63,11 @@ func (r *run) assembleTools(ctx context.Context, extra []toolSource) (*toolset, 
 			sources = append(sources, toolSource{origin: ToolOrigin{Scope: ScopePlugin, Sub: pr.plugin, Name: t.Name}, tool: t})
 		}
 	}
-	sources = append(sources, extra...)
+	builtins, err := r.builtinSources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sources = append(sources, builtins...)
 
 	ts := &toolset{byLeaf: make(map[string]*boundTool, len(sources))}
 	for _, s := range sources {

@@ -114,7 +114,7 @@ func testCheckpointParent(t *testing.T, s core.BreadStore) {
 	// Parallel steps re-save the record once siblings settle.
 	updated := fullCheckpoint("cp-1", "s")
 	updated.Parent.Parallel.SettledOutputs[0] = []byte(`"A"`)
-	updated.Parent.Parallel.PendingCheckpointID = nil
+	updated.Parent.Parallel.PendingCheckpointIDs = nil
 	noErr(t, s.SaveCheckpoint(t.Context(), updated), "SaveCheckpoint with an updated parent")
 	got, err = s.GetCheckpoint(t.Context(), "cp-1")
 	noErr(t, err, "GetCheckpoint")

@@ -90,7 +90,7 @@ func fullCheckpoint(id, sessionID string) core.CheckpointRecord {
 		Parallel: &core.ParallelProgress{
 			BranchIndex:         1,
 			SettledOutputs:      []json.RawMessage{json.RawMessage(`null`), json.RawMessage(`"B"`)},
-			PendingCheckpointID: []string{"cp-sibling-0"},
+			PendingCheckpointIDs: []string{"cp-sibling-0"},
 		},
 		Outer: &core.CheckpointParent{
 			Kind:         core.ParentSupervisor,

@@ -142,7 +142,7 @@ func cloneParent(p *core.CheckpointParent) *core.CheckpointParent {
 	if p.Parallel != nil {
 		par := *p.Parallel
 		par.SettledOutputs = cloneRaws(par.SettledOutputs)
-		par.PendingCheckpointID = slices.Clone(par.PendingCheckpointID)
+		par.PendingCheckpointIDs = slices.Clone(par.PendingCheckpointIDs)
 		c.Parallel = &par
 	}
 	c.Outer = cloneParent(p.Outer)
