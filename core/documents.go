@@ -145,4 +145,3 @@ func underRoot(root, p string) (string, error) {
 	}
 	return full, nil
 }
-

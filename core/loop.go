@@ -309,4 +309,3 @@ func (r *run) closeLoop(ctx context.Context, failed bool) {
 		r.in.log.Warn("bread: closing a loop left open failed", "runId", r.id, "error", err)
 	}
 }
-

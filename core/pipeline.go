@@ -356,4 +356,3 @@ func rawList(vs []any) []json.RawMessage {
 	}
 	return out
 }
-

@@ -281,4 +281,3 @@ func (in *Instance) taskModelCall(ctx context.Context, t *taskRT, model Language
 	out, _, err := decodeStructured(string(text), t.decodeOutput, t.output, "output of task "+t.Name)
 	return out, usage, err
 }
-

@@ -88,8 +88,8 @@ func fullCheckpoint(id, sessionID string) core.CheckpointRecord {
 			RemainingItems: []json.RawMessage{json.RawMessage(`"item-3"`), json.RawMessage(`4`)},
 		},
 		Parallel: &core.ParallelProgress{
-			BranchIndex:         1,
-			SettledOutputs:      []json.RawMessage{json.RawMessage(`null`), json.RawMessage(`"B"`)},
+			BranchIndex:          1,
+			SettledOutputs:       []json.RawMessage{json.RawMessage(`null`), json.RawMessage(`"B"`)},
 			PendingCheckpointIDs: []string{"cp-sibling-0"},
 		},
 		Outer: &core.CheckpointParent{

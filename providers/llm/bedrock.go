@@ -3,9 +3,9 @@ package llm
 import (
 	"bytes"
 	"context"
-	"io"
 	"encoding/json"
 	"errors"
+	"io"
 	"iter"
 	"net/http"
 	"strings"
