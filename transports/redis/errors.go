@@ -1,0 +1,29 @@
+package redis
+
+import "github.com/breadai/bread/core"
+
+// Codes of the errors this package returns, in the style of core's catalogue.
+const (
+	// CodeTransportClosed: Publish or Subscribe after Close, or a
+	// subscription ended because the transport closed.
+	CodeTransportClosed = "TRANSPORT_CLOSED"
+	// CodeTransportUnavailable: Start could not reach Redis.
+	CodeTransportUnavailable = "TRANSPORT_UNAVAILABLE"
+	// CodeSubscriberLagged: a subscription fell so far behind that MAXLEN
+	// trimmed frames it had not read yet; the client catches up from the
+	// store instead of silently missing them.
+	CodeSubscriberLagged = "SUBSCRIBER_LAGGED"
+)
+
+var (
+	// ErrClosed is returned by Publish after Close and yielded by
+	// subscriptions that Close ended.
+	ErrClosed = &core.BreadError{Code: CodeTransportClosed, Message: "redis transport: closed"}
+	// ErrSubscriberLagged ends a subscription whose unread frames were
+	// trimmed from the stream.
+	ErrSubscriberLagged = &core.BreadError{Code: CodeSubscriberLagged, Message: "redis transport: the subscriber fell behind the stream's retention; catch up from the store"}
+)
+
+func invalidConfig(msg string) *core.BreadError {
+	return &core.BreadError{Code: core.CodeInvalidConfig, Message: "redis transport: " + msg}
+}
