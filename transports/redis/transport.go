@@ -24,15 +24,15 @@ type Transport struct {
 	pub, sub goredis.UniversalClient
 	owned    bool // the transport dialled pub and sub and closes them
 
-	out       *outbox
+	out        *outbox
 	pubOnce    sync.Once
 	pubStarted atomic.Bool
-	pubStop   chan struct{} // closed by Close: the publisher exits
-	pubDone   chan struct{} // closed when the publisher has exited
-	degraded  atomic.Bool   // Redis is failing: a full queue drops without waiting
-	closing   atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
+	pubStop    chan struct{} // closed by Close: the publisher exits
+	pubDone    chan struct{} // closed when the publisher has exited
+	degraded   atomic.Bool   // Redis is failing: a full queue drops without waiting
+	closing    atomic.Bool
+	closeOnce  sync.Once
+	closeErr   error
 
 	// closed ends every subscription; cancelled by Close.
 	closed      context.Context
