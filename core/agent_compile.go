@@ -68,6 +68,36 @@ func compileAgent(a *Agent) (*agentRT, error) {
 			return nil, err
 		}
 	}
+	for _, sk := range a.Skills {
+		if err := ValidateName("skill", sk.ID); err != nil {
+			return nil, withAgent(err, a.ID)
+		}
+		for i := range sk.Tools {
+			if err := checkTool(&sk.Tools[i]); err != nil {
+				return nil, withAgent(err, a.ID)
+			}
+		}
+	}
+	if sc := a.Supervisor; sc != nil {
+		if len(sc.Agents) == 0 {
+			return nil, Errorf(CodeInvalidConfig, "agent %s: a supervisor needs at least one sub-agent", a.ID)
+		}
+		for _, sa := range sc.Agents {
+			if err := ValidateID("sub-agent", sa.AgentID); err != nil {
+				return nil, withAgent(err, a.ID)
+			}
+			switch sa.Visibility {
+			case "", Passthrough, Mediate, Hidden:
+			default:
+				return nil, Errorf(CodeInvalidConfig, "agent %s: sub-agent %s has unknown visibility %q (passthrough, mediate or hidden)", a.ID, sa.AgentID, sa.Visibility)
+			}
+		}
+	}
+	if lc := a.Loop; lc != nil {
+		if len(lc.Pool) == 0 || lc.MaxIterations < 1 {
+			return nil, Errorf(CodeInvalidConfig, "agent %s: a loop needs a non-empty pool and maxIterations >= 1", a.ID)
+		}
+	}
 	return rt, nil
 }
 

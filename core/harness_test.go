@@ -140,3 +140,5 @@ func (tb *testbed) messages(t *testing.T, sessionID string) []core.Message {
 	}
 	return out
 }
+
+type iterSeq2 = iter.Seq2[core.ModelEvent, error]

@@ -152,6 +152,7 @@ func (in *Instance) Start(ctx context.Context) error {
 			}
 		}
 	}
+	in.warnUnsupportedFeatures()
 	for id, ra := range in.cfg.RemoteAgents {
 		if s, ok := ra.(Starter); ok {
 			if err := s.Start(ctx); err != nil {
@@ -161,6 +162,21 @@ func (in *Instance) Start(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// warnUnsupportedFeatures logs agents that ask for knowledge or documents
+// on a store without them: their tools are simply absent.
+func (in *Instance) warnUnsupportedFeatures() {
+	_, kg := in.store.(KnowledgeStore)
+	_, docs := in.store.(DocumentStore)
+	for _, a := range in.agents {
+		if a.Knowledge != nil && !kg {
+			in.log.Warn("bread: agent wants knowledge but the store is not a KnowledgeStore; core_kg_* tools are off", "agentId", a.ID)
+		}
+		if a.Documents != nil && !docs {
+			in.log.Warn("bread: agent wants documents but the store is not a DocumentStore; core_doc_* tools are off", "agentId", a.ID)
+		}
+	}
 }
 
 // closePlugins closes the first n plugins in reverse order.

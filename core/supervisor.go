@@ -152,7 +152,10 @@ func (s *supervisorRuntime) delegate(ctx context.Context, a delegateArgs, tc Too
 		return nil, err
 	}
 	if res.suspended {
-		if suspendedAt == "" {
+		// Link the delegated run's own checkpoint: when it is itself a
+		// supervisor waiting on a deeper child, the human's crumb names the
+		// grandchild, which already links to it.
+		if res.checkpointID != "" {
 			suspendedAt = res.checkpointID
 		}
 		return nil, &BreadError{
