@@ -156,7 +156,9 @@ func TestLoopHooks(t *testing.T) {
 			}
 			return &core.OnErrorResult{Action: core.Recover, Output: "recovered"}, nil
 		},
-		OnFinish: func(_ context.Context, lc core.LoopContext, s core.LoopStatus) { add("finish:" + string(s) + ":" + itoa(lc.Iteration)) },
+		OnFinish: func(_ context.Context, lc core.LoopContext, s core.LoopStatus) {
+			add("finish:" + string(s) + ":" + itoa(lc.Iteration))
+		},
 	}
 	host, hostModel := loopHost(core.LoopConfig{Pool: []string{"flaky"}, MaxIterations: 3, Hooks: hooks},
 		call("core_start_loop", map[string]any{"pipeline": []string{"flaky"}, "input": "x"}),
