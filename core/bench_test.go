@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/modeltest"
 	"github.com/breadai/bread/stores/memory"
 )
 
@@ -52,4 +53,63 @@ func BenchmarkChokePoint(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkRunTrivial is a whole run with one text delta: session, history,
+// model call, persistence, and every crumb through the choke point.
+func BenchmarkRunTrivial(b *testing.B) {
+	model := modeltest.New(modeltest.Text("hi"))
+	in := benchInstance(b, model, &core.Agent{ID: "a", Model: core.ModelRef{Provider: "mock", Model: "m"}})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, err := range in.Run(ctx, "a", "hello", core.RunOptions{}) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkRunTools is a run of three model turns calling five tools (two,
+// then three in parallel), then answering.
+func BenchmarkRunTools(b *testing.B) {
+	type args struct {
+		N int `json:"n"`
+	}
+	double := core.DefineTool("double", "doubles", func(_ context.Context, a args, _ core.ToolContext) (int, error) { return a.N * 2, nil })
+	model := modeltest.New()
+	in := benchInstance(b, model, &core.Agent{ID: "a", Model: core.ModelRef{Provider: "mock", Model: "m"}, Tools: []core.Tool{double}})
+	calls := func(ids ...string) modeltest.Turn {
+		cs := make([]modeltest.Call, len(ids))
+		for i, id := range ids {
+			cs[i] = modeltest.Call{ID: id, Name: "tool_double", Args: args{N: i}}
+		}
+		return modeltest.ToolCalls(cs...)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		*model = *modeltest.New(calls("a", "b"), calls("c", "d", "e"), modeltest.Text("done"))
+		b.StartTimer()
+		for _, err := range in.Run(ctx, "a", "go", core.RunOptions{}) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func benchInstance(b *testing.B, model *modeltest.Model, agents ...*core.Agent) *core.Instance {
+	b.Helper()
+	in, err := core.New(core.Config{Store: memory.New(), Agents: agents, Providers: model.Registry("mock")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := in.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = in.Stop(context.Background()) })
+	return in
 }

@@ -231,6 +231,9 @@ func (cp *chokePoint) flushWindow(rs *runSeq, slot int) {
 // enqueue hands an entry to the writer goroutine, starting it on first use.
 // Called with cp.mu held.
 func (cp *chokePoint) enqueue(e CrumbLogEntry) {
+	if cp.pending == nil {
+		cp.pending = make([]CrumbLogEntry, 0, 16)
+	}
 	cp.pending = append(cp.pending, e)
 	if cp.signal == nil {
 		cp.signal = make(chan struct{}, 1)

@@ -86,10 +86,10 @@ func (in *Instance) runAgent(ctx context.Context, out sink, agentID string, inpu
 func (in *Instance) newRun(rt *agentRT, runID, sessionID string, input any, opts RunOptions) *run {
 	r := &run{
 		in: in, agent: rt, id: runID, sessionID: sessionID, input: input, opts: opts,
-		hooks: in.chain(rt.Hooks), started: time.Now(), skills: map[string]bool{},
+		hooks: in.chain(rt.Hooks), started: time.Now(),
 	}
 	if opts.Skill != "" {
-		r.skills[opts.Skill] = true
+		r.skills = map[string]bool{opts.Skill: true}
 	}
 	return r
 }

@@ -57,6 +57,9 @@ func skillNotFound(a *agentRT, id string) *BreadError {
 // concurrent tool calls.
 func (r *run) activateSkill(id string) {
 	r.mu.Lock()
+	if r.skills == nil {
+		r.skills = map[string]bool{}
+	}
 	r.skills[id] = true
 	r.mu.Unlock()
 }
