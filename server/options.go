@@ -1,0 +1,58 @@
+package server
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/breadai/bread/core"
+)
+
+// Defaults of Options.
+const (
+	DefaultHost            = "localhost"
+	DefaultPort            = 3000
+	DefaultMaxBodyBytes    = 1 << 20
+	DefaultShutdownTimeout = 10 * time.Second
+)
+
+// Options configure a Server. Zero values take the defaults.
+type Options struct {
+	// Host and Port are where ListenAndServe binds (default
+	// localhost:3000). An empty Host after defaulting is not possible: bind
+	// every interface with "0.0.0.0" or "::", which needs auth.
+	Host string
+	Port int
+	// MaxBodyBytes caps every request body, ahead of every route and
+	// middleware (default 1 MiB). A larger body is 413 BODY_TOO_LARGE.
+	MaxBodyBytes int64
+	// Auth turns authentication and authorization on.
+	Auth *Auth
+	// Transport serves the streaming routes. Nil uses the instance's
+	// transport when it is a core.Mounter (httpchunked.New or httpsse.New
+	// as core.Config.Transport); with neither, New fails with
+	// TRANSPORT_NOT_CONFIGURED, because bread never picks a wire format for
+	// you.
+	Transport core.Mounter
+	// Canceller cancels runs for POST /runs/{runId}/cancel; nil cancels the
+	// runs of this instance.
+	Canceller Canceller
+	// Logger receives server logs; nil uses the instance's logger.
+	Logger *slog.Logger
+	// ShutdownTimeout bounds the graceful shutdown (default 10 s); then
+	// remaining connections are closed.
+	ShutdownTimeout time.Duration
+	// ReadHeaderTimeout bounds reading a request's headers (default 10 s).
+	ReadHeaderTimeout time.Duration
+}
+
+// Auth configures authentication and authorization.
+type Auth struct {
+	// Strategies authenticate a request; the first that returns an identity
+	// wins. Without strategies here, auth is still on when the instance has
+	// a plugin named "auth" (AuthPlugin).
+	Strategies []core.BreadAuthStrategy
+	// Authorize decides whether the caller may perform a route's action. It
+	// is called only when auth is on; nil then denies every route, and the
+	// listen methods refuse to start (AUTH_NOT_CONFIGURED).
+	Authorize core.AuthorizeFunc
+}

@@ -1,0 +1,39 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/breadai/bread/core"
+)
+
+func (s *Server) listLoops(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := core.LoopFilter{SessionID: q.Get("session"), AgentID: q.Get("agent"), Status: core.LoopStatus(q.Get("status"))}
+	switch f.Status {
+	case "", core.LoopRunning, core.LoopCompleted, core.LoopExhausted, core.LoopFailed:
+	default:
+		badRequest(w, "invalid loop status "+quote(string(f.Status))+": expected running, completed, exhausted or failed")
+		return
+	}
+	list, err := s.inst.Store().ListLoops(r.Context(), f)
+	if err != nil {
+		writeFailure(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nonNil(list))
+}
+
+func (s *Server) readLoop(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	d, err := s.inst.Store().GetLoop(r.Context(), id)
+	switch {
+	case errors.Is(err, core.ErrLoopNotFound):
+		writeError(w, http.StatusNotFound, core.CodeLoopNotFound, "loop "+quote(id)+" not found")
+	case err != nil:
+		writeFailure(w, r, s.log, err)
+	default:
+		d.Iterations = nonNil(d.Iterations)
+		writeJSON(w, http.StatusOK, d)
+	}
+}

@@ -1,0 +1,235 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+
+	"github.com/breadai/bread/core"
+)
+
+// Server serves one Instance over HTTP.
+type Server struct {
+	inst      *core.Instance
+	opts      Options
+	log       *slog.Logger
+	authOn    bool
+	authorize core.AuthorizeFunc
+	canceller Canceller
+	transport core.Mounter
+	handler   http.Handler
+}
+
+// New builds the server's handler: body cap, host guard (auth off) or
+// authentication (auth on), plugin middleware in plugin order, then the
+// routes: the server's own, the transport's, and the plugins'. It does not
+// start inst; the caller owns its lifecycle.
+func New(inst *core.Instance, opts Options) (*Server, error) {
+	if inst == nil {
+		return nil, &core.BreadError{Code: core.CodeInvalidConfig, Message: "server.New needs an Instance"}
+	}
+	if opts.MaxBodyBytes < 0 {
+		return nil, &core.BreadError{Code: core.CodeInvalidConfig, Message: "Options.MaxBodyBytes must not be negative"}
+	}
+	if opts.Host == "" {
+		opts.Host = DefaultHost
+	}
+	if opts.Port == 0 {
+		opts.Port = DefaultPort
+	}
+	if opts.MaxBodyBytes == 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if opts.ReadHeaderTimeout <= 0 {
+		opts.ReadHeaderTimeout = 10 * time.Second
+	}
+	s := &Server{inst: inst, opts: opts, log: opts.Logger, canceller: opts.Canceller, transport: opts.Transport}
+	if s.log == nil {
+		s.log = inst.Logger()
+	}
+	if s.canceller == nil {
+		s.canceller = instanceCanceller{inst}
+	}
+	if s.transport == nil {
+		m, ok := inst.Transport().(core.Mounter)
+		if !ok {
+			return nil, &core.BreadError{
+				Code: core.CodeTransportNotConfigured,
+				Message: "no mount-capable transport: set core.Config.Transport (or Options.Transport) to " +
+					"httpchunked.New (NDJSON, the default choice) or httpsse.New (SSE, for EventSource)",
+			}
+		}
+		s.transport = m
+	}
+	plugins := inst.Plugins()
+	if opts.Auth != nil {
+		s.authorize = opts.Auth.Authorize
+		s.authOn = len(opts.Auth.Strategies) > 0
+	}
+	s.authOn = s.authOn || slices.ContainsFunc(plugins, func(p core.BreadPlugin) bool { return p.Name() == AuthPluginName })
+
+	mx := mux.NewRouter()
+	mx.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusNotFound, core.CodeNotFound, "no route for this path")
+	})
+	mx.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "this path does not serve that method")
+	})
+	rt := &router{s: s, mux: mx}
+	s.routes(rt)
+	s.transport.Mount(rt, inst)
+	for _, p := range plugins {
+		if rp, ok := p.(core.RoutesProvider); ok {
+			rp.Routes(rt)
+		}
+	}
+
+	var h http.Handler = mx
+	for _, p := range slices.Backward(plugins) {
+		if mp, ok := p.(core.MiddlewareProvider); ok {
+			h = mp.Middleware(h)
+		}
+	}
+	if opts.Auth != nil && len(opts.Auth.Strategies) > 0 {
+		h = AuthMiddleware(opts.Auth.Strategies...)(h)
+	}
+	if !s.authOn {
+		h = hostGuard(h)
+	}
+	h = bodyCap(opts.MaxBodyBytes, h)
+	s.handler = s.recoverer(h)
+	return s, nil
+}
+
+// Handler returns the server's http.Handler for in-process use (tests, a
+// mux of your own). It applies the same guards as a listening server but no
+// bind check.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// recoverer turns a panicking handler into a 500 instead of a dropped
+// connection, and logs it.
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.ErrorContext(r.Context(), "bread: handler panicked", "method", r.Method, "path", r.URL.Path, "panic", p)
+				writeError(w, http.StatusInternalServerError, core.CodeInternalError, "internal server error")
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ListenAndServe checks the bind, listens on Options.Host:Port and serves
+// until ctx ends, then shuts down gracefully.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	if err := s.checkBind(s.opts.Host, loopbackBind(s.opts.Host)); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(strings.Trim(s.opts.Host, "[]"), strconv.Itoa(s.opts.Port)))
+	if err != nil {
+		return err
+	}
+	return s.serve(ctx, ln)
+}
+
+// Serve checks the listener's address like ListenAndServe checks its bind,
+// then serves on ln until ctx ends. It always closes ln.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if err := s.checkBind(ln.Addr().String(), listenerLoopback(ln)); err != nil {
+		ln.Close()
+		return err
+	}
+	return s.serve(ctx, ln)
+}
+
+// checkBind refuses the combinations that would leave the server open or
+// unusable: auth without Authorize (every route would be 403), and no auth
+// on a public address. No auth on loopback is allowed with a warning.
+func (s *Server) checkBind(addr string, loopback bool) error {
+	switch {
+	case s.authOn && s.authorize == nil:
+		return &core.BreadError{Code: core.CodeAuthNotConfigured, Message: "auth is on but Options.Auth.Authorize is not set: every route would be refused"}
+	case s.authOn:
+		return nil
+	case loopback:
+		s.log.Warn("bread: serving without auth on a loopback address; a reverse proxy on this machine can present a loopback Host and reach every route", "addr", addr)
+		return nil
+	case s.authorize != nil:
+		return &core.BreadError{Code: core.CodeAuthNotConfigured, Message: "Options.Auth.Authorize is set but no auth strategy authenticates callers; refusing to listen on public address " + addr}
+	default:
+		return &core.BreadError{Code: core.CodeAuthNotConfigured, Message: "no auth configured; refusing to listen on public address " + addr + " (bind localhost, or set Options.Auth)"}
+	}
+}
+
+// loopbackBind reports whether a configured host binds loopback only. Names
+// other than localhost are not resolved: a name is public until proven
+// otherwise.
+func loopbackBind(host string) bool {
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func listenerLoopback(ln net.Listener) bool {
+	switch a := ln.Addr().(type) {
+	case *net.TCPAddr:
+		return a.IP.IsLoopback()
+	case *net.UnixAddr:
+		return true // a socket file reaches only this machine
+	}
+	host, _, err := net.SplitHostPort(ln.Addr().String())
+	return err == nil && loopbackBind(host)
+}
+
+// serve runs an http.Server on ln. When ctx ends it stops accepting, ends
+// every request's context (so open streams flush and close their
+// responses), waits up to ShutdownTimeout and then closes what is left.
+func (s *Server) serve(ctx context.Context, ln net.Listener) error {
+	base, endRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer endRequests()
+	hs := &http.Server{
+		Handler:           s.handler,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	s.log.Info("bread: listening", "addr", ln.Addr().String())
+
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	endRequests()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if err != nil {
+		err = errors.Join(err, hs.Close())
+	}
+	if serr := <-served; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	return err
+}

@@ -1,0 +1,252 @@
+package httpstream_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/core/protocol"
+	"github.com/breadai/bread/server"
+	"github.com/breadai/bread/stores/memory"
+	"github.com/breadai/bread/transports/httpstream"
+)
+
+// lines is a test Format: one CrumbFrame per line, like httpchunked, so the
+// tests can read the stream with core/protocol.
+type lines struct{}
+
+func (lines) ContentType() string                                      { return "application/x-test" }
+func (lines) AppendOpen(dst []byte) []byte                             { return dst }
+func (lines) AppendHeartbeat(dst []byte) []byte                        { return append(dst, '\n') }
+func (l lines) AppendFailure(dst []byte, f core.Frame) ([]byte, error) { return l.AppendCrumb(dst, f) }
+func (lines) AppendCrumb(dst []byte, f core.Frame) ([]byte, error) {
+	out, err := protocol.AppendCrumbFrame(dst, f)
+	return append(out, '\n'), err
+}
+
+type env struct {
+	inst    *core.Instance
+	store   core.BreadStore
+	ingress *httpstream.Ingress
+	ts      *httptest.Server
+}
+
+type setup struct {
+	cfg       core.Config
+	opts      httpstream.Options
+	auth      *server.Auth
+	transport core.BreadTransport // the instance's transport; nil is the ingress itself
+	turns     []modeltest.Turn
+}
+
+func newEnv(t *testing.T, s setup) *env {
+	t.Helper()
+	e := &env{ingress: httpstream.New(lines{}, s.opts)}
+	if s.cfg.Store == nil {
+		s.cfg.Store = memory.New()
+	}
+	e.store = s.cfg.Store
+	if len(s.turns) == 0 {
+		s.turns = []modeltest.Turn{modeltest.Text("Bread ", "is ", "good.")}
+	}
+	model := modeltest.New(s.turns...)
+	s.cfg.Providers = model.Registry("scripted")
+	s.cfg.Agents = append(s.cfg.Agents, &core.Agent{ID: "writer", Model: core.ModelRef{Provider: "scripted", Model: "m"}})
+	s.cfg.Transport = s.transport
+	if s.cfg.Transport == nil {
+		s.cfg.Transport = e.ingress
+	}
+	inst, err := core.New(s.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inst.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = inst.Stop(context.Background()) })
+	e.inst = inst
+	srv, err := server.New(inst, server.Options{Transport: e.ingress, Auth: s.auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ts = httptest.NewServer(srv.Handler())
+	t.Cleanup(e.ts.Close)
+	return e
+}
+
+// stream is an open streamed response read frame by frame.
+type stream struct {
+	t    *testing.T
+	res  *http.Response
+	sc   *bufio.Scanner
+	beat int // heartbeats seen
+}
+
+func (e *env) open(t *testing.T, method, path, body string, hdr ...string) *stream {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, e.ts.URL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(nil, 1<<20)
+	return &stream{t: t, res: res, sc: sc}
+}
+
+// next returns the next frame, or false at the end of the response.
+func (s *stream) next() (core.Frame, bool) {
+	s.t.Helper()
+	for s.sc.Scan() {
+		if len(s.sc.Bytes()) == 0 {
+			s.beat++
+			continue
+		}
+		f, err := protocol.DecodeCrumbFrame(s.sc.Bytes())
+		if err != nil {
+			s.t.Fatalf("bad line %q: %v", s.sc.Bytes(), err)
+		}
+		return f, true
+	}
+	if err := s.sc.Err(); err != nil {
+		s.t.Fatalf("stream read: %v", err)
+	}
+	return core.Frame{}, false
+}
+
+// rest reads frames to the end of the response.
+func (s *stream) rest() []core.Frame {
+	s.t.Helper()
+	var out []core.Frame
+	for {
+		f, ok := s.next()
+		if !ok {
+			return out
+		}
+		out = append(out, f)
+	}
+}
+
+func (s *stream) close() { s.res.Body.Close() }
+
+func types(fs []core.Frame) string {
+	var b []string
+	for _, f := range fs {
+		b = append(b, f.Crumb.CrumbType())
+	}
+	return strings.Join(b, ",")
+}
+
+func text(fs []core.Frame) string {
+	var b strings.Builder
+	for _, f := range fs {
+		if d, ok := f.Crumb.(*core.TextDelta); ok {
+			b.WriteString(d.Delta)
+		}
+	}
+	return b.String()
+}
+
+// checkAtLeastOnce asserts the dedup contract: every durable crumb once and
+// in seq order, and the text without a gap: each delta either continues the
+// text or repeats part of it (a delta window seen again after a reconnect)
+// before continuing it.
+func checkAtLeastOnce(t *testing.T, got []core.Frame, full string) {
+	t.Helper()
+	var last int64
+	pos := 0
+	for _, f := range got {
+		if d, ok := f.Crumb.(*core.TextDelta); ok {
+			k := strings.LastIndex(full[:min(pos+len(d.Delta), len(full))], d.Delta)
+			if k < 0 || k > pos {
+				t.Fatalf("delta %q at text position %d leaves a gap or is foreign (%s)", d.Delta, pos, types(got))
+			}
+			pos = max(pos, k+len(d.Delta))
+			continue
+		}
+		if core.IsDelta(f.Crumb.CrumbType()) {
+			continue
+		}
+		if f.Seq <= last {
+			t.Fatalf("durable crumb %s seq %d after %d: duplicate or out of order (%s)", f.Crumb.CrumbType(), f.Seq, last, types(got))
+		}
+		last = f.Seq
+	}
+	if pos != len(full) {
+		t.Fatalf("text stops at %d of %d: %q", pos, len(full), text(got))
+	}
+}
+
+// runID starts a run over the API and returns its run id and the open
+// stream.
+func (e *env) start(t *testing.T, body string) (string, *stream) {
+	t.Helper()
+	s := e.open(t, "POST", "/agents/writer/run", body)
+	f, ok := s.next()
+	if !ok || f.Crumb.CrumbType() != core.TypeAgentRunStart {
+		t.Fatalf("first frame %+v", f)
+	}
+	return f.RunID, s
+}
+
+// waitLogged polls the crumb log until pred holds for some entry.
+func waitLogged(t *testing.T, store core.BreadStore, runID string, pred func(core.CrumbLogEntry) bool) core.CrumbLogEntry {
+	t.Helper()
+	clog := store.(core.CrumbLog)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		entries, err := clog.GetCrumbs(context.Background(), runID, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if pred(e) {
+				return e
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no matching crumb logged for run %s", runID)
+	return core.CrumbLogEntry{}
+}
+
+func errorCode(c core.Crumb) string {
+	if ae, ok := c.(*core.AgentError); ok && ae.Error != nil {
+		return ae.Error.Code
+	}
+	return ""
+}
+
+func isNotImplemented(fs []core.Frame) bool {
+	return len(fs) > 0 && errorCode(fs[len(fs)-1].Crumb) == core.CodeNotImplemented
+}
+
+var errNope = errors.New("nope")
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,455 @@
+package httpstream_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/server"
+	"github.com/breadai/bread/stores/memory"
+	"github.com/breadai/bread/transports/httpstream"
+)
+
+func TestRunStreamsEveryCrumb(t *testing.T) {
+	e := newEnv(t, setup{})
+	s := e.open(t, "POST", "/agents/writer/run", `{"input":"hi","session":{"id":"user-42","tags":{"user":"42"}}}`)
+	if ct := s.res.Header.Get("Content-Type"); s.res.StatusCode != 200 || ct != "application/x-test" {
+		t.Fatalf("status %d content type %q", s.res.StatusCode, ct)
+	}
+	fs := s.rest()
+	if got := types(fs); got != "agent:run:start,text:delta,text:delta,text:delta,agent:run:end" {
+		t.Fatalf("types %s", got)
+	}
+	if text(fs) != "Bread is good." || fs[0].Seq != 1 || fs[1].Seq != 1 || fs[4].Seq != 3 {
+		t.Fatalf("text %q seqs %d %d %d", text(fs), fs[0].Seq, fs[1].Seq, fs[4].Seq)
+	}
+	if fs[0].Crumb.Base().SessionID != "user-42" {
+		t.Fatalf("session %q", fs[0].Crumb.Base().SessionID)
+	}
+	sess, err := e.store.GetSession(context.Background(), "user-42")
+	if err != nil || sess.Tags["user"] != "42" {
+		t.Fatalf("session not created with its tags: %+v %v", sess, err)
+	}
+}
+
+func TestFailuresArriveAsAgentErrorFrames(t *testing.T) {
+	strict := &core.Agent{ID: "strict", Model: core.ModelRef{Provider: "scripted", Model: "m"}, InputSchema: json.RawMessage(`{"type":"string"}`)}
+	e := newEnv(t, setup{cfg: core.Config{
+		Agents:    []*core.Agent{strict},
+		Pipelines: map[string][]core.PipelineStep{"known": {{Type: core.StepAgent, AgentID: "writer"}}},
+	}})
+	cases := []struct {
+		path, body, code string
+	}{
+		{"/agents/writer/run", `{"input":`, core.CodeBadRequest},
+		{"/agents/writer/run", `[1,2]`, core.CodeBadRequest},
+		{"/agents/ghost/run", `{"input":"hi"}`, core.CodeAgentNotFound},
+		{"/agents/strict/run", `{"input":{"not":"a string"}}`, core.CodeValidationError},
+		{"/pipelines/ghost/run", `{"input":{}}`, core.CodePipelineNotFound},
+		{"/pipelines/known/run", `{"input":`, core.CodeBadRequest},
+		{"/resume/cp-1", `{"response":`, core.CodeBadRequest},
+	}
+	for _, c := range cases {
+		s := e.open(t, "POST", c.path, c.body)
+		body, err := io.ReadAll(s.res.Body)
+		if err != nil || s.res.StatusCode != 200 {
+			t.Fatalf("%s %s: status %d err %v", c.path, c.body, s.res.StatusCode, err)
+		}
+		last := strings.TrimSpace(string(body))
+		if i := strings.LastIndexByte(last, '\n'); i >= 0 {
+			last = last[i+1:]
+		}
+		var f struct {
+			Crumb struct {
+				Type  string          `json:"type"`
+				Error json.RawMessage `json:"error"`
+			} `json:"crumb"`
+		}
+		if err := json.Unmarshal([]byte(last), &f); err != nil || f.Crumb.Type != core.TypeAgentError {
+			t.Fatalf("%s %s: last frame %s", c.path, c.body, last)
+		}
+		var be map[string]any
+		_ = json.Unmarshal(f.Crumb.Error, &be)
+		if _, leak := be["context"]; leak {
+			t.Fatalf("%s: error context left the server: %s", c.path, f.Crumb.Error)
+		}
+		if c.code != "" && be["code"] != c.code {
+			t.Fatalf("%s %s: code %v, want %s", c.path, c.body, be["code"], c.code)
+		}
+		if c.code == "" && be["code"] == nil {
+			t.Fatalf("%s: no code", c.path)
+		}
+	}
+}
+
+func TestToolErrorsAreClientSafe(t *testing.T) {
+	leaky := core.Tool{
+		Name: "leaky", Description: "fails", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Execute: func(context.Context, json.RawMessage, core.ToolContext) (any, error) {
+			return nil, &core.BreadError{Code: "LEAKY", Message: "failed", Context: map[string]any{"token": "s3cret"}}
+		},
+	}
+	agent := &core.Agent{ID: "tooler", Model: core.ModelRef{Provider: "scripted", Model: "m"}, Tools: []core.Tool{leaky}}
+	e := newEnv(t, setup{cfg: core.Config{Agents: []*core.Agent{agent}}, turns: []modeltest.Turn{
+		modeltest.ToolCall("tool_leaky", map[string]any{}), modeltest.Text("ok"),
+	}})
+	s := e.open(t, "POST", "/agents/tooler/run", `{"input":"go"}`)
+	body, _ := io.ReadAll(s.res.Body)
+	if !strings.Contains(string(body), `"tool:error"`) || strings.Contains(string(body), "s3cret") {
+		t.Fatalf("tool error not sanitized: %s", body)
+	}
+}
+
+func TestPassiveStreamReplaysAFinishedRun(t *testing.T) {
+	e := newEnv(t, setup{cfg: core.Config{CrumbFilter: func(c core.Crumb) bool { return c.CrumbType() != core.TypeReasoningDelta }}})
+	id, s := e.start(t, `{"input":"hi"}`)
+	s.rest()
+
+	fs := e.open(t, "GET", "/runs/"+id+"/stream", "").rest()
+	// Deltas replay as one aggregated entry with its own seq.
+	if types(fs) != "agent:run:start,text:delta,agent:run:end" || text(fs) != "Bread is good." {
+		t.Fatalf("replay %s %q", types(fs), text(fs))
+	}
+	if fs[0].Seq != 1 || fs[1].Seq != 2 || fs[2].Seq != 3 || fs[1].RunID != id {
+		t.Fatalf("replay seqs %d %d %d", fs[0].Seq, fs[1].Seq, fs[2].Seq)
+	}
+	if got := types(e.open(t, "GET", "/runs/"+id+"/stream", "", "Last-Event-ID", "2").rest()); got != "agent:run:end" {
+		t.Fatalf("after Last-Event-ID 2: %s", got)
+	}
+	if got := types(e.open(t, "GET", "/runs/"+id+"/stream?after=1", "").rest()); got != "text:delta,agent:run:end" {
+		t.Fatalf("after=1: %s", got)
+	}
+	for _, bad := range []string{"?after=-1", "?after=x", "?after=1.5", "?after=%2B1"} {
+		s := e.open(t, "GET", "/runs/"+id+"/stream"+bad, "")
+		if s.res.StatusCode != 400 {
+			t.Fatalf("%s = %d", bad, s.res.StatusCode)
+		}
+	}
+	if s := e.open(t, "GET", "/runs/"+id+"/stream", "", "Last-Event-ID", "nope"); s.res.StatusCode != 400 {
+		t.Fatalf("bad Last-Event-ID = %d", s.res.StatusCode)
+	}
+}
+
+func TestPassiveStreamAppliesTheCrumbFilterToReplay(t *testing.T) {
+	e := newEnv(t, setup{cfg: core.Config{CrumbFilter: func(c core.Crumb) bool { return c.CrumbType() != core.TypeTextDelta }}})
+	id, s := e.start(t, `{"input":"hi"}`)
+	s.rest()
+	waitLogged(t, e.store, id, func(le core.CrumbLogEntry) bool { return le.Type == core.TypeAgentRunEnd })
+	if got := types(e.open(t, "GET", "/runs/"+id+"/stream", "").rest()); got != "agent:run:start,agent:run:end" {
+		t.Fatalf("filtered replay %s", got)
+	}
+}
+
+// slowText is a run long enough to join and leave while it runs.
+func slowText(n int) (modeltest.Turn, string) {
+	chunks := make([]string, n)
+	for i := range chunks {
+		chunks[i] = "w" + strconv.Itoa(i) + " "
+	}
+	return modeltest.Slow(modeltest.Text(chunks...), 3*time.Millisecond), strings.Join(chunks, "")
+}
+
+func TestPassiveStreamCatchUpThenLiveWithReconnects(t *testing.T) {
+	turn, full := slowText(120)
+	// Small delta windows so the log holds several aggregated entries.
+	e := newEnv(t, setup{turns: []modeltest.Turn{turn}, cfg: core.Config{CrumbLog: core.CrumbLogOptions{MaxBufferBytes: 64}}})
+	id, run := e.start(t, `{"input":"hi"}`)
+	defer run.close()
+
+	// A watcher joins mid-run and drops twice; each reconnect sends the
+	// last seq it saw.
+	var got []core.Frame
+	last := int64(0)
+	for round := 0; ; round++ {
+		hdr := []string{}
+		if last > 0 {
+			hdr = []string{"Last-Event-ID", strconv.FormatInt(last, 10)}
+		}
+		s := e.open(t, "GET", "/runs/"+id+"/stream", "", hdr...)
+		n := 0
+		done := false
+		for {
+			f, ok := s.next()
+			if !ok {
+				done = true
+				break
+			}
+			got = append(got, f)
+			last = max(last, f.Seq)
+			if n++; round < 2 && n == 25 {
+				break
+			}
+		}
+		s.close()
+		if done {
+			break
+		}
+	}
+	if types(got[len(got)-1:]) != core.TypeAgentRunEnd {
+		t.Fatalf("stream did not end at the terminal crumb: %s", types(got))
+	}
+	checkAtLeastOnce(t, got, full)
+}
+
+func TestPassiveStreamJoinsBeforeTheLogCatchesUp(t *testing.T) {
+	turn, full := slowText(60)
+	e := newEnv(t, setup{turns: []modeltest.Turn{turn}})
+	id, run := e.start(t, `{"input":"hi"}`)
+	defer run.close()
+	got := e.open(t, "GET", "/runs/"+id+"/stream", "").rest()
+	checkAtLeastOnce(t, got, full)
+}
+
+// plainStore hides the memory store's crumb log.
+type plainStore struct{ core.BreadStore }
+
+func TestPassiveStreamLiveOnlyWithoutACrumbLog(t *testing.T) {
+	turn, full := slowText(40)
+	e := newEnv(t, setup{turns: []modeltest.Turn{turn}, cfg: core.Config{Store: plainStore{memory.New()}}})
+	id, run := e.start(t, `{"input":"hi"}`)
+	defer run.close()
+	got := e.open(t, "GET", "/runs/"+id+"/stream", "").rest()
+	if types(got[len(got)-1:]) != core.TypeAgentRunEnd {
+		t.Fatalf("live-only stream did not reach the end: %s", types(got))
+	}
+	// Joined late with no log: the transport's own replay fills in.
+	checkAtLeastOnce(t, got, full)
+}
+
+// sink is a transport with nothing to subscribe to.
+type sink struct{}
+
+func (sink) Capability() core.Capability               { return core.Sink }
+func (sink) Publish(context.Context, core.Frame) error { return nil }
+
+func TestPassiveStreamReplaysOnlyWithASinkTransport(t *testing.T) {
+	reached := make(chan struct{})
+	e := newEnv(t, setup{transport: sink{}, turns: []modeltest.Turn{modeltest.Block(reached, "partial")}})
+	id, run := e.start(t, `{"input":"hi"}`)
+	defer run.close()
+	<-reached
+	waitLogged(t, e.store, id, func(le core.CrumbLogEntry) bool { return le.Type == core.TypeAgentRunStart })
+	// The run is still blocked, yet the stream closes after the replay.
+	got := e.open(t, "GET", "/runs/"+id+"/stream", "").rest()
+	if types(got) != core.TypeAgentRunStart {
+		t.Fatalf("sink replay %s", types(got))
+	}
+}
+
+func TestPassiveStreamHeartbeats(t *testing.T) {
+	reached := make(chan struct{})
+	e := newEnv(t, setup{opts: httpstream.Options{Heartbeat: 10 * time.Millisecond}, turns: []modeltest.Turn{modeltest.Block(reached)}})
+	id, run := e.start(t, `{"input":"hi"}`)
+	defer run.close()
+	<-reached
+	s := e.open(t, "GET", "/runs/"+id+"/stream", "")
+	if f, ok := s.next(); !ok || f.Crumb.CrumbType() != core.TypeAgentRunStart {
+		t.Fatal("no replay")
+	}
+	for s.beat < 3 {
+		if !s.sc.Scan() {
+			t.Fatal("stream ended while the run was idle")
+		}
+		if len(s.sc.Bytes()) == 0 {
+			s.beat++
+		}
+	}
+}
+
+func TestAuthorizeStream(t *testing.T) {
+	var seen []string
+	e := newEnv(t, setup{
+		auth: &server.Auth{
+			Strategies: []core.BreadAuthStrategy{headerAuth{}},
+			Authorize:  func(context.Context, *core.AuthIdentity, string, map[string]string) bool { return true },
+		},
+		opts: httpstream.Options{AuthorizeStream: func(_ context.Context, id *core.AuthIdentity, runID string) bool {
+			seen = append(seen, id.Subject+" "+runID)
+			return id.Subject == "alice"
+		}},
+	})
+	s := e.open(t, "POST", "/agents/writer/run", `{"input":"hi"}`, "X-Identity", "alice")
+	fs := s.rest()
+	id := fs[0].RunID
+
+	denied := e.open(t, "GET", "/runs/"+id+"/stream", "", "X-Identity", "bob")
+	body, _ := io.ReadAll(denied.res.Body)
+	if denied.res.StatusCode != 403 || !strings.Contains(string(body), core.CodeForbidden) {
+		t.Fatalf("bob = %d %s", denied.res.StatusCode, body)
+	}
+	if got := types(e.open(t, "GET", "/runs/"+id+"/stream", "", "X-Identity", "alice").rest()); !strings.HasSuffix(got, core.TypeAgentRunEnd) {
+		t.Fatalf("alice = %s", got)
+	}
+	if len(seen) != 2 || seen[0] != "bob "+id {
+		t.Fatalf("AuthorizeStream saw %v", seen)
+	}
+	// The cancel route asks the transport too.
+	if r := e.open(t, "POST", "/runs/"+id+"/cancel", "", "X-Identity", "bob"); r.res.StatusCode != 403 {
+		t.Fatalf("bob cancels = %d", r.res.StatusCode)
+	}
+}
+
+type headerAuth struct{}
+
+func (headerAuth) Name() string { return "header" }
+func (headerAuth) Authenticate(r *http.Request) (*core.AuthIdentity, error) {
+	if s := r.Header.Get("X-Identity"); s != "" {
+		return &core.AuthIdentity{Subject: s}, nil
+	}
+	return nil, nil
+}
+
+func TestClientDisconnectCancelsTheRun(t *testing.T) {
+	reached := make(chan struct{})
+	e := newEnv(t, setup{turns: []modeltest.Turn{modeltest.Block(reached, "half")}})
+	id, s := e.start(t, `{"input":"hi"}`)
+	<-reached
+	s.close()
+	le := waitLogged(t, e.store, id, func(le core.CrumbLogEntry) bool { return le.Type == core.TypeAgentError })
+	if code := errorCode(le.Crumb); code != core.CodeRunCancelled {
+		t.Fatalf("run ended with %s, want RUN_CANCELLED", code)
+	}
+}
+
+func TestCancelRouteEndsTheStream(t *testing.T) {
+	reached := make(chan struct{})
+	e := newEnv(t, setup{turns: []modeltest.Turn{modeltest.Block(reached, "half")}})
+	id, s := e.start(t, `{"input":"hi"}`)
+	<-reached
+	if r := e.open(t, "POST", "/runs/"+id+"/cancel", ""); r.res.StatusCode != 200 {
+		t.Fatalf("cancel = %d", r.res.StatusCode)
+	}
+	fs := s.rest()
+	if len(fs) == 0 || errorCode(fs[len(fs)-1].Crumb) != core.CodeRunCancelled {
+		t.Fatalf("stream after cancel: %s", types(fs))
+	}
+}
+
+func TestShutdownEndsOpenStreamsCleanly(t *testing.T) {
+	reached := make(chan struct{})
+	ingress := httpstream.New(lines{}, httpstream.Options{})
+	model := modeltest.New(modeltest.Block(reached, "half"))
+	inst, err := core.New(core.Config{Store: memory.New(), Transport: ingress, Providers: model.Registry("scripted"),
+		Agents: []*core.Agent{{ID: "writer", Model: core.ModelRef{Provider: "scripted", Model: "m"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inst.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Stop(context.Background())
+	srv, err := server.New(inst, server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	base := "http://" + ln.Addr().String()
+
+	res, err := http.Post(base+"/agents/writer/run", "application/json", strings.NewReader(`{"input":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	<-reached
+	var first struct{ RunID string }
+	line := make([]byte, 1)
+	var buf []byte
+	for line[0] != '\n' {
+		if _, err := res.Body.Read(line); err != nil {
+			t.Fatal(err)
+		}
+		buf = append(buf, line[0])
+	}
+	_ = json.Unmarshal(buf, &first)
+	watch, err := http.Get(base + "/runs/" + first.RunID + "/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Body.Close()
+
+	cancel()
+	for _, body := range []io.Reader{res.Body, watch.Body} {
+		rest, err := io.ReadAll(body)
+		if err != nil {
+			t.Fatalf("a stream did not end cleanly: %v", err)
+		}
+		_ = rest
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve = %v", err)
+	}
+}
+
+func TestResumeAndPipelineRoutes(t *testing.T) {
+	e := newEnv(t, setup{cfg: core.Config{Pipelines: map[string][]core.PipelineStep{"one": {{Type: core.StepAgent, AgentID: "writer"}}}}})
+	fs := e.open(t, "POST", "/pipelines/one/run", `{"input":"hi"}`).rest()
+	if isNotImplemented(fs) {
+		t.Skip("waiting for core Resume/RunPipeline")
+	}
+	if got := types(fs); !strings.Contains(got, core.TypePipelineStepStart) || !strings.HasSuffix(got, core.TypeAgentRunEnd) {
+		t.Fatalf("pipeline stream %s", got)
+	}
+	fs = e.open(t, "POST", "/resume/ghost", `{"response":{"approved":true}}`).rest()
+	if len(fs) != 1 || errorCode(fs[0].Crumb) != core.CodeCheckpointNotFound {
+		t.Fatalf("resume of an unknown checkpoint: %s %s", types(fs), errorCode(fs[len(fs)-1].Crumb))
+	}
+}
+
+func TestPassiveStreamStaysOpenAcrossHumanRequired(t *testing.T) {
+	agent := &core.Agent{ID: "asker", Model: core.ModelRef{Provider: "scripted", Model: "m"},
+		HumanTools: []core.HumanToolDef{core.HumanTool("confirm", json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`))}}
+	e := newEnv(t, setup{
+		opts:  httpstream.Options{Heartbeat: 10 * time.Millisecond},
+		cfg:   core.Config{Agents: []*core.Agent{agent}},
+		turns: []modeltest.Turn{modeltest.ToolCall("human_confirm", map[string]any{"ok": true}), modeltest.Text("confirmed")},
+	})
+	run := e.open(t, "POST", "/agents/asker/run", `{"input":"go"}`).rest()
+	last := run[len(run)-1]
+	hr, ok := last.Crumb.(*core.HumanRequired)
+	if !ok {
+		t.Fatalf("run did not suspend: %s", types(run))
+	}
+	watch := e.open(t, "GET", "/runs/"+last.RunID+"/stream", "")
+	for {
+		f, ok := watch.next()
+		if !ok {
+			t.Fatal("passive stream closed at human:required")
+		}
+		if f.Crumb.CrumbType() == core.TypeHumanRequired {
+			break
+		}
+	}
+	for watch.beat < 2 { // still open: heartbeats keep coming
+		if !watch.sc.Scan() {
+			t.Fatal("passive stream closed while suspended")
+		}
+		if len(watch.sc.Bytes()) == 0 {
+			watch.beat++
+		}
+	}
+	resumed := e.open(t, "POST", "/resume/"+hr.CheckpointID, `{"response":{"ok":true}}`).rest()
+	if isNotImplemented(resumed) {
+		t.Skip("waiting for core Resume/RunPipeline")
+	}
+	if !strings.HasSuffix(types(resumed), core.TypeAgentRunEnd) {
+		t.Fatalf("resume stream %s", types(resumed))
+	}
+	rest := watch.rest()
+	if !strings.HasSuffix(types(rest), core.TypeAgentRunEnd) || text(rest) != "confirmed" {
+		t.Fatalf("passive stream after resume: %s %q", types(rest), text(rest))
+	}
+}

@@ -1,0 +1,196 @@
+package httpstream
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/breadai/bread/core"
+)
+
+// replayPage is how many log entries one GetCrumbs call reads.
+const replayPage = 1000
+
+// maxSubscriptionFailures ends a passive stream whose subscription keeps
+// failing without delivering anything; the client reconnects.
+const maxSubscriptionFailures = 3
+
+// passive serves GET /runs/{runId}/stream: catch-up from the crumb log,
+// then live frames, until the run's terminal crumb.
+func (h *handlers) passive() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		runID := r.PathValue("runId")
+		after, err := afterSeq(r)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, core.CodeBadRequest, err.Error())
+			return
+		}
+		if !h.g.AuthorizeStream(r.Context(), core.IdentityFrom(r.Context()), runID) {
+			writeError(w, http.StatusForbidden, core.CodeForbidden, "Forbidden")
+			return
+		}
+		h.tail(r.Context(), h.open(w), runID, after)
+	})
+}
+
+// afterSeq reads where the client stopped: Last-Event-ID, else ?after=,
+// else the start of the run.
+func afterSeq(r *http.Request) (int64, error) {
+	raw := r.Header.Get("Last-Event-ID")
+	if raw == "" {
+		raw = r.URL.Query().Get("after")
+	}
+	if raw == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || n < 0 || raw[0] == '+' {
+		return 0, &core.BreadError{Code: core.CodeBadRequest, Message: "invalid Last-Event-ID / after: " + strconv.Quote(truncate(raw, 64)) + " (expected a non-negative integer)"}
+	}
+	return n, nil
+}
+
+// tail streams a run. It subscribes before it reads the log, so a frame
+// published while the log is read is buffered rather than lost, then drains
+// the subscription through the dedup rule. A subscription that fails (the
+// transport dropped a slow reader) is resumed from the log.
+func (h *handlers) tail(ctx context.Context, s *response, runID string, after int64) {
+	clog, _ := h.inst.Store().(core.CrumbLog)
+	var sub core.Subscriber
+	if t := h.inst.Transport(); t.Capability() == core.Duplex {
+		sub, _ = t.(core.Subscriber)
+	}
+	d := Dedup{Last: after}
+	for failures := 0; ; {
+		var live *liveFeed
+		if sub != nil {
+			// One below the last seq: the deltas of the open window carry
+			// the last seq as their watermark and are in no log entry yet,
+			// so the transport must replay them (the dedup rule keeps
+			// them).
+			live = follow(ctx, sub, runID, max(d.Last-1, 0))
+		}
+		terminal, ok := h.replay(ctx, s, clog, runID, &d)
+		if terminal || !ok || live == nil {
+			if live != nil {
+				live.stop()
+			}
+			return
+		}
+		before := d.Last
+		end := h.drain(ctx, s, live, runID, &d)
+		live.stop()
+		if end != subscriptionFailed {
+			return
+		}
+		if d.Last != before {
+			failures = 0
+		} else if failures++; failures >= maxSubscriptionFailures {
+			h.log.Warn("bread: run stream subscription keeps failing; closing the stream", "runId", runID)
+			return
+		}
+	}
+}
+
+// replay writes the log entries after d.Last, page by page. It reports
+// whether a terminal crumb went out and whether the client is still there.
+func (h *handlers) replay(ctx context.Context, s *response, clog core.CrumbLog, runID string, d *Dedup) (terminal, ok bool) {
+	if clog == nil {
+		return false, true
+	}
+	filter := h.inst.CrumbFilter()
+	for {
+		entries, err := clog.GetCrumbs(ctx, runID, d.Last, replayPage)
+		if err != nil {
+			if ctx.Err() == nil {
+				h.log.Warn("bread: run stream catch-up from the crumb log failed; serving live frames only", "runId", runID, "error", err)
+			}
+			return false, ctx.Err() == nil
+		}
+		for _, e := range entries {
+			if e.Seq > d.Last {
+				d.Last = e.Seq
+			}
+			if e.Crumb == nil || (filter != nil && !filter(e.Crumb)) {
+				continue
+			}
+			if !s.crumb(core.Frame{RunID: runID, Seq: e.Seq, Crumb: ClientSafe(e.Crumb)}) {
+				return false, false
+			}
+			if core.IsTerminal(e.Type) {
+				return true, true
+			}
+		}
+		if len(entries) < replayPage {
+			return false, true
+		}
+	}
+}
+
+type drainEnd int
+
+const (
+	clientGone drainEnd = iota
+	terminalSent
+	subscriptionEnded
+	subscriptionFailed
+)
+
+// drain writes live frames that pass the dedup rule, with a heartbeat while
+// the run is idle.
+func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID string, d *Dedup) drainEnd {
+	ticker := time.NewTicker(h.g.heartbeat)
+	defer ticker.Stop()
+	var batch []core.Frame
+	for {
+		var err error
+		var ended bool
+		batch, ended, err = live.take(batch[:0])
+		for i, f := range batch {
+			batch[i] = core.Frame{}
+			if f.Crumb == nil {
+				continue
+			}
+			typ := f.Crumb.CrumbType()
+			if !d.Accept(f.Seq, typ) {
+				continue
+			}
+			if !s.crumb(core.Frame{RunID: runID, Seq: f.Seq, Crumb: ClientSafe(f.Crumb)}) {
+				return clientGone
+			}
+			if core.IsTerminal(typ) {
+				return terminalSent
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return clientGone
+			}
+			h.log.Info("bread: run stream subscription failed; catching up from the crumb log", "runId", runID, "error", err)
+			return subscriptionFailed
+		}
+		if ended {
+			if ctx.Err() != nil {
+				return clientGone
+			}
+			return subscriptionEnded
+		}
+		select {
+		case <-ctx.Done():
+			return clientGone
+		case <-live.signal:
+		case <-ticker.C:
+			if !s.heartbeat() {
+				return clientGone
+			}
+		}
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,107 @@
+package httpstream
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+
+	"github.com/breadai/bread/core"
+)
+
+// response is one streamed HTTP response. Every piece is written and
+// flushed at once, so a reader sees each crumb as it happens. After the
+// first failed write (the client went away) every call reports false.
+type response struct {
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	format Format
+	log    *slog.Logger
+	buf    []byte
+	dead   bool
+	wrote  bool // something was written since the last heartbeat check
+}
+
+// open sends the headers and the format's preamble; from here on the status
+// is 200 whatever happens, so failures travel in the stream.
+func (h *handlers) open(w http.ResponseWriter) *response {
+	hd := w.Header()
+	hd.Set("Content-Type", h.g.format.ContentType())
+	hd.Set("Cache-Control", "no-cache")
+	// Reverse proxies such as nginx buffer responses unless told not to.
+	hd.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	s := &response{w: w, rc: http.NewResponseController(w), format: h.g.format, log: h.log}
+	s.buf = s.format.AppendOpen(s.buf)
+	s.flush()
+	return s
+}
+
+func (s *response) flush() bool {
+	if s.dead {
+		return false
+	}
+	if len(s.buf) > 0 {
+		if _, err := s.w.Write(s.buf); err != nil {
+			s.dead = true
+			return false
+		}
+		s.buf = s.buf[:0]
+	}
+	if err := s.rc.Flush(); err != nil {
+		s.dead = true
+		return false
+	}
+	s.wrote = true
+	return true
+}
+
+// crumb writes one client-safe frame. A crumb that cannot be encoded is
+// logged and skipped: one bad payload must not end the stream.
+func (s *response) crumb(f core.Frame) bool {
+	var err error
+	s.buf, err = s.format.AppendCrumb(s.buf[:0], f)
+	if err != nil {
+		s.buf = s.buf[:0]
+		s.log.Warn("bread: a crumb could not be encoded for the stream", "runId", f.RunID, "type", f.Crumb.CrumbType(), "error", err)
+		return !s.dead
+	}
+	return s.flush()
+}
+
+// failure ends the stream with an agent:error frame.
+func (s *response) failure(f core.Frame) {
+	var err error
+	s.buf, err = s.format.AppendFailure(s.buf[:0], f)
+	if err != nil {
+		s.buf = s.buf[:0]
+		s.log.Warn("bread: a failure could not be encoded for the stream", "runId", f.RunID, "error", err)
+		return
+	}
+	s.flush()
+}
+
+// fail ends the stream with a synthetic agent:error for a failure that
+// happened outside a run, such as an unreadable body.
+func (s *response) fail(agentID string, err error) {
+	s.failure(core.Frame{Crumb: failure(agentID, err)})
+}
+
+// heartbeat writes a keep-alive unless something else was written since the
+// last call.
+func (s *response) heartbeat() bool {
+	if s.wrote {
+		s.wrote = false
+		return !s.dead
+	}
+	s.buf = s.format.AppendHeartbeat(s.buf[:0])
+	ok := s.flush()
+	s.wrote = false
+	return ok
+}
+
+// writeError answers a request that is refused before its stream opens.
+func writeError(w http.ResponseWriter, status int, code, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]core.ClientError{"error": {Code: code, Message: message}})
+}
