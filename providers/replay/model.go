@@ -1,0 +1,122 @@
+package replay
+
+import (
+	"context"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/breadai/bread/core"
+)
+
+// Options configure replay models.
+type Options struct {
+	// Once makes a model fail (REPLAY_EXHAUSTED) after its last call instead
+	// of starting over.
+	Once bool
+	// NoDelay ignores the transcript's delays.
+	NoDelay bool
+}
+
+// CodeExhausted is the error code of a call past the end of a transcript
+// played Once.
+const CodeExhausted = "REPLAY_EXHAUSTED"
+
+// Model is a core.LanguageModel playing a transcript. It is safe for
+// concurrent use; calls take the transcript's calls in order.
+type Model struct {
+	t    *Transcript
+	opts Options
+	mu   sync.Mutex
+	next int
+}
+
+// NewModel plays t.
+func NewModel(t *Transcript, opts Options) *Model { return &Model{t: t, opts: opts} }
+
+// Open parses the transcript file at path.
+func Open(path string, opts Options) (*Model, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &core.BreadError{Code: core.CodeInvalidConfig, Message: "replay transcript " + path + " cannot be opened: " + err.Error(), Cause: err}
+	}
+	defer f.Close()
+	t, err := Parse(f)
+	if err != nil {
+		be := core.AsBreadError(err, core.CodeInvalidConfig)
+		return nil, be.WithContext("path", path)
+	}
+	return NewModel(t, opts), nil
+}
+
+// Stream implements core.LanguageModel.
+func (m *Model) Stream(ctx context.Context, _ core.ModelRequest) iter.Seq2[core.ModelEvent, error] {
+	m.mu.Lock()
+	call := m.next
+	m.next++
+	m.mu.Unlock()
+	return func(yield func(core.ModelEvent, error) bool) {
+		if call >= m.t.Calls() {
+			if m.opts.Once {
+				yield(core.ModelEvent{}, &core.BreadError{Code: CodeExhausted, Message: "the replay transcript has no more model calls"})
+				return
+			}
+			call %= m.t.Calls()
+		}
+		for _, s := range m.t.calls[call] {
+			if s.delayMs > 0 && !m.opts.NoDelay {
+				t := time.NewTimer(time.Duration(s.delayMs) * time.Millisecond)
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					yield(core.ModelEvent{}, ctx.Err())
+					return
+				case <-t.C:
+				}
+			}
+			if err := ctx.Err(); err != nil {
+				yield(core.ModelEvent{}, err)
+				return
+			}
+			if s.err != nil {
+				yield(core.ModelEvent{}, s.err)
+				return
+			}
+			if !yield(s.event, nil) {
+				return
+			}
+		}
+	}
+}
+
+// Registry returns a provider registry named "replay" whose model ids are
+// transcript paths, relative to dir unless absolute. Each transcript is
+// opened once and shared, so its calls advance across runs.
+func Registry(dir string, opts Options) core.ProviderRegistry {
+	var mu sync.Mutex
+	models := map[string]*Model{}
+	return core.ProviderRegistry{"replay": func(modelID string) (core.LanguageModel, error) {
+		path := modelID
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		path = filepath.Clean(path)
+		if !filepath.IsAbs(modelID) && strings.HasPrefix(path, "..") {
+			return nil, &core.BreadError{Code: core.CodeInvalidConfig, Message: "replay model id " + modelID + " leaves the project"}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if m, ok := models[path]; ok {
+			return m, nil
+		}
+		m, err := Open(path, opts)
+		if err != nil {
+			return nil, err
+		}
+		models[path] = m
+		return m, nil
+	}}
+}
