@@ -1,0 +1,54 @@
+package httpstream_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/transports/httpstream"
+)
+
+func deltaCases(agent, run, session, delta string, ts, seq int64) []core.Crumb {
+	base := core.CrumbBase{AgentID: agent, RunID: run, SessionID: session, Timestamp: ts, Seq: seq}
+	return []core.Crumb{
+		&core.TextDelta{CrumbBase: base, Delta: delta},
+		&core.ReasoningDelta{CrumbBase: base, Delta: delta},
+	}
+}
+
+func TestAppendCrumbJSONMatchesEncodingJSON(t *testing.T) {
+	var crumbs []core.Crumb
+	for _, d := range []string{"", "plain", `quote " back \ slash`, "<b>&amp;</b>", "tab\tnl\n\x00", "héllo 🍞", "\u2028\u2029", "bad \xff utf8"} {
+		crumbs = append(crumbs, deltaCases("writer", "run-1", "sess", d, 1700000000000, 7)...)
+	}
+	crumbs = append(crumbs, deltaCases("", "", "", "x", 0, 0)...)
+	crumbs = append(crumbs, deltaCases("a<b", "r\"1", "s\\", "x", -5, -1)...)
+	crumbs = append(crumbs, &core.AgentRunEnd{CrumbBase: core.CrumbBase{AgentID: "a", RunID: "r", Seq: 3}, Output: "done"})
+	for _, c := range crumbs {
+		want, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := httpstream.AppendCrumbJSON([]byte("prefix"), c)
+		if err != nil || string(got) != "prefix"+string(want) {
+			t.Fatalf("AppendCrumbJSON(%#v)\n got %s\nwant prefix%s", c, got, want)
+		}
+	}
+}
+
+func FuzzAppendCrumbJSON(f *testing.F) {
+	f.Add("writer", "run", "sess", "hello", int64(1), int64(2))
+	f.Add("", "", "", "<&>\"\\\x00\xff", int64(0), int64(0))
+	f.Fuzz(func(t *testing.T, agent, run, session, delta string, ts, seq int64) {
+		for _, c := range deltaCases(agent, run, session, delta, ts, seq) {
+			want, err := json.Marshal(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := httpstream.AppendCrumbJSON(nil, c)
+			if err != nil || string(got) != string(want) {
+				t.Fatalf("got %s want %s", got, want)
+			}
+		}
+	})
+}
