@@ -13,7 +13,7 @@ type backoff struct {
 	next     time.Duration
 }
 
-func newBackoff() backoff { return backoff{min: 50 * time.Millisecond, max: 5 * time.Second} }
+func newBackoff() backoff { return backoff{min: 50 * time.Millisecond, max: 2 * time.Second} }
 
 func (b *backoff) reset() { b.next = 0 }
 

@@ -361,3 +361,13 @@ func (r *privateRedis) restart() {
 func isClosed(err error) bool {
 	return errors.Is(err, goredis.ErrClosed) || (err != nil && strings.Contains(err.Error(), "closed"))
 }
+
+// newPrivateTransport is newTransport on a private Redis, which is thrown
+// away with its keys, so the default prefix is fine and no cleanup runs.
+func newPrivateTransport(t testing.TB, r *privateRedis, opts bredis.Options) *bredis.Transport {
+	t.Helper()
+	if opts.KeyPrefix == "" {
+		opts.KeyPrefix = "bread:run:"
+	}
+	return newTransport(t, r.URL(), opts)
+}

@@ -39,12 +39,12 @@ func (t *Transport) Subscribe(ctx context.Context, runID string, afterSeq int64)
 		defer context.AfterFunc(t.closed, cancel)()
 
 		s := &subscription{
-			t:         t,
-			runID:     runID,
-			key:       streamKey(t.opts.KeyPrefix, runID),
-			afterSeq:  afterSeq,
-			count:     min(readCount, t.opts.MaxLen),
-			replaying: true,
+			t:          t,
+			runID:      runID,
+			key:        streamKey(t.opts.KeyPrefix, runID),
+			afterSeq:   afterSeq,
+			count:      min(readCount, t.opts.MaxLen),
+			catchingUp: true,
 		}
 		defer s.untrack()
 		if s.run(subCtx, yield) == endCancelled && ctx.Err() == nil && t.closed.Err() != nil {
@@ -54,6 +54,17 @@ func (t *Transport) Subscribe(ctx context.Context, runID string, afterSeq int64)
 }
 
 // subscription is the state of one Subscribe range.
+//
+// Lag detection: MAXLEN trims a stream from its head, so a subscriber that
+// falls MaxLen entries behind would silently skip frames. Entries carry no
+// counter of their own, but Redis 7 counts every entry ever added
+// (entries-added), which numbers them: the first retained entry is number
+// entriesAdded-length+1. The subscription keeps the number of the last entry
+// it read (ord); reading a page together with those counters in one
+// MULTI/EXEC shows exactly whether entries between its position and the
+// first retained one were trimmed. A non-full XREAD cannot have been trimmed
+// past (MAXLEN ~ keeps at least MaxLen >= count entries), so the counters are
+// read only while catching up: during the replay and after a full XREAD.
 type subscription struct {
 	t        *Transport
 	runID    string
@@ -61,10 +72,12 @@ type subscription struct {
 	afterSeq int64
 	count    int64
 
-	replaying bool
-	tracked   bool   // counted in Transport.Subscribers
-	passed    bool   // a frame with Seq > afterSeq was yielded
-	lastID    string // the last stream entry seen; "" before the first
+	catchingUp bool   // read snapshot pages, not XREAD
+	tracked    bool   // counted in Transport.Subscribers
+	passed     bool   // a frame with Seq > afterSeq was yielded
+	lastID     string // the last stream entry read; "" before the first
+	ord        int64  // the number of the last entry read, when ordKnown
+	ordKnown   bool
 }
 
 type ending int
@@ -96,8 +109,8 @@ func (s *subscription) run(ctx context.Context, yield func(core.Frame, error) bo
 		}
 		var stopped bool
 		var err error
-		if s.replaying {
-			stopped, err = s.replayPage(ctx, rd, yield)
+		if s.catchingUp {
+			stopped, err = s.page(ctx, rd, yield)
 		} else {
 			stopped, err = s.tail(ctx, rd, yield)
 		}
@@ -125,28 +138,44 @@ func (s *subscription) retry(ctx context.Context, bo *backoff, err error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
+	s.t.stats.readFailures.Add(1)
 	s.t.log.warn("read", "redis transport: reading a run's stream failed; retrying", "key", s.key, "error", err)
 	return sleepCtx(ctx, bo.delay())
 }
 
-// replayPage reads the next page of what the stream retains. A short page
-// ends the replay.
-func (s *subscription) replayPage(ctx context.Context, rd *reader, yield func(core.Frame, error) bool) (bool, error) {
+// page reads the next entries after the last one read, with the stream's
+// counters, and yields them. A short page means the subscription caught up:
+// it tails from then on.
+func (s *subscription) page(ctx context.Context, rd *reader, yield func(core.Frame, error) bool) (bool, error) {
 	start := "-"
 	if s.lastID != "" {
 		next, ok := nextID(s.lastID)
-		if !ok {
+		if !ok { // the largest possible id: nothing can follow
 			s.startTail()
 			return false, nil
 		}
 		start = next
 	}
-	msgs, err := rd.cmd.XRangeN(ctx, s.key, start, "+", s.count).Result()
+	var rng *goredis.XMessageSliceCmd
+	var info *goredis.XInfoStreamCmd
+	_, _ = rd.cmd.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		rng = p.XRangeN(ctx, s.key, start, "+", s.count)
+		info = p.XInfoStream(ctx, s.key)
+		return nil
+	})
+	msgs, err := rng.Result()
 	if err != nil {
 		return false, err
 	}
-	if s.lastID != "" && len(msgs) > 0 {
-		if err := s.checkTrimmed(ctx, rd, s.lastID); err != nil {
+	st, err := info.Result()
+	switch {
+	case err != nil && isNoSuchKey(err):
+		// No stream yet (or it expired): its first entry will be number 1.
+		s.ord, s.ordKnown = 0, true
+	case err != nil:
+		return false, err
+	default:
+		if err := s.account(msgs, st); err != nil {
 			return false, err
 		}
 	}
@@ -159,7 +188,37 @@ func (s *subscription) replayPage(ctx context.Context, rd *reader, yield func(co
 	return false, nil
 }
 
-// tail waits for entries after the last one seen and yields them.
+// account checks a snapshot page against the stream's counters and sets
+// ord to the number of the entry before the page.
+func (s *subscription) account(msgs []goredis.XMessage, st *goredis.XInfoStream) error {
+	if st.EntriesAdded <= 0 { // Redis before 7.0 does not count; no detection
+		s.ordKnown = false
+		return nil
+	}
+	if len(msgs) == 0 {
+		s.ord, s.ordKnown = st.EntriesAdded, true // everything retained was read
+		return nil
+	}
+	if msgs[0].ID != st.FirstEntry.ID {
+		// The page continues right after the last entry read, which is
+		// still retained: nothing was skipped, ord stands.
+		return nil
+	}
+	first := st.EntriesAdded - st.Length + 1
+	// Entries before the first retained one were trimmed; any that came
+	// after the last one read were lost to this subscriber. The first page
+	// of a replay knows no position yet and loses nothing: replay covers
+	// what is retained. A stream that was recreated (Redis restarted empty,
+	// or the key expired) numbers from 1 again, which resynchronises ord.
+	if s.ordKnown && first > s.ord+1 {
+		return ErrSubscriberLagged
+	}
+	s.ord, s.ordKnown = first-1, true
+	return nil
+}
+
+// tail waits for entries after the last one read and yields them. A full
+// read may have been trimmed past, so it is read again as a checked page.
 func (s *subscription) tail(ctx context.Context, rd *reader, yield func(core.Frame, error) bool) (bool, error) {
 	from := s.lastID
 	if from == "" {
@@ -169,41 +228,21 @@ func (s *subscription) tail(ctx context.Context, rd *reader, yield func(core.Fra
 	if err != nil {
 		return false, err
 	}
-	// Trimming can only have passed our position if at least MaxLen entries
-	// followed it, and then this read comes back full.
 	if int64(len(msgs)) == s.count {
-		if err := s.checkTrimmed(ctx, rd, from); err != nil {
-			return false, err
-		}
+		s.catchingUp = true
+		return false, nil
 	}
 	return s.deliver(msgs, yield), nil
 }
 
-// checkTrimmed returns ErrSubscriberLagged if entries after id have been
-// deleted, which for a bread stream means MAXLEN trimmed them unread. It
-// runs after the read it guards, so trimming between the two cannot hide;
-// trimming that reached into what was just read is reported too, which is
-// right: a reader that far behind is about to lose frames. Redis before
-// 7.0 does not report deletions and the check passes.
-func (s *subscription) checkTrimmed(ctx context.Context, rd *reader, id string) error {
-	info, err := rd.cmd.XInfoStream(ctx, s.key).Result()
-	if err != nil {
-		if strings.Contains(err.Error(), "no such key") {
-			return nil // expired meanwhile; what was read stands
-		}
-		return err
-	}
-	if info.MaxDeletedEntryID != "" && compareIDs(info.MaxDeletedEntryID, id) > 0 {
-		return ErrSubscriberLagged
-	}
-	return nil
-}
+func isNoSuchKey(err error) bool { return strings.Contains(err.Error(), "no such key") }
 
 // deliver yields the frames of msgs newer than afterSeq; it reports whether
 // the consumer stopped ranging.
 func (s *subscription) deliver(msgs []goredis.XMessage, yield func(core.Frame, error) bool) bool {
 	for _, m := range msgs {
 		s.lastID = m.ID
+		s.ord++
 		f, err := decodeEntry(m.Values)
 		if err == nil && f.RunID != s.runID {
 			err = &core.BreadError{Code: core.CodeProtocolDecodeError, Message: "malformed stream entry: a frame of run " + truncate(f.RunID, 64)}
@@ -230,7 +269,7 @@ func (s *subscription) deliver(msgs []goredis.XMessage, yield func(core.Frame, e
 }
 
 func (s *subscription) startTail() {
-	s.replaying = false
+	s.catchingUp = false
 	if !s.tracked {
 		s.tracked = true
 		s.t.setTailing(s.runID, 1)

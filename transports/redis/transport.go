@@ -47,7 +47,7 @@ type Transport struct {
 }
 
 type counters struct {
-	written, dropped, failures, malformed atomic.Uint64
+	written, dropped, failures, readFailures, malformed atomic.Uint64
 }
 
 var (
@@ -114,21 +114,24 @@ func (t *Transport) StreamKey(runID string) string { return streamKey(t.opts.Key
 
 // Stats is a snapshot of the transport's counters.
 type Stats struct {
-	Queued    int    // frames waiting to be written
-	Written   uint64 // frames appended to a stream
-	Dropped   uint64 // frames dropped: queue overflow, rejected by Redis, or left at Close
-	Failures  uint64 // failed write attempts (each is retried)
-	Malformed uint64 // stream entries subscriptions skipped as malformed
+	Queued   int    // frames waiting to be written
+	Written  uint64 // frames appended to a stream
+	Dropped  uint64 // frames dropped: queue overflow, rejected by Redis, or left at Close
+	Failures uint64 // failed write attempts (each is retried)
+	// ReadFailures counts failed subscription reads (each is retried).
+	ReadFailures uint64
+	Malformed    uint64 // stream entries subscriptions skipped as malformed
 }
 
 // Stats returns the transport's counters.
 func (t *Transport) Stats() Stats {
 	return Stats{
-		Queued:    t.out.len(),
-		Written:   t.stats.written.Load(),
-		Dropped:   t.stats.dropped.Load(),
-		Failures:  t.stats.failures.Load(),
-		Malformed: t.stats.malformed.Load(),
+		Queued:       t.out.len(),
+		Written:      t.stats.written.Load(),
+		Dropped:      t.stats.dropped.Load(),
+		Failures:     t.stats.failures.Load(),
+		ReadFailures: t.stats.readFailures.Load(),
+		Malformed:    t.stats.malformed.Load(),
 	}
 }
 

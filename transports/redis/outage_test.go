@@ -1,0 +1,132 @@
+package redis_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	bredis "github.com/breadai/bread/transports/redis"
+)
+
+// publishBound is how long a Publish may take while Redis is down: the
+// configured PublishTimeout plus room for a loaded CI machine. It checks
+// that Publish is bounded by the timeout, not by Redis.
+const publishBound = 100*time.Millisecond + 2*time.Second
+
+func TestPublishSurvivesAnOutage(t *testing.T) {
+	r := startPrivateRedis(t)
+	tr := newPrivateTransport(t, r, bredis.Options{PublishTimeout: 100 * time.Millisecond})
+	run := runID(t)
+
+	publishRange(t, tr, run, 1, 3)
+	flush(t, tr)
+
+	r.stop()
+	for i := int64(4); i <= 10; i++ {
+		began := time.Now()
+		if err := tr.Publish(context.Background(), frame(run, i)); err != nil {
+			t.Fatalf("Publish during the outage returned %v; an outage must never fail a run", err)
+		}
+		if d := time.Since(began); d > publishBound {
+			t.Fatalf("Publish took %v during the outage", d)
+		}
+	}
+	// The publisher finds Redis gone and keeps the frames queued.
+	waitFor(t, 10*time.Second, "a failed write attempt", func() bool { return tr.Stats().Failures > 0 })
+	if q := tr.Stats().Queued; q != 7 {
+		t.Fatalf("queued %d frames during the outage, want 7", q)
+	}
+
+	r.restart() // an empty Redis: the private server keeps nothing on disk
+	publishRange(t, tr, run, 11, 12)
+	flush(t, tr)
+
+	// Frames queued during the outage went out first, in order, then the
+	// ones published after Redis came back.
+	sub := collect(t, tr, run, 0)
+	sub.waitSeqs(t, 10*time.Second, seqRange(4, 12)...)
+	if st := tr.Stats(); st.Dropped != 0 || st.Queued != 0 {
+		t.Fatalf("stats after recovery: %+v", st)
+	}
+}
+
+func TestFullQueueDropsOldestWithoutBlocking(t *testing.T) {
+	r := startPrivateRedis(t)
+	var logs logBuffer
+	tr := newPrivateTransport(t, r, bredis.Options{
+		QueueSize:      5,
+		PublishTimeout: 100 * time.Millisecond,
+		Logger:         newLogger(&logs),
+	})
+	run := runID(t)
+	r.stop()
+
+	for i := int64(1); i <= 20; i++ {
+		began := time.Now()
+		if err := tr.Publish(context.Background(), frame(run, i)); err != nil {
+			t.Fatalf("Publish %d: %v", i, err)
+		}
+		if d := time.Since(began); d > publishBound {
+			t.Fatalf("Publish %d took %v with a full queue and Redis down", i, d)
+		}
+	}
+	if st := tr.Stats(); st.Dropped != 15 || st.Queued != 5 {
+		t.Fatalf("stats with a full queue: %+v, want 15 dropped and 5 queued", st)
+	}
+	if !strings.Contains(logs.String(), "publish queue full") {
+		t.Fatalf("no warning about dropped frames; log:\n%s", logs.String())
+	}
+
+	r.restart()
+	flush(t, tr)
+	sub := collect(t, tr, run, 0)
+	// The newest five survive, in order. A write attempt that began before
+	// the drops may still deliver some of the dropped frames: at least once,
+	// never out of order.
+	waitFor(t, 10*time.Second, "frame 20", func() bool {
+		s := sub.seqs()
+		return len(s) > 0 && s[len(s)-1] == 20
+	})
+	got := sub.seqs()
+	if !slices.IsSorted(got) || !isSuffixOf(seqRange(16, 20), got) {
+		t.Fatalf("after the outage the stream holds %v; want an ordered run ending in 16..20", got)
+	}
+}
+
+func TestSubscriberSurvivesARestart(t *testing.T) {
+	r := startPrivateRedis(t)
+	tr := newPrivateTransport(t, r, bredis.Options{BlockTimeout: 200 * time.Millisecond})
+	run := runID(t)
+
+	sub := collect(t, tr, run, 0)
+	publishRange(t, tr, run, 1, 3)
+	sub.waitSeqs(t, 10*time.Second, 1, 2, 3)
+
+	r.stop()
+	waitFor(t, 10*time.Second, "the subscription to lose its connection", func() bool { return tr.Stats().ReadFailures > 0 })
+	r.restart()
+
+	publishRange(t, tr, run, 4, 6)
+	sub.waitSeqs(t, 20*time.Second, 1, 2, 3, 4, 5, 6)
+	if errs := sub.errors(); len(errs) > 0 {
+		t.Fatalf("the subscription yielded errors across the restart: %v", errs)
+	}
+}
+
+func TestSubscriberStartedDuringAnOutage(t *testing.T) {
+	r := startPrivateRedis(t)
+	tr := newPrivateTransport(t, r, bredis.Options{})
+	run := runID(t)
+	r.stop()
+
+	sub := collect(t, tr, run, 0)
+	publishRange(t, tr, run, 1, 2)
+	r.restart()
+	sub.waitSeqs(t, 20*time.Second, 1, 2)
+}
+
+func isSuffixOf(suffix, s []int64) bool {
+	return len(s) >= len(suffix) && slices.Equal(s[len(s)-len(suffix):], suffix)
+}
