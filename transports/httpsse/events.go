@@ -1,0 +1,116 @@
+package httpsse
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/breadai/bread/core"
+)
+
+// DefaultMaxEventBytes bounds one event (one crumb).
+const DefaultMaxEventBytes = 16 << 20
+
+// event is one dispatched SSE event.
+type event struct {
+	id    string
+	hasID bool
+	data  []byte
+}
+
+// eventReader parses an SSE stream as the WHATWG spec reads it: lines end
+// in CRLF, LF or CR; a line starting with ':' is a comment; "field: value"
+// with one optional space; a blank line dispatches the event when it has
+// data. Fields other than id and data are ignored (retry tunes browsers).
+type eventReader struct {
+	sc   *bufio.Scanner
+	max  int
+	data []byte
+}
+
+func newEventReader(r io.Reader, maxEvent int) *eventReader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxEvent)
+	sc.Split(scanLines)
+	return &eventReader{sc: sc, max: maxEvent}
+}
+
+// next returns the next event. io.EOF means the stream ended (an event
+// without its blank line is dropped, as the spec says); an event over the
+// size limit is PROTOCOL_DECODE_ERROR; other errors come from the reader.
+func (er *eventReader) next() (event, error) {
+	var ev event
+	er.data = er.data[:0]
+	seenData := false
+	for er.sc.Scan() {
+		line := er.sc.Bytes()
+		if len(line) == 0 {
+			if seenData {
+				ev.data = bytes.TrimSuffix(er.data, []byte{'\n'})
+				return ev, nil
+			}
+			ev = event{}
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		field, value := line, []byte(nil)
+		if i := bytes.IndexByte(line, ':'); i >= 0 {
+			field, value = line[:i], line[i+1:]
+			value = bytes.TrimPrefix(value, []byte{' '})
+		}
+		switch string(field) {
+		case "data":
+			if len(er.data)+len(value)+1 > er.max {
+				return event{}, tooLarge(er.max, nil)
+			}
+			er.data = append(er.data, value...)
+			er.data = append(er.data, '\n')
+			seenData = true
+		case "id":
+			if bytes.IndexByte(value, 0) < 0 {
+				ev.id, ev.hasID = string(value), true
+			}
+		}
+	}
+	err := er.sc.Err()
+	if errors.Is(err, bufio.ErrTooLong) {
+		return event{}, tooLarge(er.max, err)
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	return event{}, err
+}
+
+func tooLarge(max int, cause error) error {
+	return &core.BreadError{Code: core.CodeProtocolDecodeError, Message: "an SSE event is longer than the reader's limit", Context: map[string]any{"maxEventBytes": max}, Cause: cause}
+}
+
+// scanLines splits on CRLF, LF or a lone CR.
+func scanLines(data []byte, atEOF bool) (advance int, token []byte, err error) {
+	if atEOF && len(data) == 0 {
+		return 0, nil, nil
+	}
+	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+		if data[i] == '\n' {
+			return i + 1, data[:i], nil
+		}
+		if i+1 < len(data) {
+			if data[i+1] == '\n' {
+				return i + 2, data[:i], nil
+			}
+			return i + 1, data[:i], nil
+		}
+		if atEOF {
+			return i + 1, data[:i], nil
+		}
+		return 0, nil, nil // a CR at the end of the buffer: is an LF next?
+	}
+	if atEOF {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}

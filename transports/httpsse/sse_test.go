@@ -1,0 +1,360 @@
+package httpsse_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/server"
+	"github.com/breadai/bread/stores/memory"
+	"github.com/breadai/bread/transports/httpsse"
+)
+
+type remote struct {
+	inst  *core.Instance
+	store *memory.Store
+	url   string
+}
+
+func newRemote(t testing.TB, turns ...modeltest.Turn) *remote {
+	t.Helper()
+	if len(turns) == 0 {
+		turns = []modeltest.Turn{modeltest.Text("hello ", "there")}
+	}
+	model := modeltest.New(turns...)
+	st := memory.New()
+	inst, err := core.New(core.Config{
+		Store: st, Transport: httpsse.New(httpsse.Options{}), Providers: model.Registry("scripted"),
+		Agents: []*core.Agent{{ID: "greeter", Model: core.ModelRef{Provider: "scripted", Model: "m"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inst.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = inst.Stop(context.Background()) })
+	srv, err := server.New(inst, server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return &remote{inst: inst, store: st, url: ts.URL}
+}
+
+func post(t *testing.T, url, body string) string {
+	t.Helper()
+	res, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("POST %s = %d %q %v", url, res.StatusCode, res.Header.Get("Content-Type"), err)
+	}
+	return string(b)
+}
+
+func TestWireFormat(t *testing.T) {
+	r := newRemote(t)
+	body := post(t, r.url+"/agents/greeter/run", `{"input":"hi"}`)
+	events := strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n")
+	if events[0] != "retry: 3000" {
+		t.Fatalf("first event %q", events[0])
+	}
+	if !strings.HasPrefix(events[1], "id: 1\ndata: {\"type\":\"agent:run:start\",\"payload\":{\"type\":\"agent:run:start\"") {
+		t.Fatalf("run start event %q", events[1])
+	}
+	// Deltas repeat the last durable id: a watermark.
+	if !strings.HasPrefix(events[2], "id: 1\ndata: {\"type\":\"text:delta\",\"payload\":{") || !strings.HasPrefix(events[4], "id: 3\ndata: {\"type\":\"agent:run:end\"") {
+		t.Fatalf("events %q", events)
+	}
+	if len(events) != 5 {
+		t.Fatalf("%d events", len(events))
+	}
+}
+
+func TestFailuresAreErrorEvents(t *testing.T) {
+	r := newRemote(t, modeltest.Fail(&core.BreadError{Code: core.CodeProviderError, Message: "upstream", Context: map[string]any{"key": "sk-1"}}))
+	for _, c := range []struct{ path, body, code string }{
+		{"/agents/greeter/run", `{"input":`, core.CodeBadRequest},
+		{"/agents/ghost/run", `{}`, core.CodeAgentNotFound},
+		{"/pipelines/ghost/run", `{"input":{}}`, core.CodePipelineNotFound},
+	} {
+		body := post(t, r.url+c.path, c.body)
+		want := "retry: 3000\n\ndata: {\"type\":\"error\",\"payload\":{\"code\":\"" + c.code + "\",\"message\":"
+		if !strings.HasPrefix(body, want) || strings.Count(body, "data:") != 1 {
+			t.Fatalf("%s = %q", c.path, body)
+		}
+	}
+	// A run that fails after it started: its agent:error crumb, then the
+	// error event, and never the error's context.
+	body := post(t, r.url+"/agents/greeter/run", `{"input":"hi"}`)
+	i := strings.Index(body, `data: {"type":"agent:error"`)
+	j := strings.Index(body, `data: {"type":"error","payload":{"code":"PROVIDER_ERROR"`)
+	if i < 0 || j < i || strings.Contains(body, "sk-1") {
+		t.Fatalf("failed run %q", body)
+	}
+}
+
+func collect(seq func(func(core.Crumb, error) bool)) ([]core.Crumb, error) {
+	var out []core.Crumb
+	var last error
+	for c, err := range seq {
+		if c != nil {
+			out = append(out, c)
+		}
+		if err != nil {
+			last = err
+		}
+	}
+	return out, last
+}
+
+func joined(cs []core.Crumb) (types, text string) {
+	var ty []string
+	var tx strings.Builder
+	for _, c := range cs {
+		if d, ok := c.(*core.TextDelta); ok {
+			tx.WriteString(d.Delta)
+			continue
+		}
+		ty = append(ty, c.CrumbType())
+	}
+	return strings.Join(ty, ","), tx.String()
+}
+
+func TestRemoteAgentRelaysARun(t *testing.T) {
+	r := newRemote(t)
+	crumbs, err := collect(httpsse.RemoteAgent(httpsse.RemoteOptions{URL: r.url}).Run(context.Background(), "greeter", "hi", core.RunOptions{}))
+	ty, tx := joined(crumbs)
+	if err != nil || ty != "agent:run:start,agent:run:end" || tx != "hello there" {
+		t.Fatalf("relayed %s %q %v", ty, tx, err)
+	}
+}
+
+func TestRemoteAgentFailures(t *testing.T) {
+	r := newRemote(t, modeltest.Fail(&core.BreadError{Code: core.CodeProviderError, Message: "upstream"}))
+	agent := httpsse.RemoteAgent(httpsse.RemoteOptions{URL: r.url, MaxRetries: 3, RetryDelay: time.Millisecond})
+
+	// A failure before the run: the error event, at once, never retried.
+	crumbs, err := collect(agent.Run(context.Background(), "ghost", "hi", core.RunOptions{}))
+	if len(crumbs) != 0 || !errors.Is(err, core.ErrAgentNotFound) {
+		t.Fatalf("unknown agent: %d crumbs, %v", len(crumbs), err)
+	}
+	// A failed run: its agent:error paired with the error.
+	crumbs, err = collect(agent.Run(context.Background(), "greeter", "hi", core.RunOptions{}))
+	var be *core.BreadError
+	if !errors.As(err, &be) || be.Code != core.CodeProviderError || crumbs[len(crumbs)-1].CrumbType() != core.TypeAgentError {
+		t.Fatalf("failed run: %v", err)
+	}
+	// Malformed events.
+	for _, bad := range []string{"data: not json\n\n", "data: {\"type\":\"text:delta\",\"payload\":{\"type\":\"agent:run:end\"}}\n\n", "data: {\"type\":\"nope\",\"payload\":{}}\n\n"} {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, bad) }))
+		_, err := collect(httpsse.RemoteAgent(httpsse.RemoteOptions{URL: ts.URL}).Run(context.Background(), "x", nil, core.RunOptions{}))
+		ts.Close()
+		if !errors.Is(err, core.ErrProtocolDecode) {
+			t.Fatalf("%q: %v", bad, err)
+		}
+	}
+}
+
+// dropProxy forwards connections to target. It cuts the client leg of the
+// first connection after n bytes of response, and of every later one at
+// once when cutAll is set, while the server leg stays open and drained: the
+// client sees a dropped network, the server a slow reader.
+type dropProxy struct {
+	ln     net.Listener
+	target string
+	n      int64
+	cutAll bool
+	mu     sync.Mutex
+	conns  []net.Conn
+	wg     sync.WaitGroup
+	count  int
+}
+
+func newDropProxy(t *testing.T, target string, n int64, cutAll bool) *dropProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &dropProxy{ln: ln, target: strings.TrimPrefix(target, "http://"), n: n, cutAll: cutAll}
+	p.wg.Add(1)
+	go p.accept()
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *dropProxy) url() string { return "http://" + p.ln.Addr().String() }
+
+func (p *dropProxy) connections() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.count
+}
+
+func (p *dropProxy) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, s)
+		first := p.count == 0
+		p.count++
+		p.mu.Unlock()
+		limit := int64(-1)
+		switch {
+		case first:
+			limit = p.n
+		case p.cutAll:
+			limit = 0
+		}
+		p.wg.Add(2)
+		go func() { defer p.wg.Done(); _, _ = io.Copy(s, c) }()
+		go func() {
+			defer p.wg.Done()
+			if limit < 0 {
+				_, _ = io.Copy(c, s)
+			} else {
+				_, _ = io.CopyN(c, s, limit)
+				c.Close()
+				_, _ = io.Copy(io.Discard, s)
+			}
+			c.Close()
+			s.Close()
+		}()
+	}
+}
+
+func (p *dropProxy) close() {
+	p.ln.Close()
+	p.mu.Lock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+func slowText(n int) (modeltest.Turn, string) {
+	chunks := make([]string, n)
+	for i := range chunks {
+		chunks[i] = "w" + strconv.Itoa(i) + " "
+	}
+	return modeltest.Slow(modeltest.Text(chunks...), 3*time.Millisecond), strings.Join(chunks, "")
+}
+
+func TestRemoteAgentReconnectsAfterADrop(t *testing.T) {
+	turn, full := slowText(80)
+	r := newRemote(t, turn)
+	proxy := newDropProxy(t, r.url, 1500, false)
+	agent := httpsse.RemoteAgent(httpsse.RemoteOptions{URL: proxy.url(), RetryDelay: 5 * time.Millisecond})
+	crumbs, err := collect(agent.Run(context.Background(), "greeter", "hi", core.RunOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := proxy.connections(); n < 2 {
+		t.Fatalf("no reconnect happened (%d connections)", n)
+	}
+	ty, tx := joined(crumbs)
+	if ty != "agent:run:start,agent:run:end" {
+		t.Fatalf("durable crumbs %s: each exactly once", ty)
+	}
+	// At least once: a delta window may repeat, nothing is missing.
+	if !noGap(tx, full) {
+		t.Fatalf("text %q lost part of %q", tx, full)
+	}
+}
+
+// noGap reports whether got is full with some stretches repeated, each
+// repeat restarting no later than where the text had reached.
+func noGap(got, full string) bool {
+	pos := 0
+	for _, w := range strings.SplitAfter(got, " ") {
+		if w == "" {
+			continue
+		}
+		k := strings.Index(full, w)
+		if k < 0 || k > pos {
+			return false
+		}
+		pos = max(pos, k+len(w))
+	}
+	return pos == len(full)
+}
+
+func TestRemoteAgentGivesUpAfterMaxRetries(t *testing.T) {
+	turn, _ := slowText(200)
+	r := newRemote(t, turn)
+	proxy := newDropProxy(t, r.url, 1500, true)
+	agent := httpsse.RemoteAgent(httpsse.RemoteOptions{URL: proxy.url(), MaxRetries: 2, RetryDelay: time.Millisecond})
+	_, err := collect(agent.Run(context.Background(), "greeter", "hi", core.RunOptions{}))
+	var be *core.BreadError
+	if !errors.As(err, &be) || be.Code != core.CodeRemoteReconnect || be.Context["attempts"] != 2 || be.Context["agentId"] != "greeter" {
+		t.Fatalf("err = %#v", err)
+	}
+}
+
+func TestRemoteAgentDeduplicatesOnReconnect(t *testing.T) {
+	var lastEventID string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		base := `"agentId":"a","runId":"r1","timestamp":1`
+		if r.Method == "POST" {
+			_, _ = io.WriteString(w, "retry: 3000\n\nid: 1\ndata: {\"type\":\"agent:run:start\",\"payload\":{\"type\":\"agent:run:start\","+base+",\"seq\":1,\"input\":null}}\n\n"+
+				"id: 1\ndata: {\"type\":\"text:delta\",\"payload\":{\"type\":\"text:delta\","+base+",\"seq\":1,\"delta\":\"a\"}}\n\n")
+			return // the stream ends without a terminal crumb: a drop
+		}
+		lastEventID = r.Header.Get("Last-Event-ID")
+		_, _ = io.WriteString(w, "retry: 3000\n\n"+
+			"id: 1\ndata: {\"type\":\"agent:run:start\",\"payload\":{\"type\":\"agent:run:start\","+base+",\"seq\":1,\"input\":null}}\n\n"+
+			"id: 1\ndata: {\"type\":\"text:delta\",\"payload\":{\"type\":\"text:delta\","+base+",\"seq\":1,\"delta\":\"b\"}}\n\n"+
+			": ping\n\n"+
+			"id: 2\ndata: {\"type\":\"agent:run:end\",\"payload\":{\"type\":\"agent:run:end\","+base+",\"seq\":2,\"output\":\"ab\",\"durationMs\":1}}\n\n")
+	}))
+	defer ts.Close()
+	crumbs, err := collect(httpsse.RemoteAgent(httpsse.RemoteOptions{URL: ts.URL, RetryDelay: time.Millisecond}).Run(context.Background(), "a", nil, core.RunOptions{}))
+	ty, tx := joined(crumbs)
+	if err != nil || ty != "agent:run:start,agent:run:end" || tx != "ab" || lastEventID != "1" {
+		t.Fatalf("%s %q %v Last-Event-ID %q", ty, tx, err, lastEventID)
+	}
+}
+
+func TestRemoteAgentCancel(t *testing.T) {
+	reached := make(chan struct{})
+	r := newRemote(t, modeltest.Block(reached, "a"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var last error
+	for c, err := range httpsse.RemoteAgent(httpsse.RemoteOptions{URL: r.url}).Run(ctx, "greeter", "hi", core.RunOptions{}) {
+		if c != nil && c.CrumbType() == core.TypeAgentRunStart {
+			<-reached
+			cancel()
+		}
+		last = err
+	}
+	if !errors.Is(last, core.ErrRunCancelled) {
+		t.Fatalf("cancel: %v", last)
+	}
+}
