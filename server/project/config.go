@@ -1,0 +1,281 @@
+package project
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/breadai/bread/core"
+)
+
+// Config is bread.yaml.
+type Config struct {
+	// Entrypoints are the agents served over HTTP; empty serves all.
+	Entrypoints []string
+	Store       *Component
+	Transport   *Component
+	BlobStore   *Component
+	Credentials *Component
+	// Providers maps provider names (as agents' model.provider refer to
+	// them) to provider components; `providers: [openai]` is shorthand for
+	// {openai: {type: openai}}.
+	Providers    map[string]*Component
+	Plugins      []*Component
+	Decisions    map[string]*Component
+	RemoteAgents map[string]*Component
+	Pipelines    map[string][]core.PipelineStep
+	Server       ServerConfig
+	// ErrorHandling is the default retry policy for agent runs.
+	ErrorHandling     core.ErrorHandling
+	MaxConcurrentRuns int
+}
+
+// ServerConfig is bread.yaml's server section.
+type ServerConfig struct {
+	Port         int
+	Host         string
+	MaxBodyBytes int64
+	// Auth is the auth strategy component (for example apikey), if any.
+	Auth *Component
+}
+
+// Component is a named adapter in bread.yaml: `store: sqlite`, or
+// `store: {type: sqlite, path: ./bread.db}`. The CLI maps Type to a
+// constructor and passes Options through.
+type Component struct {
+	Type    string
+	Options map[string]any
+	// File and Line locate the component, for errors about it.
+	File string
+	Line int
+}
+
+// Errorf returns an error located at the component.
+func (c *Component) Errorf(code, format string, args ...any) *Error {
+	return &Error{File: c.File, Line: c.Line, Err: core.Errorf(code, format, args...)}
+}
+
+// String returns the option as a string ("" when absent or not a string).
+func (c *Component) String(key string) string {
+	s, _ := c.Options[key].(string)
+	return s
+}
+
+// Int returns the option as an int (0 when absent).
+func (c *Component) Int(key string) int {
+	switch v := c.Options[key].(type) {
+	case int:
+		return v
+	case int64:
+		return int(v)
+	case uint64:
+		return int(v)
+	case float64:
+		return int(v)
+	}
+	return 0
+}
+
+// Bool returns the option as a bool.
+func (c *Component) Bool(key string) bool {
+	b, _ := c.Options[key].(bool)
+	return b
+}
+
+// rawComponent is a component as YAML gives it: a bare string or a map with
+// a type.
+type rawComponent struct {
+	value any
+}
+
+func (r *rawComponent) UnmarshalYAML(unmarshal func(any) error) error {
+	return unmarshal(&r.value)
+}
+
+func (f *yamlFile) component(path string, r *rawComponent, defaultType string) (*Component, error) {
+	if r == nil || r.value == nil {
+		return nil, nil
+	}
+	c := &Component{File: f.rel, Line: f.line(path), Options: map[string]any{}}
+	switch v := normalize(r.value).(type) {
+	case string:
+		c.Type = v
+	case map[string]any:
+		for k, val := range v {
+			c.Options[k] = val
+		}
+		if t, ok := c.Options["type"]; ok {
+			s, isString := t.(string)
+			if !isString {
+				return nil, f.errorf(path+".type", "type must be a string")
+			}
+			c.Type = s
+			delete(c.Options, "type")
+		}
+	default:
+		return nil, f.errorf(path, "expected a name or a map with a type, got %T", v)
+	}
+	if c.Type == "" {
+		c.Type = defaultType
+	}
+	if c.Type == "" {
+		return nil, f.errorf(path, "missing type")
+	}
+	return c, nil
+}
+
+type configFile struct {
+	Entrypoints   []string                  `yaml:"entrypoints"`
+	Store         *rawComponent             `yaml:"store"`
+	Transport     *rawComponent             `yaml:"transport"`
+	Blobs         *rawComponent             `yaml:"blobs"`
+	Credentials   *rawComponent             `yaml:"credentials"`
+	Providers     any                       `yaml:"providers"`
+	Plugins       []*rawComponent           `yaml:"plugins"`
+	Decisions     map[string]*rawComponent  `yaml:"decisions"`
+	RemoteAgents  map[string]*rawComponent  `yaml:"remoteAgents"`
+	Pipelines     map[string][]pipelineStep `yaml:"pipelines"`
+	Server        serverFile                `yaml:"server"`
+	ErrorHandling errorHandlingFile         `yaml:"errorHandling"`
+	Concurrency   struct {
+		Max int `yaml:"max"`
+	} `yaml:"concurrency"`
+}
+
+type serverFile struct {
+	Port         int           `yaml:"port"`
+	Host         string        `yaml:"host"`
+	MaxBodyBytes int64         `yaml:"maxBodyBytes"`
+	Auth         *rawComponent `yaml:"auth"`
+}
+
+type errorHandlingFile struct {
+	Retry *struct {
+		Attempts          int     `yaml:"attempts"`
+		BackoffMs         int     `yaml:"backoffMs"`
+		BackoffMultiplier float64 `yaml:"backoffMultiplier"`
+	} `yaml:"retry"`
+}
+
+func (e errorHandlingFile) core() core.ErrorHandling {
+	if e.Retry == nil {
+		return core.ErrorHandling{}
+	}
+	return core.ErrorHandling{Retry: &core.RetryPolicy{Attempts: e.Retry.Attempts, BackoffMs: e.Retry.BackoffMs, BackoffMultiplier: e.Retry.BackoffMultiplier}}
+}
+
+type pipelineStep struct {
+	Type    string            `yaml:"type"`
+	AgentID string            `yaml:"agentId"`
+	Skill   string            `yaml:"skill"`
+	Steps   []pipelineStep    `yaml:"steps"`
+	Decider string            `yaml:"decider"`
+	Prompt  string            `yaml:"prompt"`
+	Routes  map[string]string `yaml:"routes"`
+}
+
+func (s pipelineStep) core() core.PipelineStep {
+	out := core.PipelineStep{Type: core.StepType(s.Type), AgentID: s.AgentID, Skill: s.Skill, Decider: s.Decider, Prompt: s.Prompt, Routes: s.Routes}
+	if out.Type == "" {
+		out.Type = core.StepAgent
+	}
+	for _, sub := range s.Steps {
+		out.Steps = append(out.Steps, sub.core())
+	}
+	return out
+}
+
+// loadConfig reads bread.yaml.
+func (l *loader) loadConfig(path string) (Config, error) {
+	var raw configFile
+	f, err := l.readYAML(path, &raw)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg := Config{
+		Entrypoints:       raw.Entrypoints,
+		Server:            ServerConfig{Port: raw.Server.Port, Host: raw.Server.Host, MaxBodyBytes: raw.Server.MaxBodyBytes},
+		ErrorHandling:     raw.ErrorHandling.core(),
+		MaxConcurrentRuns: raw.Concurrency.Max,
+		Providers:         map[string]*Component{},
+		Decisions:         map[string]*Component{},
+		RemoteAgents:      map[string]*Component{},
+		Pipelines:         map[string][]core.PipelineStep{},
+	}
+	for _, c := range []struct {
+		path string
+		raw  *rawComponent
+		dst  **Component
+		def  string
+	}{
+		{"$.store", raw.Store, &cfg.Store, ""},
+		{"$.transport", raw.Transport, &cfg.Transport, ""},
+		{"$.blobs", raw.Blobs, &cfg.BlobStore, "fs"},
+		{"$.credentials", raw.Credentials, &cfg.Credentials, ""},
+		{"$.server.auth", raw.Server.Auth, &cfg.Server.Auth, ""},
+	} {
+		if *c.dst, err = f.component(c.path, c.raw, c.def); err != nil {
+			return cfg, err
+		}
+	}
+	if err := l.providers(f, raw.Providers, cfg.Providers); err != nil {
+		return cfg, err
+	}
+	for i, p := range raw.Plugins {
+		c, err := f.component(fmt.Sprintf("$.plugins[%d]", i), p, "")
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Plugins = append(cfg.Plugins, c)
+	}
+	for _, name := range slices.Sorted(maps.Keys(raw.Decisions)) {
+		if cfg.Decisions[name], err = f.component("$.decisions."+name, raw.Decisions[name], ""); err != nil {
+			return cfg, err
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(raw.RemoteAgents)) {
+		if cfg.RemoteAgents[id], err = f.component("$.remoteAgents."+id, raw.RemoteAgents[id], "httpchunked"); err != nil {
+			return cfg, err
+		}
+	}
+	for id, steps := range raw.Pipelines {
+		if err := core.ValidateID("pipeline", id); err != nil {
+			return cfg, f.errAt("$.pipelines."+id, err)
+		}
+		for _, s := range steps {
+			cfg.Pipelines[id] = append(cfg.Pipelines[id], s.core())
+		}
+	}
+	l.configFile = f
+	return cfg, nil
+}
+
+// providers reads `providers:` as a list of names or a map of name →
+// component (whose type defaults to the name).
+func (l *loader) providers(f *yamlFile, raw any, out map[string]*Component) error {
+	switch v := normalize(raw).(type) {
+	case nil:
+	case []any:
+		for i, e := range v {
+			name, ok := e.(string)
+			if !ok {
+				return f.errorf(fmt.Sprintf("$.providers[%d]", i), "a provider list holds names")
+			}
+			out[name] = &Component{Type: name, Options: map[string]any{}, File: f.rel, Line: f.line(fmt.Sprintf("$.providers[%d]", i))}
+		}
+	case map[string]any:
+		for name, e := range v {
+			c, err := f.component("$.providers."+name, &rawComponent{value: e}, name)
+			if err != nil {
+				return err
+			}
+			if c == nil {
+				c = &Component{Type: name, Options: map[string]any{}, File: f.rel, Line: f.line("$.providers." + name)}
+			}
+			out[name] = c
+		}
+	default:
+		return f.errorf("$.providers", "providers is a list of names or a map of name to options")
+	}
+	return nil
+}

@@ -1,0 +1,352 @@
+package project_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/server/project"
+)
+
+// writeProject writes files (path → content) under a temp dir.
+func writeProject(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for path, content := range files {
+		full := filepath.Join(dir, path)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func env(m map[string]string) project.Options {
+	return project.Options{LookupEnv: func(k string) (string, bool) { v, ok := m[k]; return v, ok }}
+}
+
+const fullConfig = `entrypoints: [writer, boss]
+store: {type: sqlite, path: ./bread.db}
+transport: httpchunked
+blobs: {dir: ./.bread/blobs}
+credentials: {type: vault, address: http://vault:8200, token: ${VAULT_TOKEN}}
+providers:
+  anthropic: {}
+  eu: {type: openai, baseURL: https://eu.example}
+plugins:
+  - {type: otel, endpoint: http://collector:4318}
+decisions:
+  triage: {type: model, provider: anthropic, model: haiku}
+remoteAgents:
+  researcher: {url: http://remote:3000}
+pipelines:
+  article:
+    - {type: agent, agentId: writer}
+    - type: parallel
+      steps:
+        - {agentId: writer, skill: deep_research}
+        - {type: map, agentId: boss}
+    - {type: route, decider: triage, routes: {a: writer, b: researcher}}
+server: {port: 4000, host: 0.0.0.0, maxBodyBytes: 2048, auth: {type: apikey, keys: [k1]}}
+errorHandling: {retry: {attempts: 3, backoffMs: 100}}
+concurrency: {max: 8}
+`
+
+func TestLoadAFullProject(t *testing.T) {
+	dir := writeProject(t, map[string]string{
+		"bread.yaml": fullConfig,
+		"agents/writer/agent.yaml": `description: Writes.
+model: {provider: ${PROVIDER:-anthropic}, model: claude, settings: {temperature: 0.2, maxOutputTokens: 500}}
+inputSchema:
+  type: object
+  required: [topic]
+  properties: {topic: {type: string}}
+output: {format: markdown}
+steps: {max: 7}
+permissions: {allow: ["tool:*"], ask: ["tool:publish"], deny: ["plugin:*"]}
+tasks: [extract]
+knowledge: {autoInject: true, maxTokens: 100}
+documents: {root: ./docs}
+errorHandling: {retry: {attempts: 2}}
+plugins: {mcp_client: {servers: [fs]}}
+`,
+		"agents/writer/prompt.md": "  You write.\n",
+		"agents/writer/tools/search.yaml": `description: Search.
+command: ["./search.sh"]
+timeout: 5s
+credentials: [SEARCH_KEY]
+inputSchema: {type: object, properties: {q: {type: string}}}
+`,
+		"agents/writer/tools/publish.yaml":                       "type: http\nurl: https://api.example/publish\nmethod: put\nheaders: {Authorization: \"Bearer ${TOKEN}\"}\n",
+		"agents/writer/tools/approve.yaml":                       "type: human\nprompt: Publish?\nschema: {type: object}\n",
+		"agents/writer/skills/deep_research/SKILL.md":            "---\nname: Deep Research\ndescription: \"Cites sources.\"\n---\nCite everything.\n",
+		"agents/writer/skills/deep_research/references/style.md": "Footnotes.",
+		"agents/writer/skills/deep_research/scripts/cite.yaml":   "command: echo '\"[1]\"'\n",
+		"agents/writer/evals/quality.eval.yaml": `cases:
+  - name: mentions the topic
+    input: {topic: bread}
+    scorers:
+      - {type: contains, expected: bread}
+      - {type: regex, pattern: "\\bbread\\b"}
+      - {type: llmJudge, prompt: Helpful?}
+      - {type: custom, command: [./check.sh]}
+`,
+		"agents/boss/agent.yaml": `model: {provider: eu, model: gpt}
+output: {format: json}
+outputSchema: {type: object}
+supervisor: {max: 2, agents: [{agentId: writer, visibility: mediate}, {agentId: researcher}]}
+loop: {pool: [writer], maxIterations: 3}
+`,
+		"tasks/extract.yaml": "description: Extract.\nmodel: {provider: anthropic, model: haiku}\ninstructions: List entities.\noutputSchema: {type: object}\n",
+	})
+	p, err := project.Load(dir, env(map[string]string{"VAULT_TOKEN": "s.tok", "TOKEN": "t0"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Config
+	if c.Store.Type != "sqlite" || c.Store.String("path") != "./bread.db" || c.Transport.Type != "httpchunked" || c.BlobStore.Type != "fs" {
+		t.Errorf("components %+v %+v %+v", c.Store, c.Transport, c.BlobStore)
+	}
+	if c.Credentials.String("token") != "s.tok" || c.Providers["eu"].Type != "openai" || c.Providers["anthropic"].Type != "anthropic" {
+		t.Errorf("credentials/providers %+v %+v", c.Credentials, c.Providers)
+	}
+	if c.Server.Port != 4000 || c.Server.Auth.Type != "apikey" || c.MaxConcurrentRuns != 8 || c.ErrorHandling.Retry.Attempts != 3 {
+		t.Errorf("server %+v", c.Server)
+	}
+	if c.RemoteAgents["researcher"].Type != "httpchunked" || c.Decisions["triage"].String("model") != "haiku" || len(c.Plugins) != 1 {
+		t.Errorf("remote/decisions/plugins")
+	}
+	steps := c.Pipelines["article"]
+	if len(steps) != 3 || steps[1].Steps[0].Type != core.StepAgent || steps[1].Steps[1].Type != core.StepMap || steps[2].Routes["b"] != "researcher" {
+		t.Errorf("pipeline %+v", steps)
+	}
+	if c.Store.Line != 2 || c.Store.File != "bread.yaml" {
+		t.Errorf("components know their place: %s:%d", c.Store.File, c.Store.Line)
+	}
+
+	w, _ := p.Agent("writer")
+	if w.Prompt != "You write." || w.Model.Provider != "anthropic" || *w.Model.Settings.Temperature != 0.2 || w.MaxSteps != 7 || w.Output.Format != "markdown" {
+		t.Errorf("writer %+v", w)
+	}
+	if !strings.Contains(string(w.InputSchema), `"required":["topic"]`) || w.Knowledge.MaxTokens != 100 || w.Documents.Root != filepath.Join(p.Dir, "docs") {
+		t.Errorf("writer schema/knowledge/documents")
+	}
+	if len(w.Tools) != 2 || len(w.HumanTools) != 1 || w.HumanTools[0].Prompt != "Publish?" || w.Tools[1].Credentials[0] != "SEARCH_KEY" {
+		t.Errorf("tools %+v humans %+v", w.Tools, w.HumanTools)
+	}
+	if len(w.Skills) != 1 || w.Skills[0].Name != "Deep Research" || w.Skills[0].Description != "Cites sources." || w.Skills[0].Instructions != "Cite everything." || len(w.Skills[0].References) != 1 || len(w.Skills[0].Tools) != 1 {
+		t.Errorf("skills %+v", w.Skills)
+	}
+	if w.Plugins["mcp_client"] == nil {
+		t.Errorf("plugin config %v", w.Plugins)
+	}
+	b, _ := p.Agent("boss")
+	if b.Supervisor.Agents[0].Visibility != core.Mediate || b.Loop.MaxIterations != 3 {
+		t.Errorf("boss %+v", b)
+	}
+	if len(p.Tasks) != 1 || p.Tasks[0].Name != "extract" {
+		t.Errorf("tasks %+v", p.Tasks)
+	}
+	if len(p.Evals) != 1 || p.Evals[0].AgentID != "writer" || len(p.Evals[0].Cases[0].Scorers) != 4 || p.Evals[0].Type != "functional" {
+		t.Errorf("evals %+v", p.Evals)
+	}
+	// The loaded agents pass core's own validation.
+	if _, err := core.New(core.Config{Store: nopStore{}, Agents: p.Agents, Tasks: p.Tasks}); err != nil {
+		t.Errorf("core rejects the loaded project: %v", err)
+	}
+}
+
+func TestConfigErrorsNameFileAndLine(t *testing.T) {
+	base := map[string]string{
+		"bread.yaml":          "entrypoints: [a]\nstore: memory\n",
+		"agents/a/agent.yaml": "model: {provider: p, model: m}\n",
+		"agents/a/prompt.md":  "hi",
+	}
+	tests := []struct {
+		name    string
+		files   map[string]string
+		wantLoc string
+		code    string
+	}{
+		{"typo in bread.yaml", map[string]string{"bread.yaml": "entrypoints: [a]\nstroe: memory\n"}, "bread.yaml:2", core.CodeInvalidConfig},
+		{"typo in agent.yaml", map[string]string{"agents/a/agent.yaml": "model:\n  provider: p\n  modle: m\n"}, "agents/a/agent.yaml:3", core.CodeInvalidConfig},
+		{"unset variable", map[string]string{"agents/a/agent.yaml": "model:\n  provider: ${NOPE}\n  model: m\n"}, "agents/a/agent.yaml:2", core.CodeInvalidConfig},
+		{"bad selector", map[string]string{"agents/a/agent.yaml": "model: {provider: p, model: m}\npermissions:\n  deny:\n    - \"mpc:*\"\n"}, "agents/a/agent.yaml:4", core.CodeInvalidPermission},
+		{"unknown entrypoint", map[string]string{"bread.yaml": "store: memory\nentrypoints:\n  - a\n  - ghost\n"}, "bread.yaml:4", core.CodeInvalidConfig},
+		{"pipeline names unknown agent", map[string]string{"bread.yaml": "store: memory\npipelines:\n  p:\n    - agentId: a\n    - agentId: ghost\n"}, "bread.yaml:5", core.CodeInvalidConfig},
+		{"unknown task", map[string]string{"agents/a/agent.yaml": "model: {provider: p, model: m}\ntasks:\n  - ghost_task\n"}, "agents/a/agent.yaml:3", core.CodeTaskNotFound},
+		{"bad tool name", map[string]string{"agents/a/tools/Web-Search.yaml": "command: echo\n"}, "agents/a/tools/Web-Search.yaml", core.CodeInvalidName},
+		{"bad tool type", map[string]string{"agents/a/tools/x.yaml": "name: x\ntype: rpc\n"}, "agents/a/tools/x.yaml:2", core.CodeInvalidConfig},
+		{"command missing", map[string]string{"agents/a/tools/x.yaml": "name: x\ntimeout: 2s\n"}, "agents/a/tools/x.yaml", core.CodeInvalidConfig},
+		{"bad timeout", map[string]string{"agents/a/tools/x.yaml": "name: x\ncommand: echo\ntimeout: soon\n"}, "agents/a/tools/x.yaml:3", core.CodeInvalidConfig},
+		{"model incomplete", map[string]string{"agents/a/agent.yaml": "description: x\nmodel:\n  provider: p\n"}, "agents/a/agent.yaml:3", core.CodeInvalidConfig},
+		{"custom format from yaml", map[string]string{"agents/a/agent.yaml": "model: {provider: p, model: m}\noutput:\n  format: csv\n"}, "agents/a/agent.yaml:3", core.CodeInvalidConfig},
+		{"no agent.yaml", map[string]string{"agents/b/prompt.md": "x"}, "agents/b", core.CodeInvalidConfig},
+		{"eval scorer", map[string]string{"agents/a/evals/q.eval.yaml": "cases:\n  - name: c\n    input: x\n    scorers:\n      - type: fuzzy\n"}, "agents/a/evals/q.eval.yaml:5", core.CodeInvalidConfig},
+		{"unclosed frontmatter", map[string]string{"agents/a/skills/s/SKILL.md": "---\nname: S\n"}, "agents/a/skills/s/SKILL.md:1", core.CodeInvalidConfig},
+		{"route decider", map[string]string{"bread.yaml": "store: memory\npipelines:\n  p:\n    - type: route\n      decider: nobody\n"}, "bread.yaml:5", core.CodeInvalidConfig},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{}
+			for k, v := range base {
+				files[k] = v
+			}
+			for k, v := range tt.files {
+				files[k] = v
+			}
+			_, err := project.Load(writeProject(t, files), env(nil))
+			var pe *project.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("want a *project.Error, got %v", err)
+			}
+			if !strings.HasPrefix(err.Error(), tt.wantLoc) {
+				t.Errorf("error %q does not start with %q", err, tt.wantLoc)
+			}
+			var be *core.BreadError
+			if !errors.As(err, &be) || be.Code != tt.code {
+				t.Errorf("code %v, want %s", err, tt.code)
+			}
+		})
+	}
+}
+
+func TestNotAProject(t *testing.T) {
+	_, err := project.Load(t.TempDir(), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "no bread.yaml") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestExpandEscapes(t *testing.T) {
+	dir := writeProject(t, map[string]string{
+		"bread.yaml":          "store: memory\n",
+		"agents/a/agent.yaml": "description: \"costs $${PRICE}\"\nmodel: {provider: p, model: m}\n",
+	})
+	p, err := project.Load(dir, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Agents[0].Description != "costs ${PRICE}" {
+		t.Errorf("got %q", p.Agents[0].Description)
+	}
+}
+
+func loadTool(t *testing.T, files map[string]string, name string) core.Tool {
+	t.Helper()
+	files["bread.yaml"] = "store: memory\n"
+	files["agents/a/agent.yaml"] = "model: {provider: p, model: m}\n"
+	p, err := project.Load(writeProject(t, files), env(map[string]string{"TOKEN": "secret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range p.Agents[0].Tools {
+		if tool.Name == name {
+			return tool
+		}
+	}
+	t.Fatalf("no tool %s", name)
+	return core.Tool{}
+}
+
+type creds map[string]string
+
+func (c creds) Get(_ context.Context, name string) (string, error) {
+	if v, ok := c[name]; ok {
+		return v, nil
+	}
+	return "", errors.New("no " + name)
+}
+
+func TestCommandTool(t *testing.T) {
+	tc := core.ToolContext{AgentID: "a", RunID: "r", SessionID: "s", Credentials: creds{"KEY": "k-1"}}
+	tests := []struct {
+		name    string
+		script  string
+		yaml    string
+		want    string
+		errLike string
+	}{
+		{"json in, json out", "#!/bin/sh\nread line; echo \"{\\\"got\\\":$line,\\\"key\\\":\\\"$KEY\\\",\\\"agent\\\":\\\"$BREAD_AGENT_ID\\\"}\"\n", "command: [./t.sh]\ncredentials: [KEY]\n", `{"got":{"q":1},"key":"k-1","agent":"a"}`, ""},
+		{"text out", "#!/bin/sh\necho plain words\n", "command: [./t.sh]\n", `"plain words"`, ""},
+		{"non-zero exit", "#!/bin/sh\necho broken >&2\nexit 3\n", "command: [./t.sh]\n", "", "exit status 3: broken"},
+		{"stderr is an error", "#!/bin/sh\necho warn >&2\necho '{}'\n", "command: [./t.sh]\n", "", "wrote to stderr: warn"},
+		{"timeout", "#!/bin/sh\nsleep 5\n", "command: [./t.sh]\ntimeout: 100ms\n", "", "timed out"},
+		{"shell string", "", "command: echo hi from sh\n", `"hi from sh"`, ""},
+		{"server env stays out", "#!/bin/sh\necho \"[$BREAD_SECRET_ENV]\"\n", "command: [./t.sh]\n", `[]`, ""},
+	}
+	t.Setenv("BREAD_SECRET_ENV", "leak")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{"agents/a/tools/t.yaml": "name: t\n" + tt.yaml}
+			if tt.script != "" {
+				files["agents/a/t.sh"] = tt.script
+			}
+			tool := loadTool(t, files, "t")
+			out, err := tool.Execute(context.Background(), json.RawMessage(`{"q":1}`), tc)
+			if tt.errLike != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.errLike) {
+					t.Fatalf("error %v, want %q", err, tt.errLike)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(out)
+			if string(b) != tt.want {
+				t.Errorf("got %s, want %s", b, tt.want)
+			}
+		})
+	}
+}
+
+func TestHTTPTool(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/fail":
+			http.Error(w, "nope", http.StatusTeapot)
+		case "/get":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"q":"` + r.URL.Query().Get("q") + `","method":"` + r.Method + `"}`))
+		default:
+			b := make([]byte, 100)
+			n, _ := r.Body.Read(b)
+			_, _ = w.Write([]byte(`{"auth":"` + r.Header.Get("Authorization") + `","body":` + string(b[:n]) + `}`))
+		}
+	}))
+	defer srv.Close()
+	files := map[string]string{
+		"agents/a/tools/post.yaml": "type: http\nurl: " + srv.URL + "/post\nheaders: {Authorization: \"Bearer ${TOKEN}\"}\n",
+		"agents/a/tools/get.yaml":  "url: " + srv.URL + "/get\nmethod: get\n",
+		"agents/a/tools/fail.yaml": "type: http\nurl: " + srv.URL + "/fail\n",
+	}
+	tc := core.ToolContext{}
+	out, err := loadTool(t, files, "post").Execute(context.Background(), json.RawMessage(`{"a":1}`), tc)
+	if b, _ := json.Marshal(out); err != nil || string(b) != `{"auth":"Bearer secret","body":{"a":1}}` {
+		t.Errorf("post: %s %v", b, err)
+	}
+	out, err = loadTool(t, files, "get").Execute(context.Background(), json.RawMessage(`{"q":"rye"}`), tc)
+	if b, _ := json.Marshal(out); err != nil || string(b) != `{"q":"rye","method":"GET"}` {
+		t.Errorf("get: %s %v", b, err)
+	}
+	_, err = loadTool(t, files, "fail").Execute(context.Background(), json.RawMessage(`{}`), tc)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 418") {
+		t.Errorf("fail: %v", err)
+	}
+	_ = time.Second
+}
+
+// nopStore satisfies core.BreadStore for a core.New validation check.
+type nopStore struct{ core.BreadStore }
