@@ -1,0 +1,110 @@
+package decisions
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/breadai/bread/core"
+)
+
+// Error codes of this package, in the style of core's catalogue.
+const (
+	// CodeDecisionInvalid: the decider answered outside the allowed
+	// options (or unreadably), even after its one retry.
+	CodeDecisionInvalid = "DECISION_INVALID"
+	// CodeDeciderNotFound: the registry has no decider by that name.
+	CodeDeciderNotFound = "DECIDER_NOT_FOUND"
+	// CodeDecisionTimeout: the decider did not answer in time.
+	CodeDecisionTimeout = "DECISION_TIMEOUT"
+)
+
+// Question is one bounded choice.
+type Question struct {
+	// Prompt says what to decide ("Which team should handle this
+	// ticket?").
+	Prompt string `json:"prompt"`
+	// Options are the only answers allowed; at least one, no duplicates.
+	Options []string `json:"options"`
+	// Input is what the decision is about; it is sent as JSON.
+	Input any `json:"input,omitempty"`
+}
+
+// Decision is a decider's answer.
+type Decision struct {
+	// Choice is one of the question's options, exactly.
+	Choice string `json:"choice"`
+	// Confidence in [0,1], when the decider reports one; 0 otherwise.
+	Confidence float64 `json:"confidence,omitempty"`
+	// Reason is a short explanation, when the decider gives one.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Decider makes bounded choices.
+type Decider interface {
+	Decide(ctx context.Context, q Question) (Decision, error)
+}
+
+// DeciderFunc adapts a function to Decider.
+type DeciderFunc func(ctx context.Context, q Question) (Decision, error)
+
+// Decide implements Decider.
+func (f DeciderFunc) Decide(ctx context.Context, q Question) (Decision, error) { return f(ctx, q) }
+
+// Registry names deciders, as Config.Decisions will hold them.
+type Registry map[string]Decider
+
+// Names returns the registered names, sorted.
+func (r Registry) Names() []string { return slices.Sorted(maps.Keys(r)) }
+
+// Decide asks the named decider. An unknown name is DECIDER_NOT_FOUND
+// naming the registered ones; a malformed question is VALIDATION_ERROR; an
+// answer outside the options is DECISION_INVALID whatever the decider.
+func (r Registry) Decide(ctx context.Context, name string, q Question) (Decision, error) {
+	d, ok := r[name]
+	if !ok || d == nil {
+		return Decision{}, &core.BreadError{Code: CodeDeciderNotFound, Message: "no decider named " + quote(name) + "; registered: " + strings.Join(r.Names(), ", "), Context: map[string]any{"decider": name, "registered": r.Names()}}
+	}
+	if err := q.Validate(); err != nil {
+		return Decision{}, err
+	}
+	dec, err := d.Decide(ctx, q)
+	if err != nil {
+		return Decision{}, err
+	}
+	if !slices.Contains(q.Options, dec.Choice) {
+		return Decision{}, invalidChoice(dec.Choice, q.Options)
+	}
+	return dec, nil
+}
+
+// Validate checks that the question has a prompt-independent, well-formed
+// option list: at least one option, none empty, no duplicates.
+func (q Question) Validate() error {
+	if len(q.Options) == 0 {
+		return &core.BreadError{Code: core.CodeValidationError, Message: "a decision needs at least one option"}
+	}
+	seen := make(map[string]bool, len(q.Options))
+	for _, o := range q.Options {
+		if strings.TrimSpace(o) == "" {
+			return &core.BreadError{Code: core.CodeValidationError, Message: "decision options must not be empty"}
+		}
+		if seen[o] {
+			return &core.BreadError{Code: core.CodeValidationError, Message: "decision option " + quote(o) + " is listed twice"}
+		}
+		seen[o] = true
+	}
+	return nil
+}
+
+func invalidChoice(choice string, options []string) *core.BreadError {
+	return &core.BreadError{Code: CodeDecisionInvalid, Message: "the decider chose " + quote(choice) + ", which is not one of: " + strings.Join(options, ", "), Context: map[string]any{"choice": choice, "options": options}}
+}
+
+func quote(s string) string {
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	return `"` + s + `"`
+}

@@ -1,0 +1,7 @@
+module github.com/breadai/bread/providers/decisions
+
+go 1.26
+
+require github.com/breadai/bread/core v0.0.0
+
+replace github.com/breadai/bread/core => ../../core
