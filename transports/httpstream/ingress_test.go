@@ -400,7 +400,7 @@ func TestResumeAndPipelineRoutes(t *testing.T) {
 	if isNotImplemented(fs) {
 		t.Skip("waiting for core Resume/RunPipeline")
 	}
-	if got := types(fs); !strings.Contains(got, core.TypePipelineStepStart) || !strings.HasSuffix(got, core.TypeAgentRunEnd) {
+	if got := types(fs); !strings.HasPrefix(got, core.TypePipelineStepStart) || !strings.Contains(got, core.TypeAgentRunEnd) || !strings.HasSuffix(got, core.TypePipelineStepEnd) {
 		t.Fatalf("pipeline stream %s", got)
 	}
 	fs = e.open(t, "POST", "/resume/ghost", `{"response":{"approved":true}}`).rest()
