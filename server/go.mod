@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/breadai/bread/core v0.0.0
 	github.com/breadai/bread/stores/memory v0.0.0
+	github.com/goccy/go-yaml v1.19.2
 	github.com/gorilla/mux v1.8.1
 )
 
@@ -15,7 +16,6 @@ require (
 	github.com/go-playground/locales v0.14.2 // indirect
 	github.com/go-playground/universal-translator v0.18.2 // indirect
 	github.com/go-playground/validator/v10 v10.30.6 // indirect
-	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/leodido/go-urn v1.5.0 // indirect

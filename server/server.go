@@ -157,6 +157,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return s.serve(ctx, ln)
 }
 
+// CheckListener applies Serve's bind check to ln without serving: for a
+// caller that runs its own http.Server around Handler (the CLI's reloading
+// dev server).
+func (s *Server) CheckListener(ln net.Listener) error {
+	return s.checkBind(ln.Addr().String(), listenerLoopback(ln))
+}
+
 // checkBind refuses the combinations that would leave the server open or
 // unusable: auth without Authorize (every route would be 403), and no auth
 // on a public address. No auth on loopback is allowed with a warning.

@@ -110,8 +110,9 @@ func (l *loader) loadAgent(dir string) (*core.Agent, []*EvalSuite, error) {
 		ErrorHandling: raw.ErrorHandling.core(),
 		Plugins:       normalizeMap(raw.Plugins),
 	}
-	switch a.Output.Format {
-	case "", core.FormatText, core.FormatMarkdown, core.FormatJSON:
+	switch format := a.Output.Format; {
+	case format == "", format == core.FormatText, format == core.FormatMarkdown, format == core.FormatJSON:
+	case containsString(l.formats, format):
 	default:
 		return nil, nil, f.errorf("$.output.format", "output format %q is not text, markdown or json (custom formats are registered from Go)", a.Output.Format)
 	}
@@ -191,4 +192,13 @@ func lineText(src []byte, line int) string {
 		return lines[line-1]
 	}
 	return ""
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }

@@ -35,10 +35,14 @@ func (p *Project) Agent(id string) (*core.Agent, bool) {
 type Options struct {
 	// LookupEnv resolves ${VAR}; default os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// OutputFormats are custom output format names agent.yaml may use; the
+	// caller sets their Parse functions on the loaded agents.
+	OutputFormats []string
 }
 
 type loader struct {
 	dir        string
+	formats    []string
 	lookup     func(string) (string, bool)
 	configFile *yamlFile
 }
@@ -50,7 +54,7 @@ func Load(dir string, opts Options) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &loader{dir: abs, lookup: opts.LookupEnv}
+	l := &loader{dir: abs, lookup: opts.LookupEnv, formats: opts.OutputFormats}
 	if l.lookup == nil {
 		l.lookup = os.LookupEnv
 	}
