@@ -13,38 +13,25 @@ import (
 const (
 	// CodeDecisionInvalid: the decider answered outside the allowed
 	// options (or unreadably), even after its one retry.
-	CodeDecisionInvalid = "DECISION_INVALID"
+	CodeDecisionInvalid = core.CodeDecisionInvalid
 	// CodeDeciderNotFound: the registry has no decider by that name.
-	CodeDeciderNotFound = "DECIDER_NOT_FOUND"
+	CodeDeciderNotFound = core.CodeDeciderNotFound
 	// CodeDecisionTimeout: the decider did not answer in time.
 	CodeDecisionTimeout = "DECISION_TIMEOUT"
 )
 
-// Question is one bounded choice.
-type Question struct {
-	// Prompt says what to decide ("Which team should handle this
-	// ticket?").
-	Prompt string `json:"prompt"`
-	// Options are the only answers allowed; at least one, no duplicates.
-	Options []string `json:"options"`
-	// Input is what the decision is about; it is sent as JSON.
-	Input any `json:"input,omitempty"`
-}
-
-// Decision is a decider's answer.
-type Decision struct {
-	// Choice is one of the question's options, exactly.
-	Choice string `json:"choice"`
-	// Confidence in [0,1], when the decider reports one; 0 otherwise.
-	Confidence float64 `json:"confidence,omitempty"`
-	// Reason is a short explanation, when the decider gives one.
-	Reason string `json:"reason,omitempty"`
-}
-
-// Decider makes bounded choices.
-type Decider interface {
-	Decide(ctx context.Context, q Question) (Decision, error)
-}
+// Question, Decision and Decider are core's port, so every decider here is
+// a core.Decider that core.Config.Decisions takes as is.
+type (
+	// Question is one bounded choice: Prompt, the allowed Options, and the
+	// Input the decision is about.
+	Question = core.Question
+	// Decision is a decider's answer: Choice (one of the options),
+	// Confidence in [0,1] when known, and a short Reason.
+	Decision = core.Decision
+	// Decider makes bounded choices.
+	Decider = core.Decider
+)
 
 // DeciderFunc adapts a function to Decider.
 type DeciderFunc func(ctx context.Context, q Question) (Decision, error)
@@ -66,7 +53,7 @@ func (r Registry) Decide(ctx context.Context, name string, q Question) (Decision
 	if !ok || d == nil {
 		return Decision{}, &core.BreadError{Code: CodeDeciderNotFound, Message: "no decider named " + quote(name) + "; registered: " + strings.Join(r.Names(), ", "), Context: map[string]any{"decider": name, "registered": r.Names()}}
 	}
-	if err := q.Validate(); err != nil {
+	if err := Validate(q); err != nil {
 		return Decision{}, err
 	}
 	dec, err := d.Decide(ctx, q)
@@ -79,9 +66,9 @@ func (r Registry) Decide(ctx context.Context, name string, q Question) (Decision
 	return dec, nil
 }
 
-// Validate checks that the question has a prompt-independent, well-formed
-// option list: at least one option, none empty, no duplicates.
-func (q Question) Validate() error {
+// Validate checks that a question has a well-formed option list: at least
+// one option, none empty, no duplicates.
+func Validate(q Question) error {
 	if len(q.Options) == 0 {
 		return &core.BreadError{Code: core.CodeValidationError, Message: "a decision needs at least one option"}
 	}

@@ -48,7 +48,7 @@ const maxResponse = 1 << 20
 
 // Decide implements Decider.
 func (d *HTTPDecider) Decide(ctx context.Context, q Question) (Decision, error) {
-	if err := q.Validate(); err != nil {
+	if err := Validate(q); err != nil {
 		return Decision{}, err
 	}
 	body, err := json.Marshal(q)

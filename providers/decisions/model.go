@@ -44,7 +44,7 @@ const defaultSystem = "You are a fast, careful classifier. Pick exactly one of t
 
 // Decide implements Decider.
 func (d *ModelDecider) Decide(ctx context.Context, q Question) (Decision, error) {
-	if err := q.Validate(); err != nil {
+	if err := Validate(q); err != nil {
 		return Decision{}, err
 	}
 	schema, err := choiceSchema(q.Options)
