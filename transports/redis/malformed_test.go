@@ -106,3 +106,21 @@ func TestWrongTypeKeyDoesNotWedgeThePublisher(t *testing.T) {
 	sub := collect(t, tr, healthy, 0)
 	sub.waitSeqs(t, 10*time.Second, 1, 2)
 }
+
+func TestDuplicateDurableFramesAreSkipped(t *testing.T) {
+	url := sharedRedisURL(t)
+	c := rawClient(t, url)
+	defer c.Close()
+	tr := newTransport(t, url, bredis.Options{})
+	run := runID(t)
+	key := tr.StreamKey(run)
+	// A write retried across a reconnect repeats frames Redis already has.
+	for _, seq := range []int64{1, 2, 3, 2, 3, 4} {
+		xaddValid(t, c, key, run, seq)
+	}
+	sub := collect(t, tr, run, 0)
+	sub.waitSeqs(t, 10*time.Second, 1, 2, 3, 4)
+	if got := tr.Stats().Duplicates; got != 2 {
+		t.Fatalf("Stats().Duplicates = %d, want 2", got)
+	}
+}

@@ -72,12 +72,13 @@ type subscription struct {
 	afterSeq int64
 	count    int64
 
-	catchingUp bool   // read snapshot pages, not XREAD
-	tracked    bool   // counted in Transport.Subscribers
-	passed     bool   // a frame with Seq > afterSeq was yielded
-	lastID     string // the last stream entry read; "" before the first
-	ord        int64  // the number of the last entry read, when ordKnown
-	ordKnown   bool
+	catchingUp  bool   // read snapshot pages, not XREAD
+	tracked     bool   // counted in Transport.Subscribers
+	passed      bool   // a frame with Seq > afterSeq was yielded
+	lastID      string // the last stream entry read; "" before the first
+	ord         int64  // the number of the last entry read, when ordKnown
+	ordKnown    bool
+	lastDurable int64 // seq of the last non-delta frame yielded
 }
 
 type ending int
@@ -260,6 +261,18 @@ func (s *subscription) deliver(msgs []goredis.XMessage, yield func(core.Frame, e
 				continue
 			}
 			s.passed = true
+		}
+		// Every durable crumb takes a higher seq than the one before it
+		// (deltas repeat theirs as a watermark), so a durable frame at or
+		// below the last one yielded is a second copy: a pipeline that
+		// Redis applied but whose reply the publisher lost is written
+		// again. Deltas cannot be told apart and stay at-least-once.
+		if f.Seq > 0 && !core.IsDelta(f.Crumb.CrumbType()) {
+			if f.Seq <= s.lastDurable {
+				s.t.stats.duplicates.Add(1)
+				continue
+			}
+			s.lastDurable = f.Seq
 		}
 		if !yield(f, nil) {
 			return true

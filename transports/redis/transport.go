@@ -47,7 +47,7 @@ type Transport struct {
 }
 
 type counters struct {
-	written, dropped, failures, readFailures, malformed atomic.Uint64
+	written, dropped, failures, readFailures, malformed, duplicates atomic.Uint64
 }
 
 var (
@@ -121,6 +121,9 @@ type Stats struct {
 	// ReadFailures counts failed subscription reads (each is retried).
 	ReadFailures uint64
 	Malformed    uint64 // stream entries subscriptions skipped as malformed
+	// Duplicates counts durable frames subscriptions skipped because they
+	// repeated a seq already yielded (a write retried across a reconnect).
+	Duplicates uint64
 }
 
 // Stats returns the transport's counters.
@@ -132,6 +135,7 @@ func (t *Transport) Stats() Stats {
 		Failures:     t.stats.failures.Load(),
 		ReadFailures: t.stats.readFailures.Load(),
 		Malformed:    t.stats.malformed.Load(),
+		Duplicates:   t.stats.duplicates.Load(),
 	}
 }
 
