@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/providers/replay"
+	"github.com/breadai/bread/server"
+	"github.com/breadai/bread/server/project"
+)
+
+// app is one CLI invocation: where it reads and writes, and the project it
+// works on once loaded.
+type app struct {
+	opts     Options
+	stdin    io.Reader
+	stdout   io.Writer
+	stderr   io.Writer
+	lookup   func(string) (string, bool)
+	log      *slog.Logger
+	cwd      string
+	project  *project.Project
+	recorder *replay.Recorder
+}
+
+// load reads the project in a.cwd and merges the Go extensions of Options.
+func (a *app) load() error {
+	p, err := project.Load(a.cwd, project.Options{LookupEnv: a.lookup, OutputFormats: slices.Sorted(maps.Keys(a.opts.OutputFormats))})
+	if err != nil {
+		return err
+	}
+	for _, ag := range p.Agents {
+		if parse, ok := a.opts.OutputFormats[ag.Output.Format]; ok {
+			ag.Output.Parse = parse
+		}
+		ag.Tools = append(ag.Tools, a.opts.Tools["*"]...)
+		ag.Tools = append(ag.Tools, a.opts.Tools[ag.ID]...)
+	}
+	p.Agents = append(p.Agents, a.opts.Agents...)
+	p.Tasks = append(p.Tasks, a.opts.Tasks...)
+	a.project = p
+	return nil
+}
+
+// mode says what an instance is for: serving HTTP needs a mount-capable
+// transport; a terminal command uses the embedded one.
+type mode uint8
+
+const (
+	modeServe mode = iota
+	modeTerminal
+)
+
+// instance builds the core.Instance the project describes, and for serving
+// the server options. The caller starts and stops it.
+func (a *app) instance(ctx context.Context, m mode) (*core.Instance, *server.Options, error) {
+	cfg := a.project.Config
+	c := core.Config{
+		Entrypoints: cfg.Entrypoints, Agents: a.project.Agents, Tasks: a.project.Tasks, Pipelines: cfg.Pipelines,
+		Hooks: a.opts.Hooks, ErrorHandling: cfg.ErrorHandling, MaxConcurrentRuns: cfg.MaxConcurrentRuns,
+		Logger: a.log, Decisions: map[string]core.Decider{}, RemoteAgents: map[string]core.RemoteAgent{},
+	}
+	var err error
+	if cfg.Store == nil {
+		return nil, nil, &project.Error{File: "bread.yaml", Err: &core.BreadError{Code: core.CodeStoreNotConfigured,
+			Message: "no store configured: add `store: sqlite` (or memory, postgres) to bread.yaml"}}
+	}
+	if c.Store, err = a.store(ctx, cfg.Store); err != nil {
+		return nil, nil, err
+	}
+	if cfg.Transport != nil && m == modeServe {
+		if c.Transport, err = a.transport(ctx, cfg.Transport); err != nil {
+			return nil, nil, err
+		}
+	} else if m == modeServe {
+		c.Transport, _ = a.builtinTransports()["httpchunked"](ctx, &project.Component{Type: "httpchunked", Options: map[string]any{}}, a.project)
+	}
+	if c.BlobStore, err = a.blobStore(cfg.BlobStore); err != nil {
+		return nil, nil, err
+	}
+	if c.Credentials, err = a.credentials(cfg.Credentials); err != nil {
+		return nil, nil, err
+	}
+	if c.Providers, err = a.providers(); err != nil {
+		return nil, nil, err
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Decisions)) {
+		if c.Decisions[name], err = a.decider(cfg.Decisions[name], c.Providers); err != nil {
+			return nil, nil, err
+		}
+	}
+	maps.Copy(c.Decisions, a.opts.Decisions)
+	for _, id := range slices.Sorted(maps.Keys(cfg.RemoteAgents)) {
+		if c.RemoteAgents[id], err = a.remoteAgent(cfg.RemoteAgents[id]); err != nil {
+			return nil, nil, err
+		}
+	}
+	c.Plugins = append(c.Plugins, a.opts.Plugins...)
+	for _, pc := range cfg.Plugins {
+		f, ok := a.opts.PluginTypes[pc.Type]
+		if !ok {
+			return nil, nil, unknown(pc, "plugin", slices.Collect(maps.Keys(a.opts.PluginTypes)))
+		}
+		p, err := f(ctx, pc, a.project)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.Plugins = append(c.Plugins, p)
+	}
+	inst, err := core.New(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	so := &server.Options{Host: cfg.Server.Host, Port: cfg.Server.Port, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: a.log}
+	if ac := cfg.Server.Auth; ac != nil {
+		strategy, authorize, err := a.authStrategy(ac)
+		if err != nil {
+			return nil, nil, err
+		}
+		if a.opts.Authorize != nil {
+			authorize = a.opts.Authorize
+		}
+		so.Auth = &server.Auth{Strategies: []core.BreadAuthStrategy{strategy}, Authorize: authorize}
+	}
+	return inst, so, nil
+}
+
+func (a *app) store(ctx context.Context, c *project.Component) (core.BreadStore, error) {
+	factories := builtinStores()
+	maps.Copy(factories, a.opts.Stores)
+	f, ok := factories[c.Type]
+	if !ok {
+		return nil, unknown(c, "store", slices.Collect(maps.Keys(factories)))
+	}
+	s, err := f(ctx, c, a.project)
+	if err != nil {
+		return nil, located(c, err)
+	}
+	return s, nil
+}
+
+func (a *app) transport(ctx context.Context, c *project.Component) (core.BreadTransport, error) {
+	factories := a.builtinTransports()
+	maps.Copy(factories, a.opts.Transports)
+	f, ok := factories[c.Type]
+	if !ok {
+		return nil, unknown(c, "transport", slices.Collect(maps.Keys(factories)))
+	}
+	t, err := f(ctx, c, a.project)
+	if err != nil {
+		return nil, located(c, err)
+	}
+	return t, nil
+}
+
+// located puts an adapter's error at its component's line.
+func located(c *project.Component, err error) error {
+	var pe *project.Error
+	if errors.As(err, &pe) {
+		return err
+	}
+	return &project.Error{File: c.File, Line: c.Line, Err: core.AsBreadError(err, core.CodeInvalidConfig)}
+}
+
+// started builds and starts an instance.
+func (a *app) started(ctx context.Context, m mode) (*core.Instance, *server.Options, error) {
+	inst, so, err := a.instance(ctx, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := inst.Start(ctx); err != nil {
+		_ = inst.Stop(context.WithoutCancel(ctx))
+		return nil, nil, err
+	}
+	return inst, so, nil
+}
+
+// fail prints an error the way every command does and returns exit code 1.
+func (a *app) fail(err error) int {
+	fmt.Fprintln(a.stderr, "bread:", err)
+	return 1
+}

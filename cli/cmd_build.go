@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/breadai/bread/core"
+)
+
+// cmdBuild checks the project: it loads (so every config error surfaces
+// with its file and line), then checks each served agent has an input
+// schema, an output schema and a complete model whose provider is
+// registered, printing one line per missing field.
+func cmdBuild(ctx context.Context, a *app, args []string) int {
+	if len(args) > 0 {
+		return a.usageError("build", fmt.Errorf("unexpected argument %q", args[0]))
+	}
+	if err := a.load(); err != nil {
+		return a.fail(err)
+	}
+	providers, err := a.providers()
+	if err != nil {
+		return a.fail(err)
+	}
+	served := a.project.Agents
+	if eps := a.project.Config.Entrypoints; len(eps) > 0 {
+		served = nil
+		for _, id := range eps {
+			if ag, ok := a.project.Agent(id); ok {
+				served = append(served, ag)
+			}
+		}
+	}
+	failures := 0
+	missing := func(id, what string) {
+		failures++
+		fmt.Fprintf(a.stderr, "[bread] Agent %q missing %s\n", id, what)
+	}
+	for _, ag := range served {
+		if len(ag.InputSchema) == 0 {
+			missing(ag.ID, "inputSchema")
+		}
+		if len(ag.OutputSchema) == 0 {
+			missing(ag.ID, "outputSchema")
+		}
+		if ag.Model.Provider == "" {
+			missing(ag.ID, "model.provider")
+		}
+		if ag.Model.Model == "" {
+			missing(ag.ID, "model.model")
+		}
+		if ag.Model.Provider != "" && ag.Providers == nil {
+			if _, ok := providers[ag.Model.Provider]; !ok {
+				failures++
+				fmt.Fprintf(a.stderr, "[bread] Agent %q uses unknown provider %q (registered: %v)\n", ag.ID, ag.Model.Provider, providers.Names())
+			}
+		}
+	}
+	if a.project.Config.Store == nil {
+		failures++
+		fmt.Fprintf(a.stderr, "[bread] bread.yaml: %s: no store configured\n", core.CodeStoreNotConfigured)
+	}
+	if failures > 0 {
+		fmt.Fprintf(a.stderr, "[bread] build failed: %d problem(s)\n", failures)
+		return ExitFailure
+	}
+	fmt.Fprintf(a.stdout, "[bread] %d agent(s) ok\n", len(served))
+	return ExitOK
+}

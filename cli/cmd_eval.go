@@ -1,0 +1,228 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/server/project"
+)
+
+// defaultJudge is the llmJudge model when neither BREAD_EVAL_MODEL nor the
+// scorer names one.
+const defaultJudge = "openai/gpt-4o-mini"
+
+// cmdEval runs the project's eval suites (those under path, if given),
+// printing progress as cases finish and a summary table, and exits non-zero
+// when any case fails.
+func cmdEval(ctx context.Context, a *app, args []string) int {
+	if len(args) > 1 {
+		return a.usageError("eval", fmt.Errorf("at most one path"))
+	}
+	if err := a.load(); err != nil {
+		return a.fail(err)
+	}
+	suites := a.project.Evals
+	if len(args) == 1 {
+		scope, err := filepath.Abs(args[0])
+		if err != nil {
+			return a.fail(err)
+		}
+		var kept []*project.EvalSuite
+		for _, s := range suites {
+			if full := filepath.Join(a.project.Dir, s.File); full == scope || strings.HasPrefix(full, scope+string(filepath.Separator)) {
+				kept = append(kept, s)
+			}
+		}
+		suites = kept
+	}
+	if len(suites) == 0 {
+		fmt.Fprintln(a.stderr, "bread: no eval suites found (agents/<id>/evals/*.eval.yaml)")
+		return ExitFailure
+	}
+	inst, _, err := a.started(ctx, modeTerminal)
+	if err != nil {
+		return a.fail(err)
+	}
+	defer inst.Stop(context.WithoutCancel(ctx))
+	judge := evalJudge{a: a, inst: inst}
+
+	type row struct {
+		suite, typ    string
+		passed, total int
+	}
+	var rows []row
+	failed := 0
+	for _, s := range suites {
+		r := row{suite: s.File, typ: s.Type, total: len(s.Cases)}
+		for _, c := range s.Cases {
+			start := time.Now()
+			res, err := inst.RunSync(ctx, s.AgentID, input(c.Input), core.RunOptions{Skill: c.Skill})
+			var problems []string
+			if err != nil {
+				problems = append(problems, "run failed: "+core.Sanitize(err).Error())
+			} else {
+				for _, sc := range c.Scorers {
+					if ok, why := judge.score(ctx, sc, res.Output); !ok {
+						problems = append(problems, why)
+					}
+				}
+			}
+			mark := "✓"
+			if len(problems) > 0 {
+				mark = "✗"
+				failed++
+			} else {
+				r.passed++
+			}
+			fmt.Fprintf(a.stderr, "%s %s › %s (%s)\n", mark, s.File, c.Name, time.Since(start).Round(time.Millisecond))
+			for _, p := range problems {
+				fmt.Fprintln(a.stderr, "    "+p)
+			}
+			if ctx.Err() != nil {
+				return ExitFailure
+			}
+		}
+		rows = append(rows, r)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SUITE\tTYPE\tPASSED\tTOTAL")
+	passed, total := 0, 0
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", r.suite, r.typ, r.passed, r.total)
+		passed += r.passed
+		total += r.total
+	}
+	fmt.Fprintf(tw, "all\t\t%d\t%d\n", passed, total)
+	_ = tw.Flush()
+	if failed > 0 {
+		return ExitFailure
+	}
+	return ExitOK
+}
+
+func input(raw json.RawMessage) any {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return raw
+}
+
+// evalJudge scores outputs.
+type evalJudge struct {
+	a    *app
+	inst *core.Instance
+}
+
+// text is an output as scorers compare it: a string as is, anything else as
+// compact JSON.
+func text(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (j evalJudge) score(ctx context.Context, sc project.Scorer, output any) (bool, string) {
+	out := text(output)
+	switch sc.Type {
+	case "exact":
+		return out == sc.Expected, fmt.Sprintf("exact: got %q, want %q", clip(out), sc.Expected)
+	case "contains":
+		return strings.Contains(out, sc.Expected), fmt.Sprintf("contains: %q not in %q", sc.Expected, clip(out))
+	case "regex":
+		return sc.Pattern.MatchString(out), fmt.Sprintf("regex: %s does not match %q", sc.Pattern, clip(out))
+	case "custom":
+		return j.custom(ctx, sc, output)
+	case "llmJudge":
+		return j.llm(ctx, sc, out)
+	}
+	return false, "unknown scorer " + sc.Type
+}
+
+// custom runs the scorer's program with the output as JSON on stdin; exit 0
+// passes.
+func (j evalJudge) custom(ctx context.Context, sc project.Scorer, output any) (bool, string) {
+	payload, _ := json.Marshal(output)
+	cmd := exec.CommandContext(ctx, sc.Command[0], sc.Command[1:]...)
+	cmd.Dir = j.a.project.Dir
+	cmd.Stdin = bytes.NewReader(payload)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return false, fmt.Sprintf("custom: %s: %v %s", sc.Command[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return true, ""
+}
+
+// judgeModel resolves the judge: BREAD_EVAL_MODEL, then the scorer's
+// model, then the default. Models are "provider/model" or
+// "provider:model".
+func (j evalJudge) judgeModel(sc project.Scorer) core.ModelRef {
+	name := defaultJudge
+	if v, ok := j.a.lookup("BREAD_EVAL_MODEL"); ok && v != "" {
+		name = v
+	} else if sc.Model != "" {
+		name = sc.Model
+	}
+	provider, model, ok := strings.Cut(name, "/")
+	if !ok {
+		provider, model, _ = strings.Cut(name, ":")
+	}
+	return core.ModelRef{Provider: provider, Model: model}
+}
+
+var verdictSchema = json.RawMessage(`{"type":"object","properties":{"pass":{"type":"boolean"},"reason":{"type":"string"}},"required":["pass","reason"],"additionalProperties":false}`)
+
+func (j evalJudge) llm(ctx context.Context, sc project.Scorer, out string) (bool, string) {
+	ref := j.judgeModel(sc)
+	providers, err := j.a.providers()
+	if err != nil {
+		return false, "llmJudge: " + err.Error()
+	}
+	m, err := core.ResolveModel(ref, providers)
+	if err != nil {
+		return false, "llmJudge: " + core.Sanitize(err).Error()
+	}
+	req := core.ModelRequest{
+		System:   "You judge an AI agent's output. Answer with JSON {\"pass\": boolean, \"reason\": string}.",
+		Messages: []core.Message{{Role: core.RoleUser, Parts: []core.Part{core.TextPart("Criterion: " + sc.Prompt + "\n\nOutput:\n" + out)}}},
+		Output:   &core.OutputSpec{Name: "verdict", Schema: verdictSchema},
+	}
+	var b strings.Builder
+	for ev, err := range m.Stream(ctx, req) {
+		if err != nil {
+			return false, "llmJudge (" + ref.String() + "): " + core.Sanitize(err).Error()
+		}
+		if ev.Type == core.EventTextDelta {
+			b.WriteString(ev.Delta)
+		}
+	}
+	var v struct {
+		Pass   bool   `json:"pass"`
+		Reason string `json:"reason"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(b.String())), &v); err != nil {
+		return false, "llmJudge (" + ref.String() + "): the judge did not answer JSON"
+	}
+	return v.Pass, "llmJudge (" + ref.String() + "): " + v.Reason
+}
+
+func clip(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return s
+}

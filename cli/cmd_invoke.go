@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/transports/stdout"
+)
+
+// cmdInvoke runs an agent once, non-interactively: streamed text to stdout
+// (or, with --json, the final output), tool calls to stderr with --trace. A
+// run that waits for a human cannot finish unattended: invoke says so and
+// exits with ExitNeedsHITL instead of hanging.
+func cmdInvoke(ctx context.Context, a *app, args []string) int {
+	fs := flag.NewFlagSet("invoke", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the final output as JSON instead of streamed text")
+	trace := fs.Bool("trace", false, "log tool calls to stderr")
+	session := fs.String("s", "", "session id to continue")
+	fs.StringVar(session, "session", "", "session id to continue")
+	skill := fs.String("skill", "", "skill for this run")
+	record := fs.String("record", "", "record model calls to FILE")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return a.usageError("invoke", err)
+	}
+	if len(pos) == 0 || len(pos) > 2 {
+		return a.usageError("invoke", fmt.Errorf("want an agent and at most one input"))
+	}
+	agentID := pos[0]
+	var input any
+	if len(pos) == 2 {
+		input = parseInput(pos[1])
+	} else {
+		b, err := io.ReadAll(io.LimitReader(a.stdin, 16<<20))
+		if err != nil {
+			return a.fail(err)
+		}
+		input = parseInput(string(b))
+	}
+	done, err := a.withRecording(*record)
+	if err != nil {
+		return a.fail(err)
+	}
+	defer done()
+	if err := a.load(); err != nil {
+		return a.fail(err)
+	}
+	inst, _, err := a.started(ctx, modeTerminal)
+	if err != nil {
+		return a.fail(err)
+	}
+	defer inst.Stop(context.WithoutCancel(ctx))
+
+	var tracer *stdout.Transport
+	if *trace {
+		tracer = stdout.New(stdout.Options{Writer: a.stderr})
+	}
+	var output any
+	streamed := false
+	for c, err := range inst.Run(ctx, agentID, input, core.RunOptions{Session: core.SessionOptions{ID: *session}, Skill: *skill}) {
+		switch v := c.(type) {
+		case *core.TextDelta:
+			if !*asJSON && v.AgentID == agentID {
+				fmt.Fprint(a.stdout, v.Delta)
+				streamed = true
+			}
+		case *core.ToolCall, *core.ToolResult, *core.ToolError, *core.ToolResultPartial:
+			if tracer != nil {
+				_ = tracer.Publish(ctx, core.Frame{Crumb: c})
+			}
+		case *core.HumanRequired:
+			fmt.Fprintf(a.stderr, "bread: agent %s needs a human (%s, checkpoint %s); invoke is non-interactive, use `bread chat` for runs that need input or approval\n", v.AgentID, v.ToolName, v.CheckpointID)
+			return ExitNeedsHITL
+		case *core.AgentRunEnd:
+			if v.AgentID == agentID {
+				output = v.Output
+			}
+		}
+		if err != nil {
+			if streamed {
+				fmt.Fprintln(a.stdout)
+			}
+			fmt.Fprintln(a.stderr, "bread:", core.Sanitize(err).Error())
+			return ExitFailure
+		}
+	}
+	switch {
+	case *asJSON:
+		b, err := jsonIndent(output)
+		if err != nil {
+			return a.fail(err)
+		}
+		fmt.Fprintln(a.stdout, b)
+	case streamed:
+		fmt.Fprintln(a.stdout)
+	default:
+		fmt.Fprintln(a.stdout, pretty(output))
+	}
+	return ExitOK
+}

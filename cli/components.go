@@ -1,0 +1,376 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/blobfs"
+	"github.com/breadai/bread/extensions/auth/apikey"
+	"github.com/breadai/bread/providers/decisions"
+	"github.com/breadai/bread/providers/llm"
+	"github.com/breadai/bread/providers/replay"
+	"github.com/breadai/bread/server/project"
+	"github.com/breadai/bread/stores/memory"
+	"github.com/breadai/bread/stores/postgres"
+	"github.com/breadai/bread/stores/sqlite"
+	"github.com/breadai/bread/transports/httpchunked"
+	"github.com/breadai/bread/transports/httpsse"
+	"github.com/breadai/bread/transports/httpstream"
+	"github.com/breadai/bread/transports/redis"
+	"github.com/breadai/bread/transports/stdout"
+)
+
+// decode copies a component's options into v, refusing unknown keys so a
+// typo in bread.yaml is an error at its line.
+func decode(c *project.Component, v any) error {
+	raw, err := json.Marshal(c.Options)
+	if err != nil {
+		return c.Errorf(core.CodeInvalidConfig, "%s options: %v", c.Type, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return c.Errorf(core.CodeInvalidConfig, "%s options: %v", c.Type, err)
+	}
+	return nil
+}
+
+// unknown is the error for a type nobody registered: it lists the known ones.
+func unknown(c *project.Component, what string, known []string) error {
+	slices.Sort(known)
+	return c.Errorf(core.CodeInvalidConfig, "unknown %s %q; known: %s", what, c.Type, strings.Join(known, ", "))
+}
+
+// duration reads "30s"-style strings.
+type duration time.Duration
+
+func (d *duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	*d = duration(v)
+	return err
+}
+
+// projectPath resolves a path relative to the project.
+func projectPath(p *project.Project, path string) string {
+	if path == "" || filepath.IsAbs(path) || path == ":memory:" {
+		return path
+	}
+	return filepath.Join(p.Dir, path)
+}
+
+func builtinStores() map[string]StoreFactory {
+	return map[string]StoreFactory{
+		"memory": func(_ context.Context, c *project.Component, _ *project.Project) (core.BreadStore, error) {
+			if err := decode(c, &struct{}{}); err != nil {
+				return nil, err
+			}
+			return memory.New(), nil
+		},
+		"sqlite": func(_ context.Context, c *project.Component, p *project.Project) (core.BreadStore, error) {
+			var o struct {
+				Path        string   `json:"path"`
+				BusyTimeout duration `json:"busyTimeout"`
+			}
+			if err := decode(c, &o); err != nil {
+				return nil, err
+			}
+			if o.Path == "" {
+				o.Path = "bread.db"
+			}
+			return sqlite.New(sqlite.Options{Path: projectPath(p, o.Path), BusyTimeout: time.Duration(o.BusyTimeout)})
+		},
+		"postgres": func(_ context.Context, c *project.Component, _ *project.Project) (core.BreadStore, error) {
+			var o struct {
+				URL          string `json:"url"`
+				MaxOpenConns int    `json:"maxOpenConns"`
+			}
+			if err := decode(c, &o); err != nil {
+				return nil, err
+			}
+			return postgres.New(postgres.Options{URL: o.URL, MaxOpenConns: o.MaxOpenConns})
+		},
+	}
+}
+
+// busOptions is a transport's fan-out bus (redis) in bread.yaml.
+type busOptions struct {
+	Type string `json:"type"`
+	URL  string `json:"url"`
+}
+
+func (a *app) builtinTransports() map[string]TransportFactory {
+	http := func(format string) TransportFactory {
+		return func(ctx context.Context, c *project.Component, p *project.Project) (core.BreadTransport, error) {
+			var o struct {
+				Heartbeat duration    `json:"heartbeat"`
+				Bus       *busOptions `json:"bus"`
+			}
+			if err := decode(c, &o); err != nil {
+				return nil, err
+			}
+			opts := httpstream.Options{Heartbeat: time.Duration(o.Heartbeat), Logger: a.log}
+			if o.Bus != nil {
+				if o.Bus.Type != "redis" {
+					return nil, c.Errorf(core.CodeInvalidConfig, "unknown bus %q; known: redis", o.Bus.Type)
+				}
+				bus, err := redis.New(redis.Options{URL: o.Bus.URL, Logger: a.log})
+				if err != nil {
+					return nil, err
+				}
+				opts.Bus = bus
+			}
+			if format == "sse" {
+				return httpsse.New(opts), nil
+			}
+			return httpchunked.New(opts), nil
+		}
+	}
+	return map[string]TransportFactory{
+		"httpchunked": http("chunked"),
+		"httpsse":     http("sse"),
+		"redis": func(ctx context.Context, c *project.Component, p *project.Project) (core.BreadTransport, error) {
+			// Redis alone fans crumbs out but serves no HTTP: the ingress
+			// is the chunked transport over it.
+			var o struct {
+				URL       string `json:"url"`
+				KeyPrefix string `json:"keyPrefix"`
+				MaxLen    int64  `json:"maxLen"`
+			}
+			if err := decode(c, &o); err != nil {
+				return nil, err
+			}
+			bus, err := redis.New(redis.Options{URL: o.URL, KeyPrefix: o.KeyPrefix, MaxLen: o.MaxLen, Logger: a.log})
+			if err != nil {
+				return nil, err
+			}
+			return httpchunked.New(httpstream.Options{Bus: bus, Logger: a.log}), nil
+		},
+		"stdout": func(_ context.Context, c *project.Component, _ *project.Project) (core.BreadTransport, error) {
+			var o struct {
+				Verbose bool `json:"verbose"`
+			}
+			if err := decode(c, &o); err != nil {
+				return nil, err
+			}
+			return stdout.New(stdout.Options{Writer: a.stdout, Verbose: o.Verbose}), nil
+		},
+	}
+}
+
+// providerTypes are the built-in provider types: the 21 of providers/llm,
+// and replay.
+func providerTypes() []string { return append(slices.Clone(llm.Names), "replay") }
+
+// provider builds one provider factory from its component.
+func (a *app) provider(c *project.Component) (core.ProviderFactory, error) {
+	var o struct {
+		APIKey  string            `json:"apiKey"`
+		BaseURL string            `json:"baseURL"`
+		Headers map[string]string `json:"headers"`
+		Dir     string            `json:"dir"`
+	}
+	if err := decode(c, &o); err != nil {
+		return nil, err
+	}
+	client := llm.ClientOptions{APIKey: o.APIKey, BaseURL: o.BaseURL, Headers: o.Headers, Getenv: a.getenv}
+	switch c.Type {
+	case "replay":
+		return replay.Registry(projectPath(a.project, o.Dir), replay.Options{})["replay"], nil
+	case "openai":
+		return llm.NewOpenAI(llm.OpenAIOptions{ClientOptions: client}), nil
+	case "anthropic":
+		return llm.NewAnthropic(llm.AnthropicOptions{ClientOptions: client}), nil
+	case "google":
+		return llm.NewGoogle(llm.GoogleOptions{ClientOptions: client}), nil
+	case "google-vertex":
+		return llm.NewVertex(llm.VertexOptions{ClientOptions: client}), nil
+	case "azure":
+		return llm.NewAzure(llm.AzureOptions{ClientOptions: client}), nil
+	case "amazon-bedrock":
+		return llm.NewBedrock(llm.BedrockOptions{ClientOptions: client}), nil
+	case "cohere":
+		return llm.NewCohere(llm.CohereOptions{ClientOptions: client}), nil
+	}
+	if slices.Contains(llm.CompatibleVendors(), c.Type) {
+		return llm.NewOpenAICompatible(c.Type, llm.OpenAIOptions{ClientOptions: client}), nil
+	}
+	return nil, unknown(c, "provider type", providerTypes())
+}
+
+func (a *app) getenv(k string) string {
+	v, _ := a.lookup(k)
+	return v
+}
+
+// providers builds the project's provider registry. Without a providers
+// section, every built-in provider is available under its own name.
+func (a *app) providers() (core.ProviderRegistry, error) {
+	reg := core.ProviderRegistry{}
+	comps := a.project.Config.Providers
+	if len(comps) == 0 {
+		comps = map[string]*project.Component{}
+		for _, name := range providerTypes() {
+			comps[name] = &project.Component{Type: name, Options: map[string]any{}, File: "bread.yaml"}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(comps)) {
+		f, err := a.provider(comps[name])
+		if err != nil {
+			return nil, err
+		}
+		reg[name] = f
+	}
+	maps.Copy(reg, a.opts.Providers)
+	if a.recorder != nil {
+		reg = a.recorder.WrapRegistry(reg)
+	}
+	return reg, nil
+}
+
+func (a *app) blobStore(c *project.Component) (core.BlobStore, error) {
+	if c == nil {
+		return blobfs.New(blobfs.Options{Dir: filepath.Join(a.project.Dir, ".bread", "blobs")})
+	}
+	if c.Type != "fs" {
+		return nil, unknown(c, "blob store", []string{"fs"})
+	}
+	var o struct {
+		Dir      string `json:"dir"`
+		MaxBytes int64  `json:"maxBytes"`
+	}
+	if err := decode(c, &o); err != nil {
+		return nil, err
+	}
+	if o.Dir == "" {
+		o.Dir = ".bread/blobs"
+	}
+	return blobfs.New(blobfs.Options{Dir: projectPath(a.project, o.Dir), MaxBytes: o.MaxBytes})
+}
+
+func (a *app) credentials(c *project.Component) (core.CredentialProvider, error) {
+	if c == nil {
+		return nil, nil
+	}
+	switch c.Type {
+	case "env":
+		return core.EnvCredentials(), decode(c, &struct{}{})
+	case "vault":
+		var o struct {
+			Address   string `json:"address"`
+			Token     string `json:"token"`
+			Mount     string `json:"mount"`
+			Namespace string `json:"namespace"`
+		}
+		if err := decode(c, &o); err != nil {
+			return nil, err
+		}
+		return core.VaultCredentials(core.VaultOptions{Address: o.Address, Token: o.Token, Mount: o.Mount, Namespace: o.Namespace})
+	}
+	return nil, unknown(c, "credential provider", []string{"env", "vault"})
+}
+
+func (a *app) decider(c *project.Component, providers core.ProviderRegistry) (core.Decider, error) {
+	switch c.Type {
+	case "model":
+		var o struct {
+			Provider string `json:"provider"`
+			Model    string `json:"model"`
+			System   string `json:"system"`
+		}
+		if err := decode(c, &o); err != nil {
+			return nil, err
+		}
+		m, err := core.ResolveModel(core.ModelRef{Provider: o.Provider, Model: o.Model}, providers)
+		if err != nil {
+			return nil, &project.Error{File: c.File, Line: c.Line, Err: err}
+		}
+		return decisions.NewModelDecider(m, decisions.ModelOptions{System: o.System}), nil
+	case "http":
+		var o struct {
+			URL     string            `json:"url"`
+			Timeout duration          `json:"timeout"`
+			Headers map[string]string `json:"headers"`
+		}
+		if err := decode(c, &o); err != nil {
+			return nil, err
+		}
+		return decisions.NewHTTPDecider(o.URL, decisions.HTTPOptions{Timeout: time.Duration(o.Timeout), Headers: o.Headers}), nil
+	}
+	return nil, unknown(c, "decider type", []string{"model", "http"})
+}
+
+func (a *app) remoteAgent(c *project.Component) (core.RemoteAgent, error) {
+	var o struct {
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
+		APIKey  string            `json:"apiKey"`
+	}
+	if err := decode(c, &o); err != nil {
+		return nil, err
+	}
+	h := http.Header{}
+	for k, v := range o.Headers {
+		h.Set(k, v)
+	}
+	var signer core.BreadSigner
+	if o.APIKey != "" {
+		s, err := apikey.Signer(apikey.Options{Keys: []string{o.APIKey}, Scheme: "Bearer"})
+		if err != nil {
+			return nil, err
+		}
+		signer = s
+	}
+	switch c.Type {
+	case "httpchunked":
+		return httpchunked.RemoteAgent(httpchunked.RemoteOptions{URL: o.URL, Headers: h, Signer: signer}), nil
+	case "httpsse":
+		return httpsse.RemoteAgent(httpsse.RemoteOptions{URL: o.URL, Headers: h, Signer: signer}), nil
+	}
+	return nil, unknown(c, "remote agent transport", []string{"httpchunked", "httpsse"})
+}
+
+// authStrategy builds server.auth: an API key strategy and the allow list.
+func (a *app) authStrategy(c *project.Component) (core.BreadAuthStrategy, core.AuthorizeFunc, error) {
+	if c.Type != "apikey" {
+		return nil, nil, unknown(c, "auth strategy", []string{"apikey"})
+	}
+	var o struct {
+		Keys   []string `json:"keys"`
+		Header string   `json:"header"`
+		Scheme string   `json:"scheme"`
+		Allow  []string `json:"allow"`
+	}
+	if err := decode(c, &o); err != nil {
+		return nil, nil, err
+	}
+	s, err := apikey.Strategy(apikey.Options{Keys: o.Keys, Header: o.Header, Scheme: o.Scheme})
+	if err != nil {
+		return nil, nil, &project.Error{File: c.File, Line: c.Line, Err: err}
+	}
+	if len(o.Allow) == 0 {
+		o.Allow = []string{"*"}
+	}
+	allow := o.Allow
+	authorize := func(_ context.Context, id *core.AuthIdentity, action string, _ map[string]string) bool {
+		return id != nil && (slices.Contains(allow, "*") || slices.Contains(allow, action))
+	}
+	return s, authorize, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
