@@ -33,45 +33,21 @@ func decodeEntry(values map[string]any) (core.Frame, error) {
 
 // nextID returns the smallest stream id greater than id ("ms-seq"), so a
 // range can start after an entry without Redis 6.2's exclusive "(" syntax.
-// ok is false for an id that does not parse.
+// ok is false for an id that does not parse or has no successor.
 func nextID(id string) (string, bool) {
-	msText, seqText, found := strings.Cut(id, "-")
-	if !found {
-		return "", false
-	}
-	ms, err1 := strconv.ParseUint(msText, 10, 64)
-	seq, err2 := strconv.ParseUint(seqText, 10, 64)
-	if err1 != nil || err2 != nil {
-		return "", false
-	}
-	if seq < ^uint64(0) {
-		return msText + "-" + strconv.FormatUint(seq+1, 10), true
-	}
-	if ms == ^uint64(0) {
-		return "", false // the largest id has no successor
-	}
-	return strconv.FormatUint(ms+1, 10) + "-0", true
-}
-
-// compareIDs orders two well-formed stream ids: -1, 0 or +1. An id that does
-// not parse sorts first.
-func compareIDs(a, b string) int {
-	am, as, aok := splitID(a)
-	bm, bs, bok := splitID(b)
+	ms, seq, ok := splitID(id)
 	switch {
-	case !aok && !bok:
-		return 0
-	case !aok:
-		return -1
-	case !bok:
-		return 1
-	case am != bm:
-		return cmpUint(am, bm)
-	default:
-		return cmpUint(as, bs)
+	case !ok:
+		return "", false
+	case seq < ^uint64(0):
+		return strconv.FormatUint(ms, 10) + "-" + strconv.FormatUint(seq+1, 10), true
+	case ms < ^uint64(0):
+		return strconv.FormatUint(ms+1, 10) + "-0", true
 	}
+	return "", false // the largest id
 }
 
+// splitID parses a stream id "ms-seq".
 func splitID(id string) (ms, seq uint64, ok bool) {
 	msText, seqText, found := strings.Cut(id, "-")
 	if !found {
@@ -80,14 +56,4 @@ func splitID(id string) (ms, seq uint64, ok bool) {
 	ms, err1 := strconv.ParseUint(msText, 10, 64)
 	seq, err2 := strconv.ParseUint(seqText, 10, 64)
 	return ms, seq, err1 == nil && err2 == nil
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -43,7 +43,7 @@ func TestDecodeEntryFieldShapes(t *testing.T) {
 	}
 }
 
-// FuzzStreamIDs checks the id helpers agree: a successor sorts after its id.
+// FuzzStreamIDs checks that nextID returns the very next id.
 func FuzzStreamIDs(f *testing.F) {
 	f.Add("0-0")
 	f.Add("1700000000000-18446744073709551615")
@@ -53,8 +53,13 @@ func FuzzStreamIDs(f *testing.F) {
 		if !ok {
 			return
 		}
-		if compareIDs(next, id) <= 0 {
+		ms, seq, _ := splitID(id)
+		nms, nseq, nok := splitID(next)
+		if !nok || !(nms > ms || nms == ms && nseq > seq) {
 			t.Fatalf("nextID(%q) = %q does not sort after it", id, next)
+		}
+		if nms == ms && nseq != seq+1 || nms > ms && (nms != ms+1 || nseq != 0) {
+			t.Fatalf("nextID(%q) = %q skips ids", id, next)
 		}
 	})
 }

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/breadai/bread/core v0.0.0
+	github.com/breadai/bread/stores/memory v0.0.0
 	github.com/redis/go-redis/v9 v9.23.0
 )
 

@@ -88,22 +88,6 @@ func TestStreamIDs(t *testing.T) {
 			t.Errorf("nextID(%q) = %q, want no successor", bad, got)
 		}
 	}
-	order := []struct {
-		a, b string
-		want int
-	}{
-		{"1-0", "1-0", 0},
-		{"1-0", "1-1", -1},
-		{"2-0", "1-9", 1},
-		{"10-0", "9-0", 1}, // numeric, not lexical
-		{"x", "1-0", -1},
-		{"1-0", "x", 1},
-	}
-	for _, tc := range order {
-		if got := compareIDs(tc.a, tc.b); got != tc.want {
-			t.Errorf("compareIDs(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
-	}
 }
 
 func TestPermanentErrors(t *testing.T) {
