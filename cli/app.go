@@ -74,11 +74,18 @@ func (a *app) instance(ctx context.Context, m mode) (*core.Instance, *server.Opt
 	if c.Store, err = a.store(ctx, cfg.Store); err != nil {
 		return nil, nil, err
 	}
-	if cfg.Transport != nil && m == modeServe {
+	switch {
+	case cfg.Transport != nil && m == modeServe:
 		if c.Transport, err = a.transport(ctx, cfg.Transport); err != nil {
 			return nil, nil, err
 		}
-	} else if m == modeServe {
+	case cfg.Transport != nil:
+		// A terminal command runs on the embedded transport, but a typo in
+		// bread.yaml fails it as it would fail the server.
+		if err := a.knownTransport(cfg.Transport); err != nil {
+			return nil, nil, err
+		}
+	case m == modeServe:
 		c.Transport, _ = a.builtinTransports()["httpchunked"](ctx, &project.Component{Type: "httpchunked", Options: map[string]any{}}, a.project)
 	}
 	if c.BlobStore, err = a.blobStore(cfg.BlobStore); err != nil {
@@ -143,6 +150,15 @@ func (a *app) store(ctx context.Context, c *project.Component) (core.BreadStore,
 		return nil, located(c, err)
 	}
 	return s, nil
+}
+
+func (a *app) knownTransport(c *project.Component) error {
+	factories := a.builtinTransports()
+	maps.Copy(factories, a.opts.Transports)
+	if _, ok := factories[c.Type]; !ok {
+		return unknown(c, "transport", slices.Collect(maps.Keys(factories)))
+	}
+	return nil
 }
 
 func (a *app) transport(ctx context.Context, c *project.Component) (core.BreadTransport, error) {

@@ -188,7 +188,11 @@ func (a *app) provider(c *project.Component) (core.ProviderFactory, error) {
 	client := llm.ClientOptions{APIKey: o.APIKey, BaseURL: o.BaseURL, Headers: o.Headers, Getenv: a.getenv}
 	switch c.Type {
 	case "replay":
-		return replay.Registry(projectPath(a.project, o.Dir), replay.Options{})["replay"], nil
+		dir := a.project.Dir
+		if o.Dir != "" {
+			dir = projectPath(a.project, o.Dir)
+		}
+		return replay.Registry(dir, replay.Options{})["replay"], nil
 	case "openai":
 		return llm.NewOpenAI(llm.OpenAIOptions{ClientOptions: client}), nil
 	case "anthropic":

@@ -18,6 +18,7 @@ require (
 	github.com/breadai/bread/transports/httpstream v0.0.0
 	github.com/breadai/bread/transports/redis v0.0.0
 	github.com/breadai/bread/transports/stdout v0.0.0
+	github.com/creack/pty v1.1.24
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/google/uuid v1.6.0
 )
