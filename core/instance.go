@@ -37,6 +37,7 @@ type Instance struct {
 	pluginHooks   []Hooks
 	pluginTools   []pluginTool
 	toolResolvers []pluginResolver
+	leasers       []RunLeaser
 
 	listenersMu sync.Mutex // serialises On and its remove
 	listeners   atomic.Pointer[[]*listenerEntry]

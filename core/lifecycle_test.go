@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -245,4 +246,53 @@ func TestRemoteAgentsShadowAndRelay(t *testing.T) {
 	tb = newTestbed(t, modeltest.New(), nil, func(c *core.Config) { c.RemoteAgents = map[string]core.RemoteAgent{"x": broken} })
 	_, err = tb.run(t, "x", "q", core.RunOptions{})
 	wantCode(t, err, core.CodeRemoteAgentError)
+}
+
+// leaser records leases held by runs.
+type leaser struct {
+	mu   sync.Mutex
+	held map[string]int
+	log  []string
+}
+
+func (l *leaser) Name() string { return "cluster" }
+func (l *leaser) HoldLease(_ context.Context, runID string) func() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.held[runID]++
+	l.log = append(l.log, "hold")
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.held[runID]--
+		l.log = append(l.log, "release")
+	}
+}
+
+func TestRunsHoldALeaseWhileRunning(t *testing.T) {
+	l := &leaser{held: map[string]int{}}
+	reached := make(chan struct{})
+	tb := newTestbed(t, modeltest.New(modeltest.Block(reached)), []*core.Agent{textAgent("a")}, func(c *core.Config) { c.Plugins = []core.BreadPlugin{l} })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _, _ = collect(tb.in.Run(ctx, "a", "x", core.RunOptions{})); close(done) }()
+	<-reached
+	l.mu.Lock()
+	holding := len(l.held) == 1
+	l.mu.Unlock()
+	if !holding {
+		t.Fatal("a running run holds a lease")
+	}
+	cancel()
+	<-done
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id, n := range l.held {
+		if n != 0 {
+			t.Errorf("lease of %s still held %d times", id, n)
+		}
+	}
+	if strings.Join(l.log, ",") != "hold,release" {
+		t.Errorf("log %v", l.log)
+	}
 }

@@ -8,7 +8,7 @@ import (
 // BreadPlugin extends an Instance. A plugin implements Name and any of the
 // optional capabilities below, discovered by type assertion: PluginIniter,
 // PluginCloser, HooksProvider, AgentsProvider, ToolsProvider,
-// AgentToolsResolver, MiddlewareProvider, RoutesProvider.
+// AgentToolsResolver, MiddlewareProvider, RoutesProvider, RunLeaser.
 //
 // Plugins initialise in Config.Plugins order at Start and close in reverse
 // order at Stop.
@@ -55,6 +55,15 @@ type AgentToolsResolver interface {
 // every route, whatever the registration order.
 type MiddlewareProvider interface {
 	Middleware(next http.Handler) http.Handler
+}
+
+// RunLeaser is implemented by plugins that track, across replicas, which
+// replica runs which run (a cluster coordinator). The Instance holds a lease
+// for every run while it executes and releases it when the run ends or
+// suspends; a replica that dies stops renewing its leases, so other replicas
+// can tell its runs are lost instead of waiting forever.
+type RunLeaser interface {
+	HoldLease(ctx context.Context, runID string) (release func())
 }
 
 // RoutesProvider adds HTTP routes. Every route needs an action name; an

@@ -31,6 +31,9 @@ func (in *Instance) collectPlugin(p BreadPlugin) error {
 	if r, ok := p.(AgentToolsResolver); ok {
 		in.toolResolvers = append(in.toolResolvers, pluginResolver{plugin: p.Name(), resolver: r})
 	}
+	if l, ok := p.(RunLeaser); ok {
+		in.leasers = append(in.leasers, l)
+	}
 	return nil
 }
 

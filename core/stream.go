@@ -108,12 +108,20 @@ func (in *Instance) admit() error {
 	return nil
 }
 
-// trackRun registers a running run so Cancel can reach it.
+// trackRun registers a running run so Cancel can reach it, and holds its
+// lease with every RunLeaser plugin while it runs.
 func (in *Instance) trackRun(runID string, cancel context.CancelCauseFunc) (untrack func()) {
 	in.runsMu.Lock()
 	in.runs[runID] = cancel
 	in.runsMu.Unlock()
+	releases := make([]func(), 0, len(in.leasers))
+	for _, l := range in.leasers {
+		releases = append(releases, l.HoldLease(context.Background(), runID))
+	}
 	return func() {
+		for _, release := range releases {
+			release()
+		}
 		in.runsMu.Lock()
 		delete(in.runs, runID)
 		in.runsMu.Unlock()

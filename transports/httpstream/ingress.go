@@ -33,7 +33,26 @@ type Options struct {
 	// Logger receives failures that cannot reach a client; nil uses the
 	// instance's logger.
 	Logger *slog.Logger
+	// Liveness, when set, tells whether a run is still running somewhere
+	// (a replica holds its lease). A passive stream whose run started, is not
+	// waiting for a human, and is no longer alive ends with agent:error
+	// RUN_LOST instead of waiting forever. With replicas, set it to the
+	// cluster coordinator (transports/redis.Coordinator).
+	Liveness Liveness
+	// LivenessInterval is how often an idle passive stream asks Liveness
+	// (default 2 s).
+	LivenessInterval time.Duration
 }
+
+// Liveness reports whether a run is still executing on some replica. An
+// error means "cannot tell" and never ends a stream.
+type Liveness interface {
+	Alive(ctx context.Context, runID string) (bool, error)
+}
+
+// DefaultLivenessInterval is how often an idle passive stream checks its run
+// is alive.
+const DefaultLivenessInterval = 2 * time.Second
 
 // Ingress is a BreadTransport that also serves bread's streaming HTTP
 // routes in one wire Format. Publishing and subscribing are delegated to
@@ -44,6 +63,8 @@ type Ingress struct {
 	authorize core.AuthorizeStreamFunc
 	heartbeat time.Duration
 	log       *slog.Logger
+	liveness  Liveness
+	livecheck time.Duration
 }
 
 var (
@@ -62,6 +83,11 @@ func New(format Format, opts Options) *Ingress {
 		authorize: opts.AuthorizeStream,
 		heartbeat: opts.Heartbeat,
 		log:       opts.Logger,
+		liveness:  opts.Liveness,
+		livecheck: opts.LivenessInterval,
+	}
+	if g.livecheck <= 0 {
+		g.livecheck = DefaultLivenessInterval
 	}
 	if g.bus == nil {
 		g.bus = stream.New(stream.Options{})

@@ -62,6 +62,7 @@ func (h *handlers) tail(ctx context.Context, s *response, runID string, after in
 		sub, _ = t.(core.Subscriber)
 	}
 	d := Dedup{Last: after}
+	st := &runState{}
 	for failures := 0; ; {
 		var live *liveFeed
 		if sub != nil {
@@ -71,7 +72,7 @@ func (h *handlers) tail(ctx context.Context, s *response, runID string, after in
 			// them).
 			live = follow(ctx, sub, runID, max(d.Last-1, 0))
 		}
-		terminal, ok := h.replay(ctx, s, clog, runID, &d)
+		terminal, ok := h.replay(ctx, s, clog, runID, &d, st)
 		if terminal || !ok || live == nil {
 			if live != nil {
 				live.stop()
@@ -79,7 +80,7 @@ func (h *handlers) tail(ctx context.Context, s *response, runID string, after in
 			return
 		}
 		before := d.Last
-		end := h.drain(ctx, s, live, runID, &d)
+		end := h.drain(ctx, s, live, runID, &d, st, clog)
 		live.stop()
 		if end != subscriptionFailed {
 			return
@@ -95,7 +96,7 @@ func (h *handlers) tail(ctx context.Context, s *response, runID string, after in
 
 // replay writes the log entries after d.Last, page by page. It reports
 // whether a terminal crumb went out and whether the client is still there.
-func (h *handlers) replay(ctx context.Context, s *response, clog core.CrumbLog, runID string, d *Dedup) (terminal, ok bool) {
+func (h *handlers) replay(ctx context.Context, s *response, clog core.CrumbLog, runID string, d *Dedup, st *runState) (terminal, ok bool) {
 	if clog == nil {
 		return false, true
 	}
@@ -112,7 +113,11 @@ func (h *handlers) replay(ctx context.Context, s *response, clog core.CrumbLog, 
 			if e.Seq > d.Last {
 				d.Last = e.Seq
 			}
-			if e.Crumb == nil || (filter != nil && !filter(e.Crumb)) {
+			if e.Crumb == nil {
+				continue
+			}
+			st.saw(e.Crumb)
+			if filter != nil && !filter(e.Crumb) {
 				continue
 			}
 			if !s.crumb(core.Frame{RunID: runID, Seq: e.Seq, Crumb: ClientSafe(e.Crumb)}) {
@@ -139,9 +144,15 @@ const (
 
 // drain writes live frames that pass the dedup rule, with a heartbeat while
 // the run is idle.
-func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID string, d *Dedup) drainEnd {
+func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID string, d *Dedup, st *runState, clog core.CrumbLog) drainEnd {
 	ticker := time.NewTicker(h.g.heartbeat)
 	defer ticker.Stop()
+	var check <-chan time.Time
+	if h.g.liveness != nil {
+		t := time.NewTicker(h.g.livecheck)
+		defer t.Stop()
+		check = t.C
+	}
 	var batch []core.Frame
 	for {
 		var err error
@@ -153,6 +164,7 @@ func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID
 				continue
 			}
 			typ := f.Crumb.CrumbType()
+			st.saw(f.Crumb)
 			if !d.Accept(f.Seq, typ) {
 				continue
 			}
@@ -184,8 +196,67 @@ func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID
 			if !s.heartbeat() {
 				return clientGone
 			}
+		case <-check:
+			if end, lost := h.lost(ctx, s, runID, d, st, clog); lost {
+				return end
+			}
 		}
 	}
+}
+
+// runState is what a passive stream knows of its run from the crumbs it
+// saw: whether it started, and whether it waits for a human.
+type runState struct {
+	agentID   string
+	sessionID string
+	started   bool
+	suspended bool
+}
+
+func (st *runState) saw(c core.Crumb) {
+	b := c.Base()
+	if st.agentID == "" {
+		st.agentID, st.sessionID = b.AgentID, b.SessionID
+	}
+	st.started = true
+	switch c.CrumbType() {
+	case core.TypeHumanRequired:
+		st.suspended = true
+	case core.TypeTextDelta, core.TypeReasoningDelta:
+	default:
+		st.suspended = false
+	}
+}
+
+// lost ends the stream with agent:error RUN_LOST when its run started, does
+// not wait for a human, and no replica runs it any more. The log is read
+// once more first: the run may have ended just before its replica let go.
+func (h *handlers) lost(ctx context.Context, s *response, runID string, d *Dedup, st *runState, clog core.CrumbLog) (drainEnd, bool) {
+	if !st.started || st.suspended {
+		return 0, false
+	}
+	alive, err := h.g.liveness.Alive(ctx, runID)
+	if err != nil || alive {
+		return 0, false
+	}
+	terminal, ok := h.replay(ctx, s, clog, runID, d, st)
+	switch {
+	case !ok:
+		return clientGone, true
+	case terminal:
+		return terminalSent, true
+	case st.suspended:
+		return 0, false
+	}
+	h.log.Warn("bread: run lost: no replica holds it any more", "runId", runID)
+	lost := &core.AgentError{
+		CrumbBase: core.CrumbBase{AgentID: st.agentID, RunID: runID, SessionID: st.sessionID, Timestamp: time.Now().UnixMilli(), Seq: d.Last},
+		Error:     &core.BreadError{Code: core.CodeRunLost, Message: "the replica running this run stopped; it will not finish"},
+	}
+	if !s.crumb(core.Frame{RunID: runID, Seq: d.Last, Crumb: lost}) {
+		return clientGone, true
+	}
+	return terminalSent, true
 }
 
 func truncate(s string, n int) string {
