@@ -12,8 +12,24 @@ import (
 	"github.com/breadai/bread/core"
 )
 
+// Mode says how a model picks the call to play.
+type Mode string
+
+const (
+	// Sequence plays calls in the order Stream is called (the default).
+	Sequence Mode = "sequence"
+	// Conversation plays the call whose number is the count of assistant
+	// messages in the request: the first call of a conversation plays
+	// call 0, the call after a tool result call 1, and so on. The choice
+	// depends only on the conversation, so replicas, concurrent runs and a
+	// resume on another process all replay the same call.
+	Conversation Mode = "conversation"
+)
+
 // Options configure replay models.
 type Options struct {
+	// Mode picks calls by sequence (default) or by conversation.
+	Mode Mode
 	// Once makes a model fail (REPLAY_EXHAUSTED) after its last call instead
 	// of starting over.
 	Once bool
@@ -53,11 +69,20 @@ func Open(path string, opts Options) (*Model, error) {
 }
 
 // Stream implements core.LanguageModel.
-func (m *Model) Stream(ctx context.Context, _ core.ModelRequest) iter.Seq2[core.ModelEvent, error] {
-	m.mu.Lock()
-	call := m.next
-	m.next++
-	m.mu.Unlock()
+func (m *Model) Stream(ctx context.Context, req core.ModelRequest) iter.Seq2[core.ModelEvent, error] {
+	var call int
+	if m.opts.Mode == Conversation {
+		for _, msg := range req.Messages {
+			if msg.Role == core.RoleAssistant {
+				call++
+			}
+		}
+	} else {
+		m.mu.Lock()
+		call = m.next
+		m.next++
+		m.mu.Unlock()
+	}
 	return func(yield func(core.ModelEvent, error) bool) {
 		if call >= m.t.Calls() {
 			if m.opts.Once {

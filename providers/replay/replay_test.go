@@ -170,3 +170,25 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestConversationModePicksTheCallByHistory(t *testing.T) {
+	m, _ := replay.Open("testdata/weather.jsonl", replay.Options{Mode: replay.Conversation})
+	first := core.ModelRequest{Messages: []core.Message{{Role: core.RoleUser}}}
+	second := core.ModelRequest{Messages: []core.Message{{Role: core.RoleUser}, {Role: core.RoleAssistant}, {Role: core.RoleTool}}}
+	for range 3 { // any number of calls, in any order: the history decides
+		var evs []core.ModelEvent
+		for ev := range m.Stream(context.Background(), second) {
+			evs = append(evs, ev)
+		}
+		if len(evs) != 4 || evs[3].FinishReason != core.FinishStop {
+			t.Fatalf("after one assistant turn: call 1, got %+v", evs)
+		}
+		evs = nil
+		for ev := range m.Stream(context.Background(), first) {
+			evs = append(evs, ev)
+		}
+		if evs[len(evs)-1].FinishReason != core.FinishToolCalls {
+			t.Fatalf("a fresh conversation plays call 0, got %+v", evs)
+		}
+	}
+}
