@@ -13,6 +13,7 @@ import (
 	"github.com/breadai/bread/providers/replay"
 	"github.com/breadai/bread/server"
 	"github.com/breadai/bread/server/project"
+	"github.com/breadai/bread/transports/redis"
 )
 
 // app is one CLI invocation: where it reads and writes, and the project it
@@ -27,6 +28,9 @@ type app struct {
 	cwd      string
 	project  *project.Project
 	recorder *replay.Recorder
+	// coordinator is the Redis cluster coordinator, set when the transport
+	// fans out over Redis.
+	coordinator *redis.Coordinator
 }
 
 // load reads the project in a.cwd and merges the Go extensions of Options.
@@ -108,6 +112,9 @@ func (a *app) instance(ctx context.Context, m mode) (*core.Instance, *server.Opt
 			return nil, nil, err
 		}
 	}
+	if a.coordinator != nil {
+		c.Plugins = append(c.Plugins, a.coordinator)
+	}
 	c.Plugins = append(c.Plugins, a.opts.Plugins...)
 	for _, pc := range cfg.Plugins {
 		f, ok := a.opts.PluginTypes[pc.Type]
@@ -125,6 +132,9 @@ func (a *app) instance(ctx context.Context, m mode) (*core.Instance, *server.Opt
 		return nil, nil, err
 	}
 	so := &server.Options{Host: cfg.Server.Host, Port: cfg.Server.Port, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: a.log}
+	if a.coordinator != nil {
+		so.Canceller = a.coordinator
+	}
 	if ac := cfg.Server.Auth; ac != nil {
 		strategy, authorize, err := a.authStrategy(ac)
 		if err != nil {

@@ -107,8 +107,33 @@ func builtinStores() map[string]StoreFactory {
 
 // busOptions is a transport's fan-out bus (redis) in bread.yaml.
 type busOptions struct {
-	Type string `json:"type"`
-	URL  string `json:"url"`
+	Type      string   `json:"type"`
+	URL       string   `json:"url"`
+	KeyPrefix string   `json:"keyPrefix"`
+	MaxLen    int64    `json:"maxLen"`
+	LeaseTTL  duration `json:"leaseTTL"`
+}
+
+// redisBus builds the Redis fan-out bus and, on the same Redis, the cluster
+// coordinator: run leases, cancels that reach the replica running a run,
+// and RUN_LOST for tails of runs whose replica died.
+func (a *app) redisBus(o busOptions, ho *httpstream.Options) error {
+	bus, err := redis.New(redis.Options{URL: o.URL, KeyPrefix: o.KeyPrefix, MaxLen: o.MaxLen, Logger: a.log})
+	if err != nil {
+		return err
+	}
+	prefix := "bread:"
+	if o.KeyPrefix != "" {
+		prefix = o.KeyPrefix
+	}
+	coord, err := redis.NewCoordinator(redis.CoordinatorOptions{URL: o.URL, KeyPrefix: prefix, LeaseTTL: time.Duration(o.LeaseTTL), Logger: a.log})
+	if err != nil {
+		_ = bus.Close()
+		return err
+	}
+	ho.Bus, ho.Liveness = bus, coord
+	a.coordinator = coord
+	return nil
 }
 
 func (a *app) builtinTransports() map[string]TransportFactory {
@@ -126,11 +151,9 @@ func (a *app) builtinTransports() map[string]TransportFactory {
 				if o.Bus.Type != "redis" {
 					return nil, c.Errorf(core.CodeInvalidConfig, "unknown bus %q; known: redis", o.Bus.Type)
 				}
-				bus, err := redis.New(redis.Options{URL: o.Bus.URL, Logger: a.log})
-				if err != nil {
+				if err := a.redisBus(*o.Bus, &opts); err != nil {
 					return nil, err
 				}
-				opts.Bus = bus
 			}
 			if format == "sse" {
 				return httpsse.New(opts), nil
@@ -144,19 +167,15 @@ func (a *app) builtinTransports() map[string]TransportFactory {
 		"redis": func(ctx context.Context, c *project.Component, p *project.Project) (core.BreadTransport, error) {
 			// Redis alone fans crumbs out but serves no HTTP: the ingress
 			// is the chunked transport over it.
-			var o struct {
-				URL       string `json:"url"`
-				KeyPrefix string `json:"keyPrefix"`
-				MaxLen    int64  `json:"maxLen"`
-			}
+			var o busOptions
 			if err := decode(c, &o); err != nil {
 				return nil, err
 			}
-			bus, err := redis.New(redis.Options{URL: o.URL, KeyPrefix: o.KeyPrefix, MaxLen: o.MaxLen, Logger: a.log})
-			if err != nil {
+			opts := httpstream.Options{Logger: a.log}
+			if err := a.redisBus(o, &opts); err != nil {
 				return nil, err
 			}
-			return httpchunked.New(httpstream.Options{Bus: bus, Logger: a.log}), nil
+			return httpchunked.New(opts), nil
 		},
 		"stdout": func(_ context.Context, c *project.Component, _ *project.Project) (core.BreadTransport, error) {
 			var o struct {
@@ -181,6 +200,7 @@ func (a *app) provider(c *project.Component) (core.ProviderFactory, error) {
 		BaseURL string            `json:"baseURL"`
 		Headers map[string]string `json:"headers"`
 		Dir     string            `json:"dir"`
+		Mode    string            `json:"mode"`
 	}
 	if err := decode(c, &o); err != nil {
 		return nil, err
@@ -192,7 +212,12 @@ func (a *app) provider(c *project.Component) (core.ProviderFactory, error) {
 		if o.Dir != "" {
 			dir = projectPath(a.project, o.Dir)
 		}
-		return replay.Registry(dir, replay.Options{})["replay"], nil
+		switch replay.Mode(o.Mode) {
+		case "", replay.Sequence, replay.Conversation:
+		default:
+			return nil, c.Errorf(core.CodeInvalidConfig, "replay mode %q is not sequence or conversation", o.Mode)
+		}
+		return replay.Registry(dir, replay.Options{Mode: replay.Mode(o.Mode)})["replay"], nil
 	case "openai":
 		return llm.NewOpenAI(llm.OpenAIOptions{ClientOptions: client}), nil
 	case "anthropic":
