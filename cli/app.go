@@ -148,14 +148,26 @@ func (a *app) instance(ctx context.Context, m mode) (*core.Instance, *server.Opt
 	return inst, so, nil
 }
 
-func (a *app) store(ctx context.Context, c *project.Component) (core.BreadStore, error) {
-	factories := builtinStores()
+func (a *app) storeFactories() map[string]StoreFactory {
+	factories := a.builtinStores()
 	maps.Copy(factories, a.opts.Stores)
-	f, ok := factories[c.Type]
-	if !ok {
-		return nil, unknown(c, "store", slices.Collect(maps.Keys(factories)))
+	return factories
+}
+
+// knownStore checks a store type without opening it.
+func (a *app) knownStore(c *project.Component) error {
+	factories := a.storeFactories()
+	if _, ok := factories[c.Type]; !ok {
+		return unknown(c, "store", slices.Collect(maps.Keys(factories)))
 	}
-	s, err := f(ctx, c, a.project)
+	return nil
+}
+
+func (a *app) store(ctx context.Context, c *project.Component) (core.BreadStore, error) {
+	if err := a.knownStore(c); err != nil {
+		return nil, err
+	}
+	s, err := a.storeFactories()[c.Type](ctx, c, a.project)
 	if err != nil {
 		return nil, located(c, err)
 	}

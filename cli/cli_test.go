@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/breadai/bread/cli"
 	"github.com/breadai/bread/core"
@@ -318,5 +320,64 @@ func TestUsage(t *testing.T) {
 	}
 	if r := run(t, cli.Options{}, "bake"); r.code != cli.ExitUsage || !strings.Contains(r.stderr, `unknown command "bake"`) {
 		t.Errorf("%+v", r)
+	}
+}
+
+func TestBuildChecksComponentTypes(t *testing.T) {
+	dir := project(t, basic(map[string]string{
+		"bread.yaml": "entrypoints: [echo]\nstore: {type: bogus}\ntransport: {type: carrier-pigeon}\n",
+	}))
+	r := run(t, cli.Options{}, "build", "--cwd", dir)
+	for _, want := range []string{`unknown store "bogus"`, `unknown transport "carrier-pigeon"`, "bread.yaml:2", "bread.yaml:3"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("build output lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if r.code != cli.ExitFailure {
+		t.Errorf("exit %d, want %d", r.code, cli.ExitFailure)
+	}
+}
+
+// TestContextStopsAnInProcessServer runs `start` through cli.Main and stops
+// it by cancelling Options.Context, the way an embedding program would.
+func TestContextStopsAnInProcessServer(t *testing.T) {
+	dir := project(t, basic(nil))
+	port := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan result, 1)
+	go func() {
+		var out, errOut syncWriter
+		out.w, errOut.w = &bytes.Buffer{}, &bytes.Buffer{}
+		code := cli.Main(cli.Options{Context: ctx, Args: []string{"start", "-p", strconv.Itoa(port), "-H", "127.0.0.1", "--cwd", dir},
+			Stdout: &out, Stderr: &errOut, LookupEnv: func(string) (string, bool) { return "", false }})
+		done <- result{code, out.String(), errOut.String()}
+	}()
+	waitHTTP(t, "http://127.0.0.1:"+strconv.Itoa(port)+"/agents")
+	cancel()
+	select {
+	case r := <-done:
+		if r.code != cli.ExitOK {
+			t.Fatalf("start exited %d: %s", r.code, r.stderr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("start ignored its cancelled context")
+	}
+}
+
+// TestPostgresURLFromLookupEnv: a postgres store without url reads
+// DATABASE_URL through Options.LookupEnv, not the process environment.
+func TestPostgresURLFromLookupEnv(t *testing.T) {
+	dir := project(t, basic(map[string]string{
+		"bread.yaml": "entrypoints: [echo]\nstore: postgres\n",
+	}))
+	env := func(k string) (string, bool) {
+		if k == "DATABASE_URL" {
+			return "postgres://nobody@127.0.0.1:1/none?connect_timeout=1", true
+		}
+		return "", false
+	}
+	r := run(t, cli.Options{LookupEnv: env}, "invoke", "echo", "hi", "--cwd", dir)
+	if r.code != cli.ExitFailure || strings.Contains(r.stderr, "no connection string") || !strings.Contains(r.stderr, "127.0.0.1") {
+		t.Errorf("the store should have tried the URL from LookupEnv: code %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -56,9 +56,19 @@ func cmdBuild(ctx context.Context, a *app, args []string) int {
 			}
 		}
 	}
-	if a.project.Config.Store == nil {
+	cfg := a.project.Config
+	if cfg.Store == nil {
 		failures++
 		fmt.Fprintf(a.stderr, "[bread] bread.yaml: %s: no store configured\n", core.CodeStoreNotConfigured)
+	} else if err := a.knownStore(cfg.Store); err != nil {
+		failures++
+		fmt.Fprintf(a.stderr, "[bread] %v\n", err)
+	}
+	if cfg.Transport != nil {
+		if err := a.knownTransport(cfg.Transport); err != nil {
+			failures++
+			fmt.Fprintf(a.stderr, "[bread] %v\n", err)
+		}
 	}
 	if failures > 0 {
 		fmt.Fprintf(a.stderr, "[bread] build failed: %d problem(s)\n", failures)

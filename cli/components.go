@@ -71,7 +71,7 @@ func projectPath(p *project.Project, path string) string {
 	return filepath.Join(p.Dir, path)
 }
 
-func builtinStores() map[string]StoreFactory {
+func (a *app) builtinStores() map[string]StoreFactory {
 	return map[string]StoreFactory{
 		"memory": func(_ context.Context, c *project.Component, _ *project.Project) (core.BreadStore, error) {
 			if err := decode(c, &struct{}{}); err != nil {
@@ -99,6 +99,12 @@ func builtinStores() map[string]StoreFactory {
 			}
 			if err := decode(c, &o); err != nil {
 				return nil, err
+			}
+			if o.URL == "" {
+				// The store's own fallback reads the process environment;
+				// read DATABASE_URL through Options.LookupEnv instead so an
+				// embedding program's environment wins.
+				o.URL = a.getenv("DATABASE_URL")
 			}
 			return postgres.New(postgres.Options{URL: o.URL, MaxOpenConns: o.MaxOpenConns})
 		},

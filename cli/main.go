@@ -88,7 +88,11 @@ func Main(opts Options) int {
 			return ExitUsage
 		}
 		a.cwd, _ = filepath.Abs(dir)
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		parent := opts.Context
+		if parent == nil {
+			parent = context.Background()
+		}
+		ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		return c.run(ctx, a, cwdRest)
 	}

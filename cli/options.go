@@ -11,6 +11,9 @@ import (
 
 // Options extend and redirect the CLI. Every field is optional.
 type Options struct {
+	// Context bounds the command: cancelling it stops a server (`start`,
+	// `dev`) or a run as SIGINT would (default context.Background()).
+	Context context.Context
 	// Args are the arguments after the program name (default os.Args[1:]).
 	Args []string
 	// Stdin, Stdout and Stderr default to the process's.

@@ -51,15 +51,15 @@ type Coordinator struct {
 	log     *slog.Logger
 	channel string
 
-	mu     sync.Mutex
-	held   map[string]int // run id → holds on this replica
+	mu   sync.Mutex
+	held map[string]int // run id → holds on this replica
 	// renewing serialises a renewal round with releases, so a renewal
 	// never brings back a lease released while it was in flight.
 	renewing sync.Mutex
-	inst   *core.Instance
-	stop   context.CancelFunc
-	done   sync.WaitGroup
-	pubsub *goredis.PubSub
+	inst     *core.Instance
+	stop     context.CancelFunc
+	done     sync.WaitGroup
+	pubsub   *goredis.PubSub
 }
 
 var (
@@ -105,7 +105,9 @@ func (c *Coordinator) Name() string { return "cluster" }
 // ReplicaID returns the id this replica writes in its leases.
 func (c *Coordinator) ReplicaID() string { return c.opts.ReplicaID }
 
-func (c *Coordinator) leaseKey(runID string) string { return c.opts.KeyPrefix + "lease:{" + runID + "}" }
+func (c *Coordinator) leaseKey(runID string) string {
+	return c.opts.KeyPrefix + "lease:{" + runID + "}"
+}
 
 // Init subscribes to cancel requests and starts renewing leases.
 func (c *Coordinator) Init(ctx context.Context, inst *core.Instance) error {
