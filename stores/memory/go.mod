@@ -1,6 +1,6 @@
 module github.com/breadai/bread/stores/memory
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/breadai/bread/core v0.0.0
