@@ -70,10 +70,11 @@ func fullCheckpoint(id, sessionID string) core.CheckpointRecord {
 	cp.Kind = core.HumanApproval
 	cp.Skill = "refunds"
 	cp.Parent = &core.CheckpointParent{
-		Kind:        core.ParentPipeline,
-		PipelineID:  "pipe-1",
-		StepIndex:   2,
-		StepAgentID: "parallel",
+		Kind:          core.ParentPipeline,
+		PipelineID:    "pipe-1",
+		PipelineRunID: "run-pipe-1",
+		StepIndex:     2,
+		StepAgentID:   "parallel",
 		RemainingSteps: []core.PipelineStep{
 			{Type: core.StepAgent, AgentID: "writer", Skill: "short"},
 			{Type: core.StepParallel, Steps: []core.PipelineStep{
