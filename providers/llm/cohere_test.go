@@ -164,7 +164,11 @@ func TestSSEReader(t *testing.T) {
 
 // FuzzCohereStream feeds arbitrary bytes through the SSE reader and the
 // Cohere event decoder: whatever arrives, nothing panics and every tool
-// call that completes carries its id.
+// call that completes carries its id. It asks fuzz-all.sh for at least 20s:
+// this package links every provider SDK, and its instrumented fuzz workers
+// take about ten seconds to start executing.
+//
+//bread:fuzztime 20s
 func FuzzCohereStream(f *testing.F) {
 	for _, name := range []string{"cohere/text.sse", "cohere/tool_calls.sse", "cohere/thinking.sse"} {
 		f.Add(fixture(f, name))
