@@ -52,7 +52,7 @@ func AppendCrumbFrame(dst []byte, f core.Frame) ([]byte, error) {
 		return dst, errNoCrumb
 	}
 	dst = append(dst, `{"v":1,"type":"crumb","runId":`...)
-	dst = appendString(dst, f.RunID)
+	dst = AppendJSONString(dst, f.RunID)
 	dst = append(dst, `,"seq":`...)
 	dst = strconv.AppendInt(dst, f.Seq, 10)
 	dst = append(dst, `,"crumb":`...)
@@ -69,7 +69,7 @@ func EncodeCrumbFrame(f core.Frame) ([]byte, error) { return AppendCrumbFrame(ni
 // EncodeSubscribe returns the wire form of a subscribe frame.
 func EncodeSubscribe(f SubscribeFrame) []byte {
 	dst := append([]byte(nil), `{"v":1,"type":"subscribe","runId":`...)
-	dst = appendString(dst, f.RunID)
+	dst = AppendJSONString(dst, f.RunID)
 	dst = append(dst, `,"afterSeq":`...)
 	dst = strconv.AppendInt(dst, f.AfterSeq, 10)
 	return append(dst, '}')
@@ -158,10 +158,12 @@ func truncate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// appendString appends s as a JSON string. Run ids are almost always plain
-// ASCII, so the common case copies bytes; anything else goes through
-// encoding/json for exact escaping.
-func appendString(dst []byte, s string) []byte {
+// AppendJSONString appends s as encoding/json writes it. Run ids and most
+// deltas are plain printable ASCII, which is copied; anything encoding/json
+// would escape (quotes, backslashes, control bytes, <, >, &, non-ASCII) goes
+// through it, so the bytes match exactly. Transports that hand-encode hot
+// frames share it.
+func AppendJSONString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 || c == '<' || c == '>' || c == '&' {
 			b, _ := json.Marshal(s)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/protocol"
 	"github.com/breadai/bread/transports/httpstream"
 )
 
@@ -25,7 +26,7 @@ func (ndjson) AppendHeartbeat(dst []byte) []byte { return append(dst, '\n') }
 func (ndjson) AppendCrumb(dst []byte, f core.Frame) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, `{"v":1,"type":"crumb","runId":`...)
-	dst = httpstream.AppendJSONString(dst, f.RunID)
+	dst = protocol.AppendJSONString(dst, f.RunID)
 	dst = append(dst, `,"seq":`...)
 	dst = strconv.AppendInt(dst, f.Seq, 10)
 	dst = append(dst, `,"crumb":`...)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/protocol"
 )
 
 // AppendCrumbJSON appends the JSON wire form of c to dst, byte for byte what
@@ -34,14 +35,14 @@ func appendDelta(dst []byte, typ string, b *core.CrumbBase, delta string) []byte
 	dst = append(dst, `{"type":"`...)
 	dst = append(dst, typ...)
 	dst = append(dst, `","agentId":`...)
-	dst = AppendJSONString(dst, b.AgentID)
+	dst = protocol.AppendJSONString(dst, b.AgentID)
 	if b.RunID != "" {
 		dst = append(dst, `,"runId":`...)
-		dst = AppendJSONString(dst, b.RunID)
+		dst = protocol.AppendJSONString(dst, b.RunID)
 	}
 	if b.SessionID != "" {
 		dst = append(dst, `,"sessionId":`...)
-		dst = AppendJSONString(dst, b.SessionID)
+		dst = protocol.AppendJSONString(dst, b.SessionID)
 	}
 	dst = append(dst, `,"timestamp":`...)
 	dst = strconv.AppendInt(dst, b.Timestamp, 10)
@@ -50,21 +51,6 @@ func appendDelta(dst []byte, typ string, b *core.CrumbBase, delta string) []byte
 		dst = strconv.AppendInt(dst, b.Seq, 10)
 	}
 	dst = append(dst, `,"delta":`...)
-	dst = AppendJSONString(dst, delta)
+	dst = protocol.AppendJSONString(dst, delta)
 	return append(dst, '}')
-}
-
-// AppendJSONString appends s as encoding/json writes it. Plain printable ASCII,
-// the common case, is copied; anything encoding/json would escape (quotes,
-// backslashes, control bytes, <, >, &, non-ASCII) goes through it.
-func AppendJSONString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s)
-			return append(dst, b...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
 }
