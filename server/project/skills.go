@@ -1,11 +1,8 @@
 package project
 
 import (
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/breadai/bread/core"
@@ -14,21 +11,15 @@ import (
 // loadSkills reads skills/<id>/SKILL.md (flat name/description frontmatter
 // and the instructions), references/*.md and scripts/*.yaml.
 func (l *loader) loadSkills(dir string) ([]core.Skill, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	skillDirs, err := subdirs(dir)
 	if err != nil {
 		return nil, errorAt(l.rel(dir), 0, err)
 	}
 	var skills []core.Skill
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		skillDir := filepath.Join(dir, e.Name())
+	for _, skillDir := range skillDirs {
+		name := filepath.Base(skillDir)
 		mdPath := filepath.Join(skillDir, "SKILL.md")
-		if err := core.ValidateName("skill", e.Name()); err != nil {
+		if err := core.ValidateName("skill", name); err != nil {
 			return nil, errorAt(l.rel(skillDir), 0, err)
 		}
 		raw, err := os.ReadFile(mdPath)
@@ -39,7 +30,7 @@ func (l *loader) loadSkills(dir string) ([]core.Skill, error) {
 		if err != nil {
 			return nil, errorAt(l.rel(mdPath), 1, err)
 		}
-		s := core.Skill{ID: e.Name(), Name: meta["name"], Description: meta["description"], Instructions: strings.TrimSpace(body)}
+		s := core.Skill{ID: name, Name: meta["name"], Description: meta["description"], Instructions: strings.TrimSpace(body)}
 		if s.References, err = l.references(filepath.Join(skillDir, "references")); err != nil {
 			return nil, err
 		}
@@ -85,24 +76,17 @@ func frontmatter(s string) (map[string]string, string, error) {
 }
 
 func (l *loader) references(dir string) ([]core.SkillReference, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	paths, err := filesWithSuffix(dir, ".md")
 	if err != nil {
 		return nil, errorAt(l.rel(dir), 0, err)
 	}
 	var refs []core.SkillReference
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, errorAt(l.rel(filepath.Join(dir, e.Name())), 0, err)
+			return nil, errorAt(l.rel(path), 0, err)
 		}
-		refs = append(refs, core.SkillReference{Name: e.Name(), Content: string(b)})
+		refs = append(refs, core.SkillReference{Name: filepath.Base(path), Content: string(b)})
 	}
-	sort.Slice(refs, func(i, j int) bool { return refs[i].Name < refs[j].Name })
 	return refs, nil
 }

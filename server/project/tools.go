@@ -2,11 +2,7 @@ package project
 
 import (
 	"encoding/json"
-	"errors"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -130,24 +126,4 @@ func commandArgs(v any) ([]string, error) {
 		}
 	}
 	return nil, core.Errorf(core.CodeInvalidConfig, "a command tool needs `command:` (an argument list, or a shell string)")
-}
-
-// yamlFiles lists the .yaml and .yml files of a directory, sorted; a missing
-// directory has none.
-func yamlFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range entries {
-		if !e.IsDir() && (strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	sort.Strings(out)
-	return out, nil
 }
