@@ -78,11 +78,7 @@ func TestAnthropicStreamsTextAndSendsTheWholeRequest(t *testing.T) {
 }
 
 func TestAnthropicToolUseThinkingAndStructured(t *testing.T) {
-	for _, tc := range []struct {
-		fixture, text, reasoning string
-		calls                    map[string]string
-		reason                   core.FinishReason
-	}{
+	for _, tc := range []streamCase{
 		{"anthropic/tool_use.sse", "Checking the weather.", "", map[string]string{"toolu_01A": `{"location": "San Francisco"}`}, core.FinishToolCalls},
 		{"anthropic/tool_use_parallel.sse", "", "", map[string]string{"toolu_01A": `{"location":"Rome"}`, "toolu_01B": `{"tz":"Europe/Rome"}`}, core.FinishToolCalls},
 		{"anthropic/thinking.sse", "27 * 453 = 12,231", "Let me solve this step by step: 27 * 453 = 12231", nil, core.FinishStop},
@@ -94,25 +90,7 @@ func TestAnthropicToolUseThinkingAndStructured(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkContract(t, evs)
-			if got := joined(evs, core.EventTextDelta); got != tc.text {
-				t.Errorf("text %q", got)
-			}
-			if got := joined(evs, core.EventReasoningDelta); got != tc.reasoning {
-				t.Errorf("reasoning %q", got)
-			}
-			calls := ofType(evs, core.EventToolCall)
-			if len(calls) != len(tc.calls) {
-				t.Fatalf("calls %+v", calls)
-			}
-			for _, c := range calls {
-				if string(c.Input) != tc.calls[c.ToolCallID] {
-					t.Errorf("call %s input %s", c.ToolCallID, c.Input)
-				}
-			}
-			if fin := evs[len(evs)-1]; fin.FinishReason != tc.reason {
-				t.Errorf("finish %v", fin.FinishReason)
-			}
+			tc.check(t, evs)
 		})
 	}
 }

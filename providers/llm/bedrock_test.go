@@ -124,11 +124,7 @@ func TestBedrockStreamsTextAndSendsTheWholeRequest(t *testing.T) {
 }
 
 func TestBedrockEvents(t *testing.T) {
-	for _, tc := range []struct {
-		fixture, text, reasoning string
-		calls                    map[string]string
-		reason                   core.FinishReason
-	}{
+	for _, tc := range []streamCase{
 		{"bedrock/tool_use.jsonl", "Let me look.", "", map[string]string{"tooluse_kZJMlvQmRJ6eAyJE5GIl7Q": `{"location":"Paris"}`, "tooluse_second": `{"tz":"Europe/Paris"}`}, core.FinishToolCalls},
 		{"bedrock/reasoning.jsonl", "4", "Two plus two is four.", nil, core.FinishStop},
 		{"bedrock/structured.jsonl", `{"city":"Paris","temp":21}`, "", nil, core.FinishStop},
@@ -139,25 +135,7 @@ func TestBedrockEvents(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkContract(t, evs)
-			if got := joined(evs, core.EventTextDelta); got != tc.text {
-				t.Errorf("text %q", got)
-			}
-			if got := joined(evs, core.EventReasoningDelta); got != tc.reasoning {
-				t.Errorf("reasoning %q", got)
-			}
-			calls := ofType(evs, core.EventToolCall)
-			if len(calls) != len(tc.calls) {
-				t.Fatalf("calls %+v", calls)
-			}
-			for _, c := range calls {
-				if string(c.Input) != tc.calls[c.ToolCallID] {
-					t.Errorf("call %s %s", c.ToolCallID, c.Input)
-				}
-			}
-			if fin := evs[len(evs)-1]; fin.FinishReason != tc.reason {
-				t.Errorf("finish %v", fin.FinishReason)
-			}
+			tc.check(t, evs)
 		})
 	}
 }

@@ -65,11 +65,7 @@ func TestCohereStreamsTextAndSendsTheWholeRequest(t *testing.T) {
 }
 
 func TestCohereEvents(t *testing.T) {
-	for _, tc := range []struct {
-		fixture, text, reasoning string
-		calls                    map[string]string
-		reason                   core.FinishReason
-	}{
+	for _, tc := range []streamCase{
 		{"cohere/tool_calls.sse", "", "I will look up the weather and time.", map[string]string{"get_weather_1byjy32y4hvq": `{"location":"Toronto"}`, "get_time_2xkq": `{"tz":"America/Toronto"}`}, core.FinishToolCalls},
 		{"cohere/thinking.sse", "4", "Two plus two is four.", nil, core.FinishStop},
 		{"cohere/structured.sse", `{"city":"Paris","temp":21}`, "", nil, core.FinishStop},
@@ -80,25 +76,7 @@ func TestCohereEvents(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkContract(t, evs)
-			if got := joined(evs, core.EventTextDelta); got != tc.text {
-				t.Errorf("text %q", got)
-			}
-			if got := joined(evs, core.EventReasoningDelta); got != tc.reasoning {
-				t.Errorf("reasoning %q", got)
-			}
-			calls := ofType(evs, core.EventToolCall)
-			if len(calls) != len(tc.calls) {
-				t.Fatalf("calls %+v", calls)
-			}
-			for _, c := range calls {
-				if string(c.Input) != tc.calls[c.ToolCallID] {
-					t.Errorf("call %s %s", c.ToolCallID, c.Input)
-				}
-			}
-			if fin := evs[len(evs)-1]; fin.FinishReason != tc.reason {
-				t.Errorf("finish %v", fin.FinishReason)
-			}
+			tc.check(t, evs)
 		})
 	}
 }

@@ -275,3 +275,35 @@ func consumeFirst(seq func(func(core.ModelEvent, error) bool)) {
 }
 
 var _ = context.Background
+
+// streamCase is one recorded stream and what a model must make of it.
+type streamCase struct {
+	fixture, text, reasoning string
+	calls                    map[string]string // tool call id -> input JSON
+	reason                   core.FinishReason
+}
+
+// check asserts evs against the case: the event contract, the joined text
+// and reasoning, each tool call's input by id, and the finish reason.
+func (tc streamCase) check(t *testing.T, evs []core.ModelEvent) {
+	t.Helper()
+	checkContract(t, evs)
+	if got := joined(evs, core.EventTextDelta); got != tc.text {
+		t.Errorf("text %q", got)
+	}
+	if got := joined(evs, core.EventReasoningDelta); got != tc.reasoning {
+		t.Errorf("reasoning %q", got)
+	}
+	calls := ofType(evs, core.EventToolCall)
+	if len(calls) != len(tc.calls) {
+		t.Fatalf("calls %+v", calls)
+	}
+	for _, c := range calls {
+		if string(c.Input) != tc.calls[c.ToolCallID] {
+			t.Errorf("call %s input %s", c.ToolCallID, c.Input)
+		}
+	}
+	if fin := evs[len(evs)-1]; fin.FinishReason != tc.reason {
+		t.Errorf("finish %v", fin.FinishReason)
+	}
+}
