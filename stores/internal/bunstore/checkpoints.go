@@ -1,0 +1,137 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/uptrace/bun"
+
+	"github.com/breadai/bread/core"
+)
+
+// SaveCheckpoint implements core.CheckpointStore: an upsert on id. A
+// checkpoint naming a session that does not exist is ErrSessionNotFound.
+func (s *Store) SaveCheckpoint(ctx context.Context, cp core.CheckpointRecord) error {
+	row, err := newCheckpointRow(s.errs, cp)
+	if err != nil {
+		return err
+	}
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return lerr
+	}
+	defer unlock()
+	_, err = upsertCheckpoint(s.db, &row).Exec(ctx)
+	return s.mapErr("save checkpoint", err, sessionFK(cp.SessionID))
+}
+
+func upsertCheckpoint(db bun.IDB, row *checkpointRow) *bun.InsertQuery {
+	return db.NewInsert().Model(row).
+		On("CONFLICT (id) DO UPDATE").
+		Set("agent_id = EXCLUDED.agent_id").
+		Set("run_id = EXCLUDED.run_id").
+		Set("session_id = EXCLUDED.session_id").
+		Set("tool_name = EXCLUDED.tool_name").
+		Set("tool_call_id = EXCLUDED.tool_call_id").
+		Set("schema = EXCLUDED.schema").
+		Set("prompt = EXCLUDED.prompt").
+		Set("kind = EXCLUDED.kind").
+		Set("skill = EXCLUDED.skill").
+		Set("parent = EXCLUDED.parent").
+		Set("pending = EXCLUDED.pending").
+		Set("created_at = EXCLUDED.created_at")
+}
+
+// GetCheckpoint implements core.CheckpointStore.
+func (s *Store) GetCheckpoint(ctx context.Context, id string) (core.CheckpointRecord, error) {
+	if err := s.read(); err != nil {
+		return core.CheckpointRecord{}, err
+	}
+	var row checkpointRow
+	err := sql.ErrNoRows
+	if !hasNUL(id) {
+		err = s.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return core.CheckpointRecord{}, notFound(core.ErrCheckpointNotFound, "checkpoint %q not found", id)
+	}
+	if err != nil {
+		return core.CheckpointRecord{}, s.mapErr("get checkpoint", err, nil)
+	}
+	return row.checkpoint(s.errs)
+}
+
+// DeleteCheckpoint implements core.CheckpointStore with one DELETE …
+// RETURNING: the row goes to whichever statement deletes it, so of racing
+// claims exactly one gets the record.
+func (s *Store) DeleteCheckpoint(ctx context.Context, id string) (core.CheckpointRecord, error) {
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return core.CheckpointRecord{}, lerr
+	}
+	defer unlock()
+	if hasNUL(id) {
+		return core.CheckpointRecord{}, notFound(core.ErrCheckpointNotFound, "checkpoint %q not found", id)
+	}
+	var rows []checkpointRow
+	err := s.db.NewDelete().Model(&rows).Where("id = ?", id).Returning("*").Scan(ctx)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return core.CheckpointRecord{}, s.mapErr("delete checkpoint", err, nil)
+	}
+	if len(rows) == 0 {
+		return core.CheckpointRecord{}, notFound(core.ErrCheckpointNotFound, "checkpoint %q not found", id)
+	}
+	return rows[0].checkpoint(s.errs)
+}
+
+// ListCheckpoints implements core.CheckpointStore, oldest first.
+func (s *Store) ListCheckpoints(ctx context.Context) ([]core.CheckpointRecord, error) {
+	if err := s.read(); err != nil {
+		return nil, err
+	}
+	var rows []checkpointRow
+	if err := s.db.NewSelect().Model(&rows).OrderExpr(s.clauses.checkpoints).Scan(ctx); err != nil {
+		return nil, s.mapErr("list checkpoints", err, nil)
+	}
+	out := make([]core.CheckpointRecord, 0, len(rows))
+	for _, r := range rows {
+		cp, err := r.checkpoint(s.errs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cp)
+	}
+	return out, nil
+}
+
+// SuspendRun implements core.CheckpointStore in one transaction: the
+// session is touched (and found) first, then the messages and the
+// checkpoint are written, or nothing is.
+func (s *Store) SuspendRun(ctx context.Context, sessionID string, msgs []core.SessionMessage, cp core.CheckpointRecord) error {
+	if hasNUL(sessionID) {
+		return sessionFK(sessionID)
+	}
+	rows, err := s.messageRows(sessionID, msgs)
+	if err != nil {
+		return err
+	}
+	cpRow, err := newCheckpointRow(s.errs, cp)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, "suspend run", sessionFK(cp.SessionID), func(ctx context.Context, tx bun.Tx) error {
+		if sessionID != "" || len(rows) > 0 {
+			if err := touchSession(ctx, tx, sessionID); err != nil {
+				return err
+			}
+		}
+		if len(rows) > 0 {
+			if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		_, err := upsertCheckpoint(tx, &cpRow).Exec(ctx)
+		return err
+	})
+}

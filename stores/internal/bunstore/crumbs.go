@@ -1,0 +1,88 @@
+package bunstore
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+
+	"github.com/breadai/bread/core"
+)
+
+// crumbInsertChunk bounds the rows of one INSERT so a very large batch never
+// meets SQLite's statement-length limit.
+const crumbInsertChunk = 500
+
+// AppendCrumbs implements core.CrumbLog. The batch is written whole or not
+// at all. Each crumb is stored in its JSON wire form (core.EncodeCrumb).
+func (s *Store) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntry) error {
+	if len(entries) == 0 {
+		return s.read()
+	}
+	rows := make([]crumbRow, len(entries))
+	for i, e := range entries {
+		r, err := newCrumbRow(s.errs, e)
+		if err != nil {
+			return err
+		}
+		rows[i] = r
+	}
+	onFK := notFound(core.ErrSessionNotFound, "a session named by the crumb log entries was not found")
+	if len(rows) <= crumbInsertChunk {
+		unlock, lerr := s.lockWrites(ctx)
+		if lerr != nil {
+			return lerr
+		}
+		defer unlock()
+		_, err := s.db.NewInsert().Model(&rows).Exec(ctx)
+		return s.mapErr("append crumbs", err, onFK)
+	}
+	return s.write(ctx, "append crumbs", onFK, func(ctx context.Context, tx bun.Tx) error {
+		for start := 0; start < len(rows); start += crumbInsertChunk {
+			chunk := rows[start:min(start+crumbInsertChunk, len(rows))]
+			if _, err := tx.NewInsert().Model(&chunk).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// GetCrumbs implements core.CrumbLog.
+func (s *Store) GetCrumbs(ctx context.Context, runID string, afterSeq int64, limit int) ([]core.CrumbLogEntry, error) {
+	if err := s.read(); err != nil {
+		return nil, err
+	}
+	if hasNUL(runID) {
+		return []core.CrumbLogEntry{}, nil
+	}
+	var rows []crumbRow
+	q := s.db.NewSelect().Model(&rows).Where("run_id = ?", runID).Where("seq > ?", afterSeq).OrderExpr("seq ASC")
+	if limit > 0 {
+		q = q.Limit(int64(limit))
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, s.mapErr("get crumbs", err, nil)
+	}
+	out := make([]core.CrumbLogEntry, len(rows))
+	for i, r := range rows {
+		e, err := r.entry(s.errs)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+// MaxCrumbSeq implements core.CrumbLog.
+func (s *Store) MaxCrumbSeq(ctx context.Context, runID string) (int64, error) {
+	if err := s.read(); err != nil {
+		return 0, err
+	}
+	if hasNUL(runID) {
+		return 0, nil
+	}
+	var max int64
+	err := s.db.NewSelect().Model((*crumbRow)(nil)).ColumnExpr("COALESCE(MAX(seq), 0)").Where("run_id = ?", runID).Scan(ctx, &max)
+	return max, s.mapErr("max crumb seq", err, nil)
+}

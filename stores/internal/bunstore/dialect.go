@@ -1,0 +1,90 @@
+package bunstore
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+
+	"github.com/breadai/bread/core"
+)
+
+// Dialect is what a database engine supplies to a Store: the few things the
+// portable code cannot say in SQL every engine accepts. A Store calls it
+// from many goroutines at once.
+type Dialect interface {
+	// Name names the store at the start of every error message, e.g.
+	// "sqlite store".
+	Name() string
+
+	// Features says how the engine behaves and what it offers beyond the
+	// portable core. The Store reads it once, in New.
+	Features() Features
+
+	// Migrate creates, idempotently and inside tx, the bread_* tables and
+	// indexes and whatever else the dialect needs. The Store holds the
+	// write lock while it runs and maps its error. committed, when not nil,
+	// is called after tx has committed.
+	Migrate(ctx context.Context, tx bun.Tx) (committed func(), err error)
+
+	// MapError classifies a driver error the Store did not recognise: the
+	// Store has already passed nil, *core.BreadError and context errors
+	// through, and turned a closed database handle of a closed Store into
+	// STORE_CLOSED. op names the operation for the message; onFK, when not
+	// nil, is what a foreign-key violation means for op. A nil result
+	// leaves err a STORE_ERROR naming op.
+	MapError(op string, err error, onFK *core.BreadError) error
+
+	// InsertionOrder is the column that orders the rows of table by
+	// insertion, which breaks ties between rows of one timestamp (or, for
+	// bread_loop_iterations, of one index).
+	InsertionOrder(table string) string
+
+	// TagConditions are the WHERE conditions that keep the sessions
+	// carrying every one of tags, matched against the JSON object in
+	// bread_sessions.tags. No tags is no conditions.
+	TagConditions(tags map[string]string) []Condition
+}
+
+// Features are the engine's behaviours and offers that the Store adapts to.
+type Features struct {
+	// SerializeWrites makes the writers of one Store queue for a single
+	// write slot, in order and honouring their contexts, before they reach
+	// the database. For an engine that admits one writer at a time
+	// (SQLite), queueing here spares its lock's polling.
+	SerializeWrites bool
+
+	// WritableCTEs says the engine runs a data-modifying statement inside
+	// WITH and feeds its RETURNING rows to the main statement. AddMessage
+	// then touches the session and inserts the message in one statement;
+	// otherwise it runs both in one transaction.
+	WritableCTEs bool
+
+	// ILike is the operator that matches a LIKE pattern without regard to
+	// case: "LIKE" on SQLite (ASCII letters only), "ILIKE" on PostgreSQL.
+	ILike string
+
+	// Embedder, when not nil, is semantic search for knowledge nodes and
+	// documents; without it they are found by keyword (ILike).
+	Embedder Embedder
+}
+
+// Embedder is semantic search: knowledge node labels and document contents
+// are embedded when written, and a non-empty query ranks them by the
+// similarity of their embedding to its own.
+type Embedder interface {
+	// EmbedInsert adds the embedding of text to ins, an insert into table.
+	// what names the text in errors ("a document").
+	EmbedInsert(ctx context.Context, ins *bun.InsertQuery, table, what, text string) (*bun.InsertQuery, error)
+
+	// RankBySimilarity keeps the rows of table that sel can rank and orders
+	// them by the similarity of their embedding to that of query, most
+	// similar first. what names the query in errors ("a document query").
+	RankBySimilarity(ctx context.Context, sel *bun.SelectQuery, table, what, query string) (*bun.SelectQuery, error)
+}
+
+// Condition is one WHERE condition and its arguments, in bun's ?
+// placeholders.
+type Condition struct {
+	Query string
+	Args  []any
+}

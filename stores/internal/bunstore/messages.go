@@ -1,0 +1,112 @@
+package bunstore
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+
+	"github.com/breadai/bread/core"
+)
+
+// GetMessages implements core.SessionStore.
+func (s *Store) GetMessages(ctx context.Context, sessionID string) ([]core.SessionMessage, error) {
+	if err := s.read(); err != nil {
+		return nil, err
+	}
+	if hasNUL(sessionID) {
+		return []core.SessionMessage{}, nil
+	}
+	var rows []messageRow
+	err := s.db.NewSelect().Model(&rows).Where("session_id = ?", sessionID).OrderExpr("seq ASC").Scan(ctx)
+	if err != nil {
+		return nil, s.mapErr("get messages", err, nil)
+	}
+	out := make([]core.SessionMessage, len(rows))
+	for i, r := range rows {
+		out[i] = r.message()
+	}
+	return out, nil
+}
+
+// AddMessage implements core.SessionStore. With Features.WritableCTEs it is
+// one statement: the UPDATE that touches the session feeds the INSERT, so a
+// missing session inserts nothing and reports zero rows, and the write is a
+// single round trip. Otherwise the two run in one transaction.
+func (s *Store) AddMessage(ctx context.Context, sessionID string, m core.SessionMessage) error {
+	if hasNUL(sessionID) {
+		return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)
+	}
+	rows, err := s.messageRows(sessionID, []core.SessionMessage{m})
+	if err != nil {
+		return err
+	}
+	if s.features.WritableCTEs {
+		return s.addMessageCTE(ctx, sessionID, rows[0])
+	}
+	return s.write(ctx, "add message", nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := touchSession(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		_, err := tx.NewInsert().Model(&rows).Exec(ctx)
+		return err
+	})
+}
+
+func (s *Store) addMessageCTE(ctx context.Context, sessionID string, r messageRow) error {
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	res, err := s.db.NewRaw(`WITH touched AS (
+  UPDATE bread_sessions SET updated_at = ? WHERE id = ? RETURNING id
+)
+INSERT INTO bread_session_messages (id, session_id, role, content, timestamp)
+SELECT ?, id, ?, ?, ? FROM touched`, core.NowMillis(), sessionID, r.ID, r.Role, r.Content, r.Timestamp).Exec(ctx)
+	if err != nil {
+		return s.mapErr("add message", err, nil)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return s.mapErr("add message", err, nil)
+	} else if n == 0 {
+		return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)
+	}
+	return nil
+}
+
+// messageRows validates msgs and gives each a fresh, time-ordered ID.
+func (s *Store) messageRows(sessionID string, msgs []core.SessionMessage) ([]messageRow, error) {
+	rows := make([]messageRow, len(msgs))
+	now := core.NowMillis()
+	for i, m := range msgs {
+		if err := s.checkText("a message role", string(m.Role)); err != nil {
+			return nil, err
+		}
+		content, err := s.rawJSON("message content", m.Content)
+		if err != nil {
+			return nil, err
+		}
+		ts := m.Timestamp
+		if ts == 0 {
+			ts = now
+		}
+		rows[i] = messageRow{ID: newID(), SessionID: sessionID, Role: string(m.Role), Content: content, Timestamp: ts}
+	}
+	return rows, nil
+}
+
+// touchSession sets a session's updated_at to now, or reports it missing.
+// It runs first in a write transaction so the session cannot vanish before
+// the rows that reference it are written.
+func touchSession(ctx context.Context, tx bun.Tx, id string) error {
+	res, err := tx.NewUpdate().Model((*sessionRow)(nil)).Set("updated_at = ?", core.NowMillis()).Where("id = ?", id).Exec(ctx)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return notFound(core.ErrSessionNotFound, "session %q not found", id)
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package bunstore
+
+import (
+	"context"
+	"io"
+	"sync/atomic"
+
+	"github.com/uptrace/bun"
+
+	"github.com/breadai/bread/core"
+)
+
+// Store is a core.BreadStore on a *bun.DB, with every optional capability.
+// It is safe for concurrent use, also by several processes sharing the
+// database.
+type Store struct {
+	errs
+	d        Dialect
+	features Features
+	clauses  clauses
+	db       *bun.DB
+	closed   atomic.Bool
+
+	// writeSlot, with Features.SerializeWrites, admits one writer of this
+	// Store at a time; nil otherwise.
+	writeSlot chan struct{}
+}
+
+var (
+	_ core.BreadStore     = (*Store)(nil)
+	_ core.CrumbLog       = (*Store)(nil)
+	_ core.TaskRunStore   = (*Store)(nil)
+	_ core.KnowledgeStore = (*Store)(nil)
+	_ core.DocumentStore  = (*Store)(nil)
+	_ core.Migrator       = (*Store)(nil)
+	_ io.Closer           = (*Store)(nil)
+)
+
+// clauses are the SQL fragments that depend on the dialect, built once: the
+// ORDER BY expressions of the listings, with the dialect's insertion-order
+// column breaking ties, and the keyword-search conditions.
+type clauses struct {
+	sessions, checkpoints, loops, iterations, taskRuns, nodes, documents string // ORDER BY
+
+	labelMatch, documentMatch string // WHERE, with a likePattern for each ?
+}
+
+func newClauses(d Dialect, f Features) clauses {
+	asc := func(first, table string) string { return first + " ASC, " + d.InsertionOrder(table) + " ASC" }
+	desc := func(first, table string) string { return first + " DESC, " + d.InsertionOrder(table) + " DESC" }
+	match := func(column string) string { return column + " " + f.ILike + ` ? ESCAPE '\'` }
+	return clauses{
+		sessions:    asc("created_at", "bread_sessions"),
+		checkpoints: asc("created_at", "bread_checkpoints"),
+		loops:       asc("started_at", "bread_loops"),
+		iterations:  asc("idx", "bread_loop_iterations"),
+		taskRuns:    desc("created_at", "bread_task_runs"),
+		nodes:       desc("created_at", "bread_kg_nodes"),
+		documents:   desc("created_at", "bread_documents"),
+
+		labelMatch:    match("label"),
+		documentMatch: "(" + match("title") + " OR " + match("content") + ")",
+	}
+}
+
+// New returns a Store on db, which it owns from now on: Close closes it.
+// It does not touch the database.
+func New(db *bun.DB, d Dialect) *Store {
+	f := d.Features()
+	s := &Store{errs: newErrs(d.Name()), d: d, features: f, clauses: newClauses(d, f), db: db}
+	if s.features.SerializeWrites {
+		s.writeSlot = make(chan struct{}, 1)
+	}
+	return s
+}
+
+// Migrate runs the dialect's Migrate in one transaction. It is idempotent.
+func (s *Store) Migrate(ctx context.Context) error {
+	var committed func()
+	err := s.write(ctx, "migrate", nil, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		committed, err = s.d.Migrate(ctx, tx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if committed != nil {
+		committed()
+	}
+	return nil
+}
+
+// Close releases every connection. Later calls on the Store return a
+// STORE_CLOSED error; closing twice is not an error.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	return s.db.Close()
+}
+
+// DB exposes the underlying bun handle, for applications that keep their
+// own tables beside bread's. Writes to the bread_* tables bypass the
+// store's checks.
+func (s *Store) DB() *bun.DB { return s.db }
+
+// write runs fn in one transaction and maps its error.
+func (s *Store) write(ctx context.Context, op string, onFK *core.BreadError, fn func(ctx context.Context, tx bun.Tx) error) error {
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return s.mapErr(op, s.db.RunInTx(ctx, nil, fn), onFK)
+}
+
+// lockWrites checks the store is open and, with Features.SerializeWrites,
+// waits for the write slot. It fails when the store is closed or ctx ends
+// first.
+func (s *Store) lockWrites(ctx context.Context) (unlock func(), err error) {
+	if s.closed.Load() {
+		return nil, s.storeClosed
+	}
+	if s.writeSlot == nil {
+		return func() {}, nil
+	}
+	select {
+	case s.writeSlot <- struct{}{}:
+		return func() { <-s.writeSlot }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// read checks the store is open before a query.
+func (s *Store) read() error {
+	if s.closed.Load() {
+		return s.storeClosed
+	}
+	return nil
+}
