@@ -48,6 +48,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sts v1.52.0 // indirect
 	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
+	github.com/breadai/bread/stores/internal/bunstore v0.0.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
@@ -120,6 +121,7 @@ replace (
 	github.com/breadai/bread/providers/llm => ../providers/llm
 	github.com/breadai/bread/providers/replay => ../providers/replay
 	github.com/breadai/bread/server => ../server
+	github.com/breadai/bread/stores/internal/bunstore => ../stores/internal/bunstore
 	github.com/breadai/bread/stores/memory => ../stores/memory
 	github.com/breadai/bread/stores/postgres => ../stores/postgres
 	github.com/breadai/bread/stores/sqlite => ../stores/sqlite

@@ -39,6 +39,7 @@ require (
 	github.com/breadai/bread/providers/decisions v0.0.0 // indirect
 	github.com/breadai/bread/providers/llm v0.0.0 // indirect
 	github.com/breadai/bread/server v0.0.0 // indirect
+	github.com/breadai/bread/stores/internal/bunstore v0.0.0 // indirect
 	github.com/breadai/bread/stores/memory v0.0.0 // indirect
 	github.com/breadai/bread/stores/postgres v0.0.0 // indirect
 	github.com/breadai/bread/transports/httpchunked v0.0.0 // indirect
@@ -121,6 +122,7 @@ replace (
 	github.com/breadai/bread/providers/llm => ../../providers/llm
 	github.com/breadai/bread/providers/replay => ../../providers/replay
 	github.com/breadai/bread/server => ../../server
+	github.com/breadai/bread/stores/internal/bunstore => ../../stores/internal/bunstore
 	github.com/breadai/bread/stores/memory => ../../stores/memory
 	github.com/breadai/bread/stores/postgres => ../../stores/postgres
 	github.com/breadai/bread/stores/sqlite => ../../stores/sqlite

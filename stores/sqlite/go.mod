@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/breadai/bread/core v0.0.0
-	github.com/google/uuid v1.6.0
+	github.com/breadai/bread/stores/internal/bunstore v0.0.0
 	github.com/uptrace/bun v1.3.0
 	github.com/uptrace/bun/dialect/sqlitedialect v1.3.0
 	modernc.org/sqlite v1.62.0
@@ -18,6 +18,7 @@ require (
 	github.com/go-playground/locales v0.14.2 // indirect
 	github.com/go-playground/universal-translator v0.18.2 // indirect
 	github.com/go-playground/validator/v10 v10.30.6 // indirect
+	github.com/google/uuid v1.6.0 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/jinzhu/inflection v1.0.0 // indirect
 	github.com/leodido/go-urn v1.5.0 // indirect
@@ -42,3 +43,5 @@ require (
 replace github.com/breadai/bread/core => ../../core
 
 replace github.com/breadai/bread/stores/memory => ../memory
+
+replace github.com/breadai/bread/stores/internal/bunstore => ../internal/bunstore

@@ -28,3 +28,10 @@ func (fakeDialect) InsertionOrder(table string) string { return table + "_pos" }
 func (fakeDialect) TagConditions(map[string]string) []Condition {
 	return nil
 }
+
+// newFake is a Store on d without a database.
+func newFake(d fakeDialect) *Store {
+	s := new(Store)
+	Init(s, nil, d)
+	return s
+}

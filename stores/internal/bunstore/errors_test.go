@@ -32,7 +32,7 @@ func TestMapErr(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := New(nil, fakeDialect{mapped: c.mapped})
+			s := newFake(fakeDialect{mapped: c.mapped})
 			s.closed.Store(c.closed)
 			got := s.mapErr("do things", c.err, nil)
 			if !errors.Is(got, c.want) {
@@ -44,7 +44,7 @@ func TestMapErr(t *testing.T) {
 			}
 		})
 	}
-	if err := New(nil, fakeDialect{}).mapErr("op", nil, nil); err != nil {
+	if err := newFake(fakeDialect{}).mapErr("op", nil, nil); err != nil {
 		t.Errorf("mapErr(nil): %v", err)
 	}
 }

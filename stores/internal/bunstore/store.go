@@ -63,15 +63,18 @@ func newClauses(d Dialect, f Features) clauses {
 	}
 }
 
-// New returns a Store on db, which it owns from now on: Close closes it.
-// It does not touch the database.
-func New(db *bun.DB, d Dialect) *Store {
+// Init readies s, a zero Store, to run on db through d. s owns db from then
+// on: Close closes it. Init does not touch the database.
+//
+// A dialect's store type embeds a Store by value and calls Init from its
+// constructor, so the Store's methods become its own, on the pointer only,
+// and no exported field appears.
+func Init(s *Store, db *bun.DB, d Dialect) {
 	f := d.Features()
-	s := &Store{errs: newErrs(d.Name()), d: d, features: f, clauses: newClauses(d, f), db: db}
-	if s.features.SerializeWrites {
+	s.errs, s.d, s.features, s.clauses, s.db = newErrs(d.Name()), d, f, newClauses(d, f), db
+	if f.SerializeWrites {
 		s.writeSlot = make(chan struct{}, 1)
 	}
-	return s
 }
 
 // Migrate runs the dialect's Migrate in one transaction. It is idempotent.

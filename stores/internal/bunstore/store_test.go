@@ -10,7 +10,7 @@ import (
 )
 
 func TestClausesUseTheDialect(t *testing.T) {
-	s := New(nil, fakeDialect{features: Features{ILike: "ILIKE"}})
+	s := newFake(fakeDialect{features: Features{ILike: "ILIKE"}})
 	for got, want := range map[string]string{
 		s.clauses.sessions:      "created_at ASC, bread_sessions_pos ASC",
 		s.clauses.iterations:    "idx ASC, bread_loop_iterations_pos ASC",
@@ -27,7 +27,7 @@ func TestClausesUseTheDialect(t *testing.T) {
 // With SerializeWrites a second writer waits for the first, and gives up
 // when its context ends; without, writers never wait.
 func TestWriteSlot(t *testing.T) {
-	s := New(nil, fakeDialect{features: Features{SerializeWrites: true}})
+	s := newFake(fakeDialect{features: Features{SerializeWrites: true}})
 	unlock, err := s.lockWrites(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestWriteSlot(t *testing.T) {
 	}
 	unlock2()
 
-	free := New(nil, fakeDialect{})
+	free := newFake(fakeDialect{})
 	for range 3 {
 		if _, err := free.lockWrites(t.Context()); err != nil {
 			t.Fatal(err)
