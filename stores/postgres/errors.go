@@ -1,8 +1,6 @@
 package postgres
 
 import (
-	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -15,56 +13,18 @@ import (
 	"github.com/breadai/bread/core"
 )
 
-// errClosed is returned by every method of a closed Store.
-var errClosed = &core.BreadError{Code: core.CodeStoreClosed, Message: "postgres store: the store is closed"}
-
-func validation(format string, args ...any) *core.BreadError {
-	return &core.BreadError{Code: core.CodeValidationError, Message: "postgres store: " + fmt.Sprintf(format, args...)}
-}
-
-func notFound(sentinel *core.BreadError, format string, args ...any) *core.BreadError {
-	return &core.BreadError{Code: sentinel.Code, Message: fmt.Sprintf(format, args...)}
-}
-
-// corrupt reports a stored value that no longer decodes: the database was
-// changed behind the store's back.
-func corrupt(column, id string, err error) *core.BreadError {
-	return &core.BreadError{
-		Code:    core.CodeStoreError,
-		Message: fmt.Sprintf("postgres store: %s of %q does not decode", column, id),
-		Cause:   err,
-	}
-}
-
-// mapErr turns a driver error into a *core.BreadError. op names the
-// operation for the message; onFK, when not nil, is what a foreign-key
-// violation means for this operation (a missing session, loop, ...).
-// Context errors pass through unchanged, so callers see context.Canceled
-// (and core maps it to RUN_CANCELLED).
-func (s *Store) mapErr(op string, err error, onFK *core.BreadError) error {
-	if err == nil {
-		return nil
-	}
-	var be *core.BreadError
-	if errors.As(err, &be) {
-		return err
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	if errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "sql: database is closed") {
-		if s.closed.Load() {
-			return errClosed
-		}
-	}
+// MapError classifies a pgx error: a server error by its SQLSTATE class,
+// and a server that cannot be reached or a connection that broke as
+// STORE_UNAVAILABLE naming the address.
+func (d dialect) MapError(op string, err error, onFK *core.BreadError) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return s.mapPgError(op, pgErr, onFK)
+		return d.s.mapPgError(op, pgErr, onFK)
 	}
-	if s.unreachable(err) {
-		return s.unavailable(op, err)
+	if d.s.unreachable(err) {
+		return d.s.unavailable(op, err)
 	}
-	return &core.BreadError{Code: core.CodeStoreError, Message: "postgres store: " + op + ": " + err.Error(), Cause: err}
+	return nil
 }
 
 // mapPgError maps a server error by its SQLSTATE class.
@@ -108,45 +68,4 @@ func (s *Store) unavailable(op string, err error) *core.BreadError {
 		Context: map[string]any{"address": s.addr},
 		Cause:   err,
 	}
-}
-
-// checkText refuses a NUL byte in any of values. bun writes values into the
-// SQL text, where a NUL cannot be represented, so such a value would
-// otherwise fail as an obscure syntax error instead of as bad input.
-func checkText(what string, values ...string) error {
-	for _, v := range values {
-		if strings.IndexByte(v, 0) >= 0 {
-			return validation("%s contains a NUL byte", what)
-		}
-	}
-	return nil
-}
-
-// hasNUL reports whether any of values holds a NUL byte. A lookup by such a
-// key cannot match a stored row, so readers answer it as not found.
-func hasNUL(values ...string) bool {
-	for _, v := range values {
-		if strings.IndexByte(v, 0) >= 0 {
-			return true
-		}
-	}
-	return false
-}
-
-func tagsHaveNUL(tags map[string]string) bool {
-	for k, v := range tags {
-		if hasNUL(k, v) {
-			return true
-		}
-	}
-	return false
-}
-
-func checkTags(tags map[string]string) error {
-	for k, v := range tags {
-		if err := checkText("a session tag", k, v); err != nil {
-			return err
-		}
-	}
-	return nil
 }

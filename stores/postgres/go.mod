@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/breadai/bread/core v0.0.0
-	github.com/google/uuid v1.6.0
+	github.com/breadai/bread/stores/internal/bunstore v0.0.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/uptrace/bun v1.3.0
 	github.com/uptrace/bun/dialect/pgdialect v1.3.0
@@ -17,6 +17,7 @@ require (
 	github.com/go-playground/locales v0.14.2 // indirect
 	github.com/go-playground/universal-translator v0.18.2 // indirect
 	github.com/go-playground/validator/v10 v10.30.6 // indirect
+	github.com/google/uuid v1.6.0 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
@@ -39,3 +40,5 @@ require (
 replace github.com/breadai/bread/core => ../../core
 
 replace github.com/breadai/bread/stores/memory => ../memory
+
+replace github.com/breadai/bread/stores/internal/bunstore => ../internal/bunstore

@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/stores/internal/bunstore"
 )
 
 // vectorColumn is how one table stores embeddings.
@@ -61,6 +62,35 @@ func (v vectorColumn) similarityOrder() (where, order string) {
 	return "embedding IS NOT NULL AND cardinality(embedding) = ?",
 		`(SELECT SUM(a::float8 * b::float8) / NULLIF(SQRT(SUM(a::float8 * a::float8)) * SQRT(SUM(b::float8 * b::float8)), 0)
   FROM unnest(embedding, ?::real[]) AS t(a, b)) DESC NULLS LAST`
+}
+
+// EmbedInsert implements bunstore.Embedder: the embedding of text goes in
+// table's embedding column, cast to its kind.
+func (d dialect) EmbedInsert(ctx context.Context, ins *bun.InsertQuery, table, what, text string) (*bun.InsertQuery, error) {
+	col, err := d.s.vectorColumnFor(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	vec, err := d.s.embed(ctx, what, text)
+	if err != nil {
+		return nil, err
+	}
+	return ins.Value("embedding", "?::"+col.castType(), col.literal(vec)), nil
+}
+
+// RankBySimilarity implements bunstore.Embedder: it orders sel by the cosine
+// similarity of table's embeddings to the embedding of query.
+func (d dialect) RankBySimilarity(ctx context.Context, sel *bun.SelectQuery, table, what, query string) (*bun.SelectQuery, error) {
+	col, err := d.s.vectorColumnFor(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	vec, err := d.s.embed(ctx, what, query)
+	if err != nil {
+		return nil, err
+	}
+	where, order := col.similarityOrder()
+	return sel.Where(where, len(vec)).OrderExpr(order, col.literal(vec)), nil
 }
 
 // migrateVectors makes sure both embedding tables have an embedding column,
@@ -159,9 +189,9 @@ func (s *Store) vectorColumnFor(ctx context.Context, table string) (vectorColumn
 	if col, ok := s.vectors[table]; ok {
 		return col, nil
 	}
-	have, err := embeddingColumns(ctx, s.db)
+	have, err := embeddingColumns(ctx, s.DB())
 	if err != nil {
-		return vectorColumn{}, s.mapErr("read embedding columns", err, nil)
+		return vectorColumn{}, bunstore.MapError(&s.shared, "read embedding columns", err, nil)
 	}
 	col, ok := have[table]
 	if !ok {
