@@ -13,13 +13,22 @@ import (
 	"github.com/breadai/bread/core"
 )
 
+// ForeignKeyViolation is SQLSTATE 23503; the server's error is the cause.
+func (dialect) ForeignKeyViolation(err error) (error, bool) {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23503" {
+		return pgErr, true
+	}
+	return nil, false
+}
+
 // MapError classifies a pgx error: a server error by its SQLSTATE class,
 // and a server that cannot be reached or a connection that broke as
 // STORE_UNAVAILABLE naming the address.
-func (d dialect) MapError(op string, err error, onFK *core.BreadError) error {
+func (d dialect) MapError(op string, err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return d.s.mapPgError(op, pgErr, onFK)
+		return d.s.mapPgError(op, pgErr)
 	}
 	if d.s.unreachable(err) {
 		return d.s.unavailable(op, err)
@@ -28,10 +37,8 @@ func (d dialect) MapError(op string, err error, onFK *core.BreadError) error {
 }
 
 // mapPgError maps a server error by its SQLSTATE class.
-func (s *Store) mapPgError(op string, e *pgconn.PgError, onFK *core.BreadError) error {
+func (s *Store) mapPgError(op string, e *pgconn.PgError) error {
 	switch {
-	case e.Code == "23503" && onFK != nil: // foreign_key_violation
-		return onFK.WithCause(e)
 	case e.Code == "23505": // unique_violation
 		return &core.BreadError{Code: core.CodeValidationError, Message: "postgres store: " + op + ": the record already exists", Cause: e}
 	case strings.HasPrefix(e.Code, "22"), strings.HasPrefix(e.Code, "23"), e.Code == "54000":

@@ -11,10 +11,16 @@ import (
 	"github.com/breadai/bread/stores/internal/bunstore"
 )
 
+// ForeignKeyViolation is SQLITE_CONSTRAINT_FOREIGNKEY.
+func (dialect) ForeignKeyViolation(err error) (error, bool) {
+	var se *sqlite.Error
+	return err, errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+}
+
 // MapError classifies SQLite's result codes: constraint violations are bad
-// input (or, for a foreign key, whatever onFK says), a lock held past the
-// busy timeout and an unusable file are STORE_UNAVAILABLE naming the path.
-func (d dialect) MapError(op string, err error, onFK *core.BreadError) error {
+// input, a lock held past the busy timeout and an unusable file are
+// STORE_UNAVAILABLE naming the path.
+func (d dialect) MapError(op string, err error) error {
 	if bunstore.ClosedHandle(err) {
 		// The database handle was closed under an open Store (through DB).
 		return &core.BreadError{Code: core.CodeStoreClosed, Message: "sqlite store: the store is closed"}
@@ -26,9 +32,6 @@ func (d dialect) MapError(op string, err error, onFK *core.BreadError) error {
 	code := se.Code()
 	switch code & 0xff {
 	case sqlite3.SQLITE_CONSTRAINT:
-		if code == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY && onFK != nil {
-			return onFK.WithCause(err)
-		}
 		if code == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || code == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
 			return &core.BreadError{Code: core.CodeValidationError, Message: "sqlite store: " + op + ": the record already exists", Cause: err}
 		}

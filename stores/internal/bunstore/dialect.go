@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"github.com/uptrace/bun"
-
-	"github.com/breadai/bread/core"
 )
 
 // Dialect is what a database engine supplies to a Store: the few things the
@@ -26,13 +24,18 @@ type Dialect interface {
 	// is called after tx has committed.
 	Migrate(ctx context.Context, tx bun.Tx) (committed func(), err error)
 
+	// ForeignKeyViolation reports whether err is a foreign-key violation,
+	// and the error to keep as the cause of the *core.BreadError the
+	// operation gives it (a missing session, loop, ...).
+	ForeignKeyViolation(err error) (cause error, ok bool)
+
 	// MapError classifies a driver error the Store did not recognise: the
 	// Store has already passed nil, *core.BreadError and context errors
-	// through, and turned a closed database handle of a closed Store into
-	// STORE_CLOSED. op names the operation for the message; onFK, when not
-	// nil, is what a foreign-key violation means for op. A nil result
-	// leaves err a STORE_ERROR naming op.
-	MapError(op string, err error, onFK *core.BreadError) error
+	// through, turned a closed database handle of a closed Store into
+	// STORE_CLOSED, and given a foreign-key violation the meaning its
+	// operation expects, when it has one. op names the operation for the
+	// message. A nil result leaves err a STORE_ERROR naming op.
+	MapError(op string, err error) error
 
 	// InsertionOrder is the column that orders the rows of table by
 	// insertion, which breaks ties between rows of one timestamp (or, for

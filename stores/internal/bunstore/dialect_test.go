@@ -5,8 +5,6 @@ import (
 	"errors"
 
 	"github.com/uptrace/bun"
-
-	"github.com/breadai/bread/core"
 )
 
 // fakeDialect is a Dialect without a database, for the parts of the Store
@@ -16,14 +14,18 @@ type fakeDialect struct {
 	mapped   error // what MapError answers
 }
 
-var errFakeDriver = errors.New("fake driver failure")
+var (
+	errFakeDriver = errors.New("fake driver failure")
+	errFakeFK     = errors.New("fake foreign-key violation")
+)
 
 func (fakeDialect) Name() string                                    { return "fake store" }
 func (d fakeDialect) Features() Features                            { return d.features }
 func (fakeDialect) Migrate(context.Context, bun.Tx) (func(), error) { return nil, nil }
-func (d fakeDialect) MapError(string, error, *core.BreadError) error {
-	return d.mapped
+func (fakeDialect) ForeignKeyViolation(err error) (error, bool) {
+	return err, errors.Is(err, errFakeFK)
 }
+func (d fakeDialect) MapError(string, error) error     { return d.mapped }
 func (fakeDialect) InsertionOrder(table string) string { return table + "_pos" }
 func (fakeDialect) TagConditions(map[string]string) []Condition {
 	return nil

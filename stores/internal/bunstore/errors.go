@@ -66,7 +66,14 @@ func (s *Store) mapErr(op string, err error, onFK *core.BreadError) error {
 	if ClosedHandle(err) && s.closed.Load() {
 		return s.storeClosed
 	}
-	if mapped := s.d.MapError(op, err, onFK); mapped != nil {
+	if onFK != nil {
+		// onFK stays out of the dialect's interface call, which would move
+		// it to the heap.
+		if cause, ok := s.d.ForeignKeyViolation(err); ok {
+			return onFK.WithCause(cause)
+		}
+	}
+	if mapped := s.d.MapError(op, err); mapped != nil {
 		return mapped
 	}
 	return &core.BreadError{Code: core.CodeStoreError, Message: s.prefix + op + ": " + err.Error(), Cause: err}

@@ -49,6 +49,27 @@ func TestMapErr(t *testing.T) {
 	}
 }
 
+// A foreign-key violation means what the operation says, with the dialect's
+// cause; without such a meaning it is the dialect's to classify.
+func TestMapErrForeignKey(t *testing.T) {
+	s := newFake(fakeDialect{})
+	onFK := &core.BreadError{Code: core.CodeSessionNotFound, Message: "session \"s\" not found"}
+	err := s.mapErr("save", fmt.Errorf("exec: %w", errFakeFK), onFK)
+	var be *core.BreadError
+	if !errors.As(err, &be) || be.Code != core.CodeSessionNotFound || be.Message != onFK.Message || !errors.Is(err, errFakeFK) {
+		t.Fatalf("want onFK caused by the violation, got %#v", err)
+	}
+	if onFK.Cause != nil {
+		t.Fatal("mapErr changed onFK itself")
+	}
+	if err := s.mapErr("save", errFakeFK, nil); !errors.Is(err, &core.BreadError{Code: core.CodeStoreError}) {
+		t.Fatalf("without onFK: want STORE_ERROR from the fallback, got %v", err)
+	}
+	if err := s.mapErr("save", errFakeDriver, onFK); errors.Is(err, core.ErrSessionNotFound) {
+		t.Fatalf("not a violation, yet onFK: %v", err)
+	}
+}
+
 func TestErrorsNameTheStore(t *testing.T) {
 	e := newErrs("fake store")
 	if got := e.validation("%s is bad", "x").Message; got != "fake store: x is bad" {
