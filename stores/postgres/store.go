@@ -2,14 +2,12 @@ package postgres
 
 import (
 	"database/sql"
-	"io"
 	"sync"
 
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
-	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/stores/internal/bunstore"
 )
 
@@ -46,16 +44,8 @@ type Store struct {
 	vectors   map[string]vectorColumn // by table
 }
 
-var (
-	_ core.BreadStore           = (*Store)(nil)
-	_ core.CrumbLog             = (*Store)(nil)
-	_ core.TaskRunStore         = (*Store)(nil)
-	_ core.KnowledgeStore       = (*Store)(nil)
-	_ core.DocumentStore        = (*Store)(nil)
-	_ core.Migrator             = (*Store)(nil)
-	_ io.Closer                 = (*Store)(nil)
-	_ interface{ DB() *bun.DB } = (*Store)(nil)
-)
+// Store keeps every method of the shared store.
+var _ bunstore.API = (*Store)(nil)
 
 // New validates opts and returns a Store. It does not connect: the first
 // call that needs the database does, and Migrate creates the schema. A bad

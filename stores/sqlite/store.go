@@ -2,13 +2,11 @@ package sqlite
 
 import (
 	"database/sql"
-	"io"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" database/sql driver
 
-	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/stores/internal/bunstore"
 )
 
@@ -32,16 +30,8 @@ type Store struct {
 	shared
 }
 
-var (
-	_ core.BreadStore           = (*Store)(nil)
-	_ core.CrumbLog             = (*Store)(nil)
-	_ core.TaskRunStore         = (*Store)(nil)
-	_ core.KnowledgeStore       = (*Store)(nil)
-	_ core.DocumentStore        = (*Store)(nil)
-	_ core.Migrator             = (*Store)(nil)
-	_ io.Closer                 = (*Store)(nil)
-	_ interface{ DB() *bun.DB } = (*Store)(nil)
-)
+// Store keeps every method of the shared store.
+var _ bunstore.API = (*Store)(nil)
 
 // New validates opts and returns a Store. It does not touch the database:
 // the file is opened on first use, and Migrate creates the schema. A bad

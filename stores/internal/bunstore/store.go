@@ -26,15 +26,20 @@ type Store struct {
 	writeSlot chan struct{}
 }
 
-var (
-	_ core.BreadStore     = (*Store)(nil)
-	_ core.CrumbLog       = (*Store)(nil)
-	_ core.TaskRunStore   = (*Store)(nil)
-	_ core.KnowledgeStore = (*Store)(nil)
-	_ core.DocumentStore  = (*Store)(nil)
-	_ core.Migrator       = (*Store)(nil)
-	_ io.Closer           = (*Store)(nil)
-)
+// API is every method of a Store: the core ports it implements, Close and
+// DB. A store type that embeds a Store asserts it keeps them all.
+type API interface {
+	core.BreadStore
+	core.CrumbLog
+	core.TaskRunStore
+	core.KnowledgeStore
+	core.DocumentStore
+	core.Migrator
+	io.Closer
+	DB() *bun.DB
+}
+
+var _ API = (*Store)(nil)
 
 // clauses are the SQL fragments that depend on the dialect, built once: the
 // ORDER BY expressions of the listings, with the dialect's insertion-order
