@@ -28,13 +28,7 @@ func (s *Store) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntry) 
 	}
 	onFK := notFound(core.ErrSessionNotFound, "a session named by the crumb log entries was not found")
 	if len(rows) <= crumbInsertChunk {
-		unlock, lerr := s.lockWrites(ctx)
-		if lerr != nil {
-			return lerr
-		}
-		defer unlock()
-		_, err := s.db.NewInsert().Model(&rows).Exec(ctx)
-		return s.mapErr("append crumbs", err, onFK)
+		return s.insert(ctx, "append crumbs", &rows, onFK)
 	}
 	return s.write(ctx, "append crumbs", onFK, func(ctx context.Context, tx bun.Tx) error {
 		for start := 0; start < len(rows); start += crumbInsertChunk {

@@ -14,13 +14,7 @@ func (s *Store) CreateLoop(ctx context.Context, l core.LoopRecord) error {
 	if err != nil {
 		return err
 	}
-	unlock, lerr := s.lockWrites(ctx)
-	if lerr != nil {
-		return lerr
-	}
-	defer unlock()
-	_, err = s.db.NewInsert().Model(&row).Exec(ctx)
-	return s.mapErr("create loop "+l.ID, err, nil)
+	return s.insert(ctx, "create loop "+l.ID, &row, nil)
 }
 
 // UpdateLoop implements core.LoopStore in one UPDATE of the non-zero fields.
@@ -90,13 +84,7 @@ func (s *Store) AddLoopIteration(ctx context.Context, it core.LoopIteration) err
 	if row.ID == "" {
 		row.ID = newID()
 	}
-	unlock, lerr := s.lockWrites(ctx)
-	if lerr != nil {
-		return lerr
-	}
-	defer unlock()
-	_, err = s.db.NewInsert().Model(&row).Exec(ctx)
-	return s.mapErr("add loop iteration", err, notFound(core.ErrLoopNotFound, "loop %q not found", it.LoopID))
+	return s.insert(ctx, "add loop iteration", &row, notFound(core.ErrLoopNotFound, "loop %q not found", it.LoopID))
 }
 
 // GetLoop implements core.LoopStore.

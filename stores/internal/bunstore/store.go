@@ -123,6 +123,19 @@ func (s *Store) write(ctx context.Context, op string, onFK *core.BreadError, fn 
 	return s.mapErr(op, s.db.RunInTx(ctx, nil, fn), onFK)
 }
 
+// insert writes one model (a row, or a slice of rows in one statement)
+// under the write lock and maps the error as op; onFK is the error for a
+// foreign-key violation.
+func (s *Store) insert(ctx context.Context, op string, model any, onFK *core.BreadError) error {
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, err = s.db.NewInsert().Model(model).Exec(ctx)
+	return s.mapErr(op, err, onFK)
+}
+
 // lockWrites checks the store is open and, with Features.SerializeWrites,
 // waits for the write slot. It fails when the store is closed or ctx ends
 // first.

@@ -14,13 +14,7 @@ func (s *Store) CreateTaskRun(ctx context.Context, r core.TaskRunRecord) error {
 	if err != nil {
 		return err
 	}
-	unlock, lerr := s.lockWrites(ctx)
-	if lerr != nil {
-		return lerr
-	}
-	defer unlock()
-	_, err = s.db.NewInsert().Model(&row).Exec(ctx)
-	return s.mapErr("create task run "+r.ID, err, nil)
+	return s.insert(ctx, "create task run "+r.ID, &row, nil)
 }
 
 // FinishTaskRun implements core.TaskRunStore in one UPDATE of the non-zero
