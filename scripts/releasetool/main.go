@@ -1,0 +1,136 @@
+// Command releasetool prepares the modules of the bread workspace for
+// publication, the way go-cloud's releasehelper does. In development every
+// go.mod requires its siblings at v0.0.0 and replaces them with their
+// directories; a published go.mod must require them at the released version
+// and replace nothing.
+//
+// The workspace is the modules of go.work's use directives; siblings are the
+// modules under -prefix (github.com/breadai/bread).
+//
+//	releasetool [-C root] [-prefix path] command [arguments]
+//
+// Commands:
+//
+//	list                  each module: its directory (. for the root) and path
+//	tags VERSION          each module's tag for VERSION: core/v0.2.0, ...
+//	rewrite VERSION       in every go.mod, set sibling requires to VERSION and
+//	                      drop sibling replaces (other replaces stay)
+//	verify VERSION        fail if a go.mod still replaces a sibling or
+//	                      requires one at another version than VERSION
+//	modproxy DIR VERSION  write every module at VERSION, rewritten, into DIR as
+//	                      a GOPROXY file tree (GOPROXY=file://DIR): its
+//	                      git-tracked files as they are in the work tree
+//	imports DIR...        the modules providing the sibling packages that the
+//	                      Go files under DIR import, one per line
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+const usage = `usage: releasetool [-C root] [-prefix path] command [arguments]
+
+commands:
+  list                  print each module: directory (. for the root) and path
+  tags VERSION          print each module's tag for VERSION
+  rewrite VERSION       set sibling requires to VERSION, drop sibling replaces, in every go.mod
+  verify VERSION        fail if a go.mod still replaces a sibling or requires one not at VERSION
+  modproxy DIR VERSION  write every module at VERSION, rewritten, into DIR as a GOPROXY file tree
+  imports DIR...        print the modules providing the sibling packages imported under DIR
+
+flags:
+`
+
+func main() {
+	log := func(err error) {
+		fmt.Fprintln(os.Stderr, "releasetool:", err)
+		os.Exit(1)
+	}
+	fl := flag.NewFlagSet("releasetool", flag.ContinueOnError)
+	rootFlag := fl.String("C", "", "workspace root holding go.work (default: the closest one above the working directory)")
+	prefix := fl.String("prefix", "github.com/breadai/bread", "module path prefix of sibling modules")
+	fl.Usage = func() {
+		fmt.Fprint(fl.Output(), usage)
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	args := fl.Args()
+	if len(args) == 0 {
+		fl.Usage()
+		os.Exit(2)
+	}
+	nargs := map[string]int{"list": 0, "tags": 1, "rewrite": 1, "verify": 1, "modproxy": 2, "imports": -1}
+	want, known := nargs[args[0]]
+	if !known || (want >= 0 && len(args)-1 != want) || (want < 0 && len(args) < 2) {
+		fl.Usage()
+		os.Exit(2)
+	}
+	root, err := findRoot(*rootFlag)
+	if err != nil {
+		log(err)
+	}
+	ws, err := LoadWorkspace(root, *prefix)
+	if err != nil {
+		log(err)
+	}
+	if err := run(ws, args[0], args[1:]); err != nil {
+		log(err)
+	}
+}
+
+func run(ws *Workspace, cmd string, args []string) error {
+	switch cmd {
+	case "list":
+		for _, m := range ws.Modules {
+			fmt.Printf("%s\t%s\n", dirOrDot(m.Dir), m.Path)
+		}
+	case "tags":
+		if err := ws.checkVersion(args[0]); err != nil {
+			return err
+		}
+		for _, m := range ws.Modules {
+			if why := ws.VCSPathMismatch(m); why != "" {
+				fmt.Fprintln(os.Stderr, "warning:", why)
+			}
+			fmt.Println(m.TagPrefix() + args[0])
+		}
+	case "rewrite":
+		return ws.RewriteAll(args[0])
+	case "verify":
+		if err := ws.checkVersion(args[0]); err != nil {
+			return err
+		}
+		var all []string
+		for _, m := range ws.Modules {
+			probs, err := ws.Problems(m, args[0])
+			if err != nil {
+				return err
+			}
+			all = append(all, probs...)
+		}
+		if len(all) > 0 {
+			return fmt.Errorf("not publishable at %s:\n  %s", args[0], strings.Join(all, "\n  "))
+		}
+	case "modproxy":
+		dir, err := filepath.Abs(args[0])
+		if err != nil {
+			return err
+		}
+		return ws.WriteProxy(dir, args[1])
+	case "imports":
+		mods, err := ws.ImportedModules(args...)
+		if err != nil {
+			return err
+		}
+		for _, m := range mods {
+			fmt.Println(m)
+		}
+	}
+	return nil
+}
