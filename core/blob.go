@@ -27,3 +27,19 @@ type BlobInfo struct {
 	MimeType string `json:"mimeType,omitempty"`
 	Size     int64  `json:"size"`
 }
+
+// BlobDeleter is the optional capability of a BlobStore that can remove
+// blobs; callers discover it with a type assertion:
+//
+//	if d, ok := blobs.(core.BlobDeleter); ok { err = d.Delete(ctx, key) }
+//
+// Delete removes the blob with the given key, so that Get of it is NOT_FOUND
+// from then on. Deleting a key that does not exist (never issued, already
+// deleted, or malformed) is not an error: Delete returns nil, so a retried
+// or repeated Delete succeeds. A malformed key may instead be refused with
+// VALIDATION_ERROR; either way Delete never touches anything outside the
+// store. A reader Get returned before the Delete may go on reading or fail,
+// as the backend allows.
+type BlobDeleter interface {
+	Delete(ctx context.Context, key string) error
+}
