@@ -31,7 +31,10 @@ type Options struct {
 	MaxBytes int64
 }
 
-var _ core.BlobStore = (*Store)(nil)
+var (
+	_ core.BlobStore   = (*Store)(nil)
+	_ core.BlobDeleter = (*Store)(nil)
+)
 
 // New opens (creating if needed) a blob directory.
 func New(opts Options) (*Store, error) {
@@ -69,11 +72,14 @@ func (s *Store) Put(ctx context.Context, data io.Reader, mimeType string) (core.
 	if s.maxBytes > 0 {
 		src = io.LimitReader(data, s.maxBytes+1)
 	}
-	n, err := io.Copy(tmp, src)
+	n, err := io.Copy(tmp, ctxReader{ctx, src})
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+			return core.BlobRef{}, err
+		}
 		return core.BlobRef{}, fmt.Errorf("blobfs: write: %w", err)
 	}
 	if s.maxBytes > 0 && n > s.maxBytes {
@@ -84,6 +90,7 @@ func (s *Store) Put(ctx context.Context, data io.Reader, mimeType string) (core.
 		return core.BlobRef{}, fmt.Errorf("blobfs: write metadata: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), s.path(key)); err != nil {
+		_ = os.Remove(s.path(key) + ".json")
 		return core.BlobRef{}, fmt.Errorf("blobfs: %w", err)
 	}
 	return core.BlobRef{Key: key, URL: (&url.URL{Scheme: "file", Path: s.path(key)}).String()}, nil
@@ -94,7 +101,7 @@ func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, core.BlobIn
 	if err := ctx.Err(); err != nil {
 		return nil, core.BlobInfo{}, err
 	}
-	if uuid.Validate(key) != nil {
+	if !validKey(key) {
 		return nil, core.BlobInfo{}, notFound(key)
 	}
 	raw, err := os.ReadFile(s.path(key) + ".json")
@@ -118,7 +125,49 @@ func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, core.BlobIn
 	return f, core.BlobInfo{MimeType: m.MimeType, Size: m.Size}, nil
 }
 
+// Delete removes a blob. A key that names no blob, malformed ones included,
+// is not an error (see core.BlobDeleter). The data file goes first, so a
+// concurrent Get sees the whole blob or NOT_FOUND.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !validKey(key) {
+		return nil
+	}
+	for _, p := range []string{s.path(key), s.path(key) + ".json"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("blobfs: delete: %w", err)
+		}
+	}
+	return nil
+}
+
 func (s *Store) path(key string) string { return filepath.Join(s.dir, key) }
+
+// validKey accepts exactly the keys Put issues: UUIDs in their canonical
+// lower-case 36-character form. uuid.Validate alone also takes the braced,
+// urn:uuid: and dash-less spellings and upper case, which would name other
+// files, or on a case-insensitive file system the same blob under a second
+// key.
+func validKey(key string) bool {
+	id, err := uuid.Parse(key)
+	return err == nil && id.String() == key
+}
+
+// ctxReader fails reads once ctx is done, so a cancelled upload stops
+// instead of writing the rest of its body.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
 
 func notFound(key string) error {
 	return &core.BreadError{Code: core.CodeNotFound, Message: "blob " + key + " not found"}
