@@ -20,6 +20,9 @@
 //	modproxy DIR VERSION  write every module at VERSION, rewritten, into DIR as
 //	                      a GOPROXY file tree (GOPROXY=file://DIR): its
 //	                      git-tracked files as they are in the work tree
+//	verifyproxy DIR VERSION
+//	                      fail unless DIR publishes every module at VERSION
+//	                      with a go.mod that verify would pass
 //	imports DIR...        the modules providing the sibling packages that the
 //	                      Go files under DIR import, one per line
 package main
@@ -40,6 +43,8 @@ commands:
   rewrite VERSION       set sibling requires to VERSION, drop sibling replaces, in every go.mod
   verify VERSION        fail if a go.mod still replaces a sibling or requires one not at VERSION
   modproxy DIR VERSION  write every module at VERSION, rewritten, into DIR as a GOPROXY file tree
+  verifyproxy DIR VERSION
+                        fail unless DIR publishes every module at VERSION with a go.mod verify passes
   imports DIR...        print the modules providing the sibling packages imported under DIR
 
 flags:
@@ -65,7 +70,7 @@ func main() {
 		fl.Usage()
 		os.Exit(2)
 	}
-	nargs := map[string]int{"list": 0, "tags": 1, "rewrite": 1, "verify": 1, "modproxy": 2, "imports": -1}
+	nargs := map[string]int{"list": 0, "tags": 1, "rewrite": 1, "verify": 1, "modproxy": 2, "verifyproxy": 2, "imports": -1}
 	want, known := nargs[args[0]]
 	if !known || (want >= 0 && len(args)-1 != want) || (want < 0 && len(args) < 2) {
 		fl.Usage()
@@ -123,6 +128,8 @@ func run(ws *Workspace, cmd string, args []string) error {
 			return err
 		}
 		return ws.WriteProxy(dir, args[1])
+	case "verifyproxy":
+		return ws.VerifyProxy(args[0], args[1])
 	case "imports":
 		mods, err := ws.ImportedModules(args...)
 		if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -211,4 +212,66 @@ func writeAtomic(file string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), file)
+}
+
+// VerifyProxy checks what a proxy tree at dir publishes for version: every
+// module is there, the go.mod inside its zip is its .mod file, and that
+// go.mod neither replaces a sibling nor requires one at another version.
+// A consumer's build cannot see a leftover replace (the go command ignores
+// the replaces of dependencies), but go install pkg@version refuses it.
+func (ws *Workspace) VerifyProxy(dir, version string) error {
+	if err := ws.checkVersion(version); err != nil {
+		return err
+	}
+	escVer, err := module.EscapeVersion(version)
+	if err != nil {
+		return err
+	}
+	var probs []string
+	for _, m := range ws.Modules {
+		esc, err := module.EscapePath(m.Path)
+		if err != nil {
+			return err
+		}
+		vdir := filepath.Join(dir, filepath.FromSlash(esc), "@v")
+		mod, err := os.ReadFile(filepath.Join(vdir, escVer+".mod"))
+		if err != nil {
+			probs = append(probs, err.Error())
+			continue
+		}
+		inZip, err := zippedGoMod(filepath.Join(vdir, escVer+".zip"), module.Version{Path: m.Path, Version: version})
+		if err != nil {
+			probs = append(probs, err.Error())
+			continue
+		}
+		if !bytes.Equal(inZip, mod) {
+			probs = append(probs, fmt.Sprintf("%s@%s: the go.mod in the zip differs from the .mod file", m.Path, version))
+		}
+		p, err := ws.Problems(Module{Dir: m.Dir, Path: m.Path, GoMod: mod}, version)
+		if err != nil {
+			return err
+		}
+		for _, s := range p {
+			probs = append(probs, fmt.Sprintf("%s@%s %s", m.Path, version, s))
+		}
+	}
+	if len(probs) > 0 {
+		return fmt.Errorf("%s does not publish the workspace at %s:\n  %s", dir, version, strings.Join(probs, "\n  "))
+	}
+	return nil
+}
+
+// zippedGoMod returns the go.mod at the root of a module zip.
+func zippedGoMod(zipFile string, mv module.Version) ([]byte, error) {
+	zr, err := zip.OpenReader(zipFile)
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	f, err := zr.Open(mv.Path + "@" + mv.Version + "/go.mod")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", zipFile, err)
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }

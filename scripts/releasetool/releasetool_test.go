@@ -206,6 +206,22 @@ func TestModproxyWritesTrackedFilesPerModule(t *testing.T) {
 	if on, _ := os.ReadFile(filepath.Join(dir, "a", "go.mod")); string(on) != tree["a/go.mod"] {
 		t.Fatal("modproxy changed the work tree's go.mod")
 	}
+	if err := ws.VerifyProxy(proxy, "v0.3.0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.VerifyProxy(proxy, "v0.4.0"); err == nil || !strings.Contains(err.Error(), "v0.4.0.mod") {
+		t.Fatalf("missing version: err = %v", err)
+	}
+	// A .mod file that kept the development go.mod: replace and v0.0.0.
+	if err := os.WriteFile(filepath.Join(v, "v0.3.0.mod"), []byte(tree["a/go.mod"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := ws.VerifyProxy(proxy, "v0.3.0")
+	for _, want := range []string{"differs from the .mod file", "require example.com/mono/a/b v0.0.0", "replace example.com/mono/a/b => ./b"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("kept development go.mod: err = %v, want %q", err, want)
+		}
+	}
 }
 
 // TestGoCommandBuildsFromTheProxy is the end-to-end check: a module outside
