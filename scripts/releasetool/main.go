@@ -23,6 +23,8 @@
 //	verifyproxy DIR VERSION
 //	                      fail unless DIR publishes every module at VERSION
 //	                      with a go.mod that verify would pass
+//	cleancache VERSION    remove VERSION of every module from the module cache
+//	                      (after a check against a modproxy tree)
 //	imports DIR...        the modules providing the sibling packages that the
 //	                      Go files under DIR import, one per line
 package main
@@ -45,6 +47,7 @@ commands:
   modproxy DIR VERSION  write every module at VERSION, rewritten, into DIR as a GOPROXY file tree
   verifyproxy DIR VERSION
                         fail unless DIR publishes every module at VERSION with a go.mod verify passes
+  cleancache VERSION    remove VERSION of every module from the module cache (go env GOMODCACHE)
   imports DIR...        print the modules providing the sibling packages imported under DIR
 
 flags:
@@ -70,7 +73,7 @@ func main() {
 		fl.Usage()
 		os.Exit(2)
 	}
-	nargs := map[string]int{"list": 0, "tags": 1, "rewrite": 1, "verify": 1, "modproxy": 2, "verifyproxy": 2, "imports": -1}
+	nargs := map[string]int{"list": 0, "tags": 1, "rewrite": 1, "verify": 1, "modproxy": 2, "verifyproxy": 2, "cleancache": 1, "imports": -1}
 	want, known := nargs[args[0]]
 	if !known || (want >= 0 && len(args)-1 != want) || (want < 0 && len(args) < 2) {
 		fl.Usage()
@@ -130,6 +133,11 @@ func run(ws *Workspace, cmd string, args []string) error {
 		return ws.WriteProxy(dir, args[1])
 	case "verifyproxy":
 		return ws.VerifyProxy(args[0], args[1])
+	case "cleancache":
+		if err := ws.checkVersion(args[0]); err != nil {
+			return err
+		}
+		return ws.CleanCache("", args[0])
 	case "imports":
 		mods, err := ws.ImportedModules(args...)
 		if err != nil {

@@ -258,16 +258,39 @@ func TestGoCommandBuildsFromTheProxy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	modcache := t.TempDir()
 	cmd := exec.Command(gobin, "run", ".")
 	cmd.Dir = user
 	cmd.Env = append(os.Environ(),
-		"GOWORK=off", "GOFLAGS=-mod=mod -modcacherw", "GOPROXY=file://"+filepath.ToSlash(proxy), "GONOSUMDB="+prefix,
-		"GOPRIVATE=", "GONOPROXY=", "GOMODCACHE="+t.TempDir(), "GOTOOLCHAIN=local")
+		"GOWORK=off", "GOFLAGS=-mod=mod", "GOPROXY=file://"+filepath.ToSlash(proxy), "GONOSUMDB="+prefix,
+		"GOPRIVATE=", "GONOPROXY=", "GOMODCACHE="+modcache, "GOTOOLCHAIN=local")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil || strings.TrimSpace(string(out)) != "2" {
 		t.Fatalf("go run: %v\n%s%s", err, out, stderr.String())
+	}
+	// The module cache now holds v0.3.0 of the siblings, read-only; clean
+	// it out, leaving the other entry there.
+	other := filepath.Join(modcache, "cache", "download", "example.com", "mono", "a", "@v", "v0.1.0.lock")
+	if err := os.WriteFile(other, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := load(t, dir).CleanCache(modcache, "v0.3.0"); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	_ = filepath.WalkDir(modcache, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Contains(filepath.ToSlash(p), "/example.com/") {
+			left = append(left, strings.TrimPrefix(filepath.ToSlash(p), filepath.ToSlash(modcache)+"/"))
+		}
+		return nil
+	})
+	if !slices.Equal(left, []string{"cache/download/example.com/mono/a/@v/v0.1.0.lock"}) {
+		t.Fatalf("left in the module cache: %q", left)
+	}
+	if _, err := os.Stat(filepath.Join(modcache, "example.com")); err == nil {
+		t.Fatal("the emptied example.com directory is still there")
 	}
 }
 
