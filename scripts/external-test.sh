@@ -45,7 +45,6 @@ version=${EXTERNAL_VERSION:-v0.0.0-external.$(date -u +%s).$$}
 work=$(mktemp -d "${TMPDIR:-/tmp}/bread-external.XXXXXX")
 proxy=$work/proxy
 mod=$work/mod
-modcache=$(go env GOMODCACHE)
 server_pid=
 
 step() { printf '== %s (%ds)\n' "$*" $((SECONDS - start)); }
@@ -56,27 +55,9 @@ cleanup() {
     kill "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
   fi
-  # This run's version of our modules, out of the shared module cache: the
-  # download files, the version's line in the cached list, the extracted
-  # tree, then the directories that left empty.
-  if [ -d "$proxy" ]; then
-    while IFS= read -r v; do
-      esc=${v#"$proxy"/}
-      esc=${esc%/@v}
-      dl=$modcache/cache/download/$esc/@v
-      rm -f "$dl/$version".*
-      if [ -f "$dl/list" ]; then
-        grep -vxF "$version" "$dl/list" >"$dl/list.tmp" || true
-        if [ -s "$dl/list.tmp" ]; then mv "$dl/list.tmp" "$dl/list"; else rm -f "$dl/list.tmp" "$dl/list"; fi
-      fi
-      if [ -d "$modcache/$esc@$version" ]; then
-        chmod -R u+w "$modcache/$esc@$version"
-        rm -rf "$modcache/$esc@$version"
-      fi
-    done < <(find "$proxy" -type d -name @v)
-    for d in "$modcache/cache/download/github.com/breadai" "$modcache/github.com/breadai"; do
-      [ -d "$d" ] && find "$d" -depth -type d -empty -delete 2>/dev/null || true
-    done
+  # This run's version of our modules, out of the shared module cache.
+  if [ -x "${RELEASETOOL:-}" ]; then
+    "$RELEASETOOL" -C "$repo" cleancache "$version" || rc=1
   fi
   if [ "$keep" = 1 ]; then
     echo "external-test: kept $work"
