@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/providers/replay"
 	"github.com/breadai/bread/server"
 	"github.com/breadai/bread/server/project"
@@ -61,11 +62,11 @@ const (
 	modeTerminal
 )
 
-// instance builds the core.Instance the project describes, and for serving
+// instance builds the engine.Instance the project describes, and for serving
 // the server options. The caller starts and stops it.
-func (a *app) instance(ctx context.Context, m mode) (*core.Instance, *server.Options, error) {
+func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.Options, error) {
 	cfg := a.project.Config
-	c := core.Config{
+	c := engine.Config{
 		Entrypoints: cfg.Entrypoints, Agents: a.project.Agents, Tasks: a.project.Tasks, Pipelines: cfg.Pipelines,
 		Hooks: a.opts.Hooks, ErrorHandling: cfg.ErrorHandling, MaxConcurrentRuns: cfg.MaxConcurrentRuns,
 		Logger: a.log, Decisions: map[string]core.Decider{}, RemoteAgents: map[string]core.RemoteAgent{},
@@ -80,7 +81,7 @@ func (a *app) instance(ctx context.Context, m mode) (*core.Instance, *server.Opt
 	}
 	switch {
 	case cfg.Transport != nil && m == modeServe:
-		if c.Transport, err = a.transport(ctx, cfg.Transport); err != nil {
+		if c.Bus, err = a.transport(ctx, cfg.Transport); err != nil {
 			return nil, nil, err
 		}
 	case cfg.Transport != nil:
@@ -90,7 +91,7 @@ func (a *app) instance(ctx context.Context, m mode) (*core.Instance, *server.Opt
 			return nil, nil, err
 		}
 	case m == modeServe:
-		c.Transport, _ = a.builtinTransports()["httpchunked"](ctx, &project.Component{Type: "httpchunked", Options: map[string]any{}}, a.project)
+		c.Bus, _ = a.builtinTransports()["httpchunked"](ctx, &project.Component{Type: "httpchunked", Options: map[string]any{}}, a.project)
 	}
 	if c.BlobStore, err = a.blobStore(cfg.BlobStore); err != nil {
 		return nil, nil, err
@@ -127,7 +128,7 @@ func (a *app) instance(ctx context.Context, m mode) (*core.Instance, *server.Opt
 		}
 		c.Plugins = append(c.Plugins, p)
 	}
-	inst, err := core.New(c)
+	inst, err := engine.New(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -207,7 +208,7 @@ func located(c *project.Component, err error) error {
 }
 
 // started builds and starts an instance.
-func (a *app) started(ctx context.Context, m mode) (*core.Instance, *server.Options, error) {
+func (a *app) started(ctx context.Context, m mode) (*engine.Instance, *server.Options, error) {
 	inst, so, err := a.instance(ctx, m)
 	if err != nil {
 		return nil, nil, err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/breadai/bread/cli"
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/typed"
 )
 
 var binary string // the bread binary, built once by TestMain
@@ -285,7 +286,7 @@ func TestGoExtensions(t *testing.T) {
 		"agents/echo/agent.yaml": "model: {provider: replay, model: t/echo.jsonl}\noutput: {format: shout}\n",
 		"t/echo.jsonl":           transcript(`raw:{"call":N,"type":"tool-call","toolCallId":"c1","toolName":"tool_double","input":{"n":21}}`, "hello"),
 	}))
-	double := core.DefineTool("double", "doubles", func(_ context.Context, a struct {
+	double := typed.DefineTool("double", "doubles", func(_ context.Context, a struct {
 		N int `json:"n"`
 	}, _ core.ToolContext) (int, error) {
 		return a.N * 2, nil

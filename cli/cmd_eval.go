@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server/project"
 )
 
@@ -122,7 +123,7 @@ func input(raw json.RawMessage) any {
 // evalJudge scores outputs.
 type evalJudge struct {
 	a    *app
-	inst *core.Instance
+	inst *engine.Instance
 }
 
 // text is an output as scorers compare it: a string as is, anything else as

@@ -14,12 +14,13 @@ import (
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/blobfs"
+	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/extensions/auth/apikey"
+	"github.com/breadai/bread/extensions/credentials/vault"
 	"github.com/breadai/bread/providers/decisions"
 	"github.com/breadai/bread/providers/llm"
 	"github.com/breadai/bread/providers/replay"
 	"github.com/breadai/bread/server/project"
-	"github.com/breadai/bread/stores/memory"
 	"github.com/breadai/bread/stores/postgres"
 	"github.com/breadai/bread/stores/sqlite"
 	"github.com/breadai/bread/transports/httpchunked"
@@ -312,7 +313,11 @@ func (a *app) credentials(c *project.Component) (core.CredentialProvider, error)
 		if err := decode(c, &o); err != nil {
 			return nil, err
 		}
-		return core.VaultCredentials(core.VaultOptions{Address: o.Address, Token: o.Token, Mount: o.Mount, Namespace: o.Namespace})
+		p, err := vault.New(vault.Options{Address: o.Address, Token: o.Token, Mount: o.Mount, Namespace: o.Namespace})
+		if err != nil {
+			return nil, err // not a typed nil inside the interface
+		}
+		return p, nil
 	}
 	return nil, unknown(c, "credential provider", []string{"env", "vault"})
 }

@@ -3,21 +3,6 @@ module github.com/breadai/bread/cli
 go 1.26.0
 
 require (
-	github.com/breadai/bread/core v0.0.0
-	github.com/breadai/bread/extensions/auth/apikey v0.0.0
-	github.com/breadai/bread/providers/catalog v0.0.0
-	github.com/breadai/bread/providers/decisions v0.0.0
-	github.com/breadai/bread/providers/llm v0.0.0
-	github.com/breadai/bread/providers/replay v0.0.0
-	github.com/breadai/bread/server v0.0.0
-	github.com/breadai/bread/stores/memory v0.0.0
-	github.com/breadai/bread/stores/postgres v0.0.0
-	github.com/breadai/bread/stores/sqlite v0.0.0
-	github.com/breadai/bread/transports/httpchunked v0.0.0
-	github.com/breadai/bread/transports/httpsse v0.0.0
-	github.com/breadai/bread/transports/httpstream v0.0.0
-	github.com/breadai/bread/transports/redis v0.0.0
-	github.com/breadai/bread/transports/stdout v0.0.0
 	github.com/creack/pty v1.1.24
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/google/uuid v1.6.0
@@ -50,10 +35,12 @@ require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/breadai/bread/stores/internal/bunstore v0.0.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
+	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
+	github.com/go-jose/go-jose/v4 v4.1.1 // indirect
 	github.com/go-logr/logr v1.4.2 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-playground/locales v0.14.2 // indirect
@@ -66,6 +53,16 @@ require (
 	github.com/googleapis/enterprise-certificate-proxy v0.3.4 // indirect
 	github.com/gorilla/mux v1.8.1 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
+	github.com/hashicorp/errwrap v1.1.0 // indirect
+	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+	github.com/hashicorp/go-multierror v1.1.1 // indirect
+	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
+	github.com/hashicorp/go-rootcerts v1.0.2 // indirect
+	github.com/hashicorp/go-secure-stdlib/parseutil v0.2.0 // indirect
+	github.com/hashicorp/go-secure-stdlib/strutil v0.1.2 // indirect
+	github.com/hashicorp/go-sockaddr v1.0.7 // indirect
+	github.com/hashicorp/hcl v1.0.1-vault-7 // indirect
+	github.com/hashicorp/vault/api v1.23.0 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
@@ -73,12 +70,15 @@ require (
 	github.com/jinzhu/inflection v1.0.0 // indirect
 	github.com/leodido/go-urn v1.5.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/mitchellh/go-homedir v1.1.0 // indirect
+	github.com/mitchellh/mapstructure v1.5.0 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/openai/openai-go/v3 v3.98.0 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	github.com/puzpuzpuz/xsync/v3 v3.5.1 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/ryanuber/go-glob v1.0.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
@@ -103,6 +103,7 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/time v0.12.0 // indirect
 	google.golang.org/genai v1.77.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240903143218-8af14fe29dc1 // indirect
 	google.golang.org/grpc v1.66.2 // indirect
@@ -113,16 +114,37 @@ require (
 	modernc.org/sqlite v1.62.0 // indirect
 )
 
+require (
+	github.com/breadai/bread/core v0.0.0
+	github.com/breadai/bread/engine v0.0.0
+	github.com/breadai/bread/extensions/auth/apikey v0.0.0
+	github.com/breadai/bread/extensions/credentials/vault v0.0.0
+	github.com/breadai/bread/providers/catalog v0.0.0
+	github.com/breadai/bread/providers/decisions v0.0.0
+	github.com/breadai/bread/providers/llm v0.0.0
+	github.com/breadai/bread/providers/replay v0.0.0
+	github.com/breadai/bread/server v0.0.0
+	github.com/breadai/bread/stores/postgres v0.0.0
+	github.com/breadai/bread/stores/sqlite v0.0.0
+	github.com/breadai/bread/transports/httpchunked v0.0.0
+	github.com/breadai/bread/transports/httpsse v0.0.0
+	github.com/breadai/bread/transports/httpstream v0.0.0
+	github.com/breadai/bread/transports/redis v0.0.0
+	github.com/breadai/bread/transports/stdout v0.0.0
+	github.com/breadai/bread/typed v0.0.0
+)
+
 replace (
 	github.com/breadai/bread/core => ../core
+	github.com/breadai/bread/engine => ../engine
 	github.com/breadai/bread/extensions/auth/apikey => ../extensions/auth/apikey
+	github.com/breadai/bread/extensions/credentials/vault => ../extensions/credentials/vault
 	github.com/breadai/bread/providers/catalog => ../providers/catalog
 	github.com/breadai/bread/providers/decisions => ../providers/decisions
 	github.com/breadai/bread/providers/llm => ../providers/llm
 	github.com/breadai/bread/providers/replay => ../providers/replay
 	github.com/breadai/bread/server => ../server
 	github.com/breadai/bread/stores/internal/bunstore => ../stores/internal/bunstore
-	github.com/breadai/bread/stores/memory => ../stores/memory
 	github.com/breadai/bread/stores/postgres => ../stores/postgres
 	github.com/breadai/bread/stores/sqlite => ../stores/sqlite
 	github.com/breadai/bread/transports/httpchunked => ../transports/httpchunked
@@ -130,4 +152,5 @@ replace (
 	github.com/breadai/bread/transports/httpstream => ../transports/httpstream
 	github.com/breadai/bread/transports/redis => ../transports/redis
 	github.com/breadai/bread/transports/stdout => ../transports/stdout
+	github.com/breadai/bread/typed => ../typed
 )

@@ -32,7 +32,7 @@ type Options struct {
 	Tools map[string][]core.Tool
 	// Tasks are compiled tasks added to the project's.
 	Tasks []*core.Task
-	// Hooks are global hooks (core.Config.Hooks).
+	// Hooks are global hooks (engine.Config.Hooks).
 	Hooks core.Hooks
 	// Plugins are always installed, before those bread.yaml names.
 	Plugins []core.BreadPlugin

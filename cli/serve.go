@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/providers/replay"
 	"github.com/breadai/bread/server"
 )
@@ -111,7 +111,7 @@ func cmdStart(ctx context.Context, a *app, args []string) int {
 // generation is one loaded project serving requests: its instance, its
 // handler, and the requests still in flight on it.
 type generation struct {
-	inst     *core.Instance
+	inst     *engine.Instance
 	srv      *server.Server
 	inflight sync.WaitGroup
 }

@@ -53,9 +53,12 @@ type Agent struct {
 	// Hooks are the agent-scope hooks.
 	Hooks Hooks
 
-	// Set by DefineAgent: typed decoding and validation.
-	checkInput   func(any) error
-	decodeOutput func(json.RawMessage) (any, error)
+	// CheckInput, when set, validates a run's input beyond InputSchema
+	// (typed.DefineAgent sets it from the Go type and its validate tags).
+	CheckInput func(input any) error
+	// DecodeOutput, when set, turns a json output into its Go value
+	// (typed.DefineAgent sets it).
+	DecodeOutput func(raw json.RawMessage) (any, error)
 }
 
 // OutputFormat says how a run's text becomes its output.
@@ -90,9 +93,4 @@ type HumanToolDef struct {
 // HumanTool returns a human tool named name whose answer follows schema.
 func HumanTool(name string, schema json.RawMessage) HumanToolDef {
 	return HumanToolDef{Name: name, Schema: schema}
-}
-
-// HumanToolFor returns a human tool whose answer is a T.
-func HumanToolFor[T any](name string) HumanToolDef {
-	return HumanToolDef{Name: name, Schema: SchemaFor[T]()}
 }

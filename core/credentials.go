@@ -64,17 +64,3 @@ func (s scopedCredentials) Get(ctx context.Context, name string) (string, error)
 	}
 	return s.base.Get(ctx, name)
 }
-
-// toolCredentials is the provider a tool's context gets: the tool's own
-// provider, else Config.Credentials, else the environment, scoped to what the
-// tool declared.
-func (in *Instance) toolCredentials(t *Tool) CredentialProvider {
-	base := t.CredentialProvider
-	if base == nil {
-		base = in.cfg.Credentials
-	}
-	if base == nil {
-		base = EnvCredentials()
-	}
-	return ScopedCredentials(base, t.Credentials)
-}

@@ -32,9 +32,6 @@ type CrumbBase struct {
 	Timestamp int64  `json:"timestamp"`
 	Seq       int64  `json:"seq,omitempty"`
 
-	// relayed marks a crumb relayed from a remote agent: it takes a local
-	// seq but is never logged, since the remote replica owns that run.
-	relayed bool
 }
 
 // Base implements Crumb for every type that embeds CrumbBase.

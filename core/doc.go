@@ -1,15 +1,14 @@
-// Package core is the domain of bread: crumbs (the typed events a run emits),
-// the ports every adapter implements (BreadStore, BreadTransport, LanguageModel,
-// BreadPlugin, auth, credentials, blobs, remote agents), and the Instance that
-// runs agents and sends every crumb through one per-run choke point.
+// Package core is the domain of bread and the contract its adapters
+// implement: crumbs (the typed events a run emits), BreadError and its
+// codes, the ports (BreadStore and its optional parts, the BreadTransport
+// bus, LanguageModel, BlobStore, BreadPlugin and its optional parts, auth,
+// credentials, deciders, remote agents), the Runtime view of the engine that
+// ports receive, and the declarative configuration types (Agent, Tool,
+// Permissions, Hooks, PipelineStep, ...).
 //
-// The choke point numbers each crumb (seq), appends it to the store's durable
-// crumb log, hands it to in-process listeners and publishes it on the
-// transport. The store is truth; the transport is liveness.
-//
-// core imports no adapter. Stores, transports, providers and plugins live in
-// their own modules and are handed to New through Config, so a program links
-// only what it uses and a third party can write an adapter against core alone.
-// Conformance suites for adapters live in core/storetest and
-// core/transporttest; a scripted model for tests lives in core/modeltest.
+// core depends on the standard library and google/uuid only, so a third
+// party can write a store, a bus, a model provider or a plugin against it
+// alone and prove it with the conformance suites in core/storetest,
+// core/transporttest, core/blobtest and core/lmtest. To run agents, use
+// package engine; to define agents and tools from Go types, package typed.
 package core

@@ -160,13 +160,16 @@ func segMatch(lit string, re *regexp.Regexp, v string) bool {
 	return lit == v
 }
 
-// compiledPermissions are an agent's permissions, parsed once at load.
-type compiledPermissions struct {
+// CompiledPermissions are permissions parsed once, at load, so each tool
+// decision is a match and not a parse. Build them with Permissions.Compile.
+type CompiledPermissions struct {
 	allow, ask, deny []Selector
 }
 
-func compilePermissions(p Permissions) (compiledPermissions, error) {
-	var cp compiledPermissions
+// Compile parses every selector of p. A malformed selector is
+// INVALID_PERMISSION naming it.
+func (p Permissions) Compile() (CompiledPermissions, error) {
+	var cp CompiledPermissions
 	for _, l := range []struct {
 		in  []string
 		out *[]Selector
@@ -192,7 +195,10 @@ const (
 	Gated // allowed, but every call waits for a human's approval
 )
 
-func (cp compiledPermissions) decide(o ToolOrigin) Access {
+// Decide says what the permissions allow for the tool o: deny wins over
+// ask, ask over allow, and an empty allow list allows everything. Human
+// tools are always allowed.
+func (cp CompiledPermissions) Decide(o ToolOrigin) Access {
 	if o.Scope == ScopeHuman {
 		return Allowed
 	}
@@ -218,9 +224,9 @@ func (cp compiledPermissions) decide(o ToolOrigin) Access {
 
 // Decide applies p to a tool. A malformed selector is an error.
 func (p Permissions) Decide(o ToolOrigin) (Access, error) {
-	cp, err := compilePermissions(p)
+	cp, err := p.Compile()
 	if err != nil {
 		return Denied, err
 	}
-	return cp.decide(o), nil
+	return cp.Decide(o), nil
 }

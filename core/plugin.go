@@ -5,7 +5,7 @@ import (
 	"net/http"
 )
 
-// BreadPlugin extends an Instance. A plugin implements Name and any of the
+// BreadPlugin extends the engine. A plugin implements Name and any of the
 // optional capabilities below, discovered by type assertion: PluginIniter,
 // PluginCloser, HooksProvider, AgentsProvider, ToolsProvider,
 // AgentToolsResolver, MiddlewareProvider, RoutesProvider, RunLeaser.
@@ -19,7 +19,7 @@ type BreadPlugin interface {
 // PluginIniter is called once at Start, after the store and transport are
 // ready.
 type PluginIniter interface {
-	Init(ctx context.Context, inst *Instance) error
+	Init(ctx context.Context, rt Runtime) error
 }
 
 // PluginCloser is called once at Stop.
@@ -58,7 +58,7 @@ type MiddlewareProvider interface {
 }
 
 // RunLeaser is implemented by plugins that track, across replicas, which
-// replica runs which run (a cluster coordinator). The Instance holds a lease
+// replica runs which run (a cluster coordinator). The engine holds a lease
 // for every run while it executes and releases it when the run ends or
 // suspends; a replica that dies stops renewing its leases, so other replicas
 // can tell its runs are lost instead of waiting forever.

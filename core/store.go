@@ -6,12 +6,12 @@ import (
 	"time"
 )
 
-// BreadStore is the storage port: sessions and their messages, HITL
-// checkpoints and agent-driven loops. Every Instance needs one (Config.Store);
-// there is no implicit default.
+// BreadStore is the storage port: sessions and their messages, and HITL
+// checkpoints. Every engine needs one; there is no implicit default.
 //
 // A store may implement more, discovered by type assertion the way io.WriterTo
-// is: CrumbLog (catch-up on the run stream), TaskRunStore (task audit),
+// is: LoopStore (agent-driven loops), CrumbLog (catch-up on the run stream),
+// TaskRunStore (task audit),
 // KnowledgeStore, DocumentStore, Migrator (schema at Start) and io.Closer
 // (released at Stop). core/storetest checks every contract; every adapter
 // runs it.
@@ -22,7 +22,6 @@ import (
 type BreadStore interface {
 	SessionStore
 	CheckpointStore
-	LoopStore
 }
 
 // SessionStore keeps conversations: sessions with tags and their ordered
@@ -66,7 +65,8 @@ type CheckpointStore interface {
 	SuspendRun(ctx context.Context, sessionID string, msgs []SessionMessage, cp CheckpointRecord) error
 }
 
-// LoopStore keeps agent-driven loops and their iterations.
+// LoopStore is the optional record of agent-driven loops and their
+// iterations. An agent with a Loop needs it.
 type LoopStore interface {
 	CreateLoop(ctx context.Context, l LoopRecord) error
 	// UpdateLoop changes the non-zero fields of u. A missing loop is

@@ -43,8 +43,8 @@ type ToolContext struct {
 	Credentials CredentialProvider
 	// BlobStore is set when Config.BlobStore is.
 	BlobStore BlobStore
-
-	// emit hands crumbs of built-in tools (task, loop and delegation crumbs)
-	// to the run's stream.
-	emit func(Crumb)
+	// Emit hands a crumb to the run's stream, numbered by the choke point
+	// like the run's own. The engine's built-in tools use it for task, loop
+	// and delegation crumbs; it is nil outside a run.
+	Emit func(Crumb)
 }

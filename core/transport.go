@@ -57,13 +57,13 @@ type Subscriber interface {
 
 // Mounter is implemented by transports that serve an HTTP ingress: Mount
 // adds their routes through the server's Router, using only the public
-// Instance surface.
+// Runtime.
 type Mounter interface {
-	Mount(r Router, inst *Instance)
+	Mount(r Router, rt Runtime)
 }
 
 // Starter is implemented by transports, stores and remote agents that open
-// connections: Instance.Start calls Start once.
+// connections: the engine calls Start once, when it starts.
 type Starter interface {
 	Start(ctx context.Context) error
 }

@@ -43,7 +43,7 @@ func AuthMiddleware(strategies ...core.BreadAuthStrategy) func(http.Handler) htt
 }
 
 // AuthPlugin turns strategies into a core.BreadPlugin named "auth" for
-// core.Config.Plugins, the way configuration files wire auth. Its presence
+// engine.Config.Plugins, the way configuration files wire auth. Its presence
 // turns the server's auth on: pair it with Options.Auth.Authorize.
 func AuthPlugin(strategies ...core.BreadAuthStrategy) core.BreadPlugin {
 	return authPlugin{mw: AuthMiddleware(strategies...)}

@@ -20,7 +20,7 @@ type StreamAuthorizer interface {
 	AuthorizeStream(ctx context.Context, identity *core.AuthIdentity, runID string) bool
 }
 
-type instanceCanceller struct{ inst *core.Instance }
+type instanceCanceller struct{ inst core.Runtime }
 
 func (c instanceCanceller) Cancel(_ context.Context, runID string) (bool, error) {
 	return c.inst.Cancel(runID), nil

@@ -3,8 +3,6 @@ module github.com/breadai/bread/server
 go 1.26.0
 
 require (
-	github.com/breadai/bread/core v0.0.0
-	github.com/breadai/bread/stores/memory v0.0.0
 	github.com/goccy/go-yaml v1.19.2
 	github.com/gorilla/mux v1.8.1
 )
@@ -27,7 +25,13 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 )
 
+require (
+	github.com/breadai/bread/core v0.0.0
+	github.com/breadai/bread/engine v0.0.0
+)
+
 replace (
 	github.com/breadai/bread/core => ../core
-	github.com/breadai/bread/stores/memory => ../stores/memory
+	github.com/breadai/bread/engine => ../engine
+	github.com/breadai/bread/typed => ../typed
 )

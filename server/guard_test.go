@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 )
 
 func TestHostGuard(t *testing.T) {
-	f := newFixture(t, core.Config{})
+	f := newFixture(t, engine.Config{})
 	ts := f.serve(t, server.Options{})
 	cases := []struct {
 		host string
@@ -73,7 +74,7 @@ func TestAuthMatrix(t *testing.T) {
 
 	t.Run("no auth: loopback Host passes, authorize is never called", func(t *testing.T) {
 		calls = nil
-		f := newFixture(t, core.Config{Plugins: []core.BreadPlugin{plugin}})
+		f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{plugin}})
 		ts := f.serve(t, server.Options{Auth: &server.Auth{Authorize: allowList(&calls)}})
 		for _, p := range []string{"/agents", "/unnamed", "/any"} {
 			if r := do(t, ts.URL, "GET", p, ""); r.status/100 != 2 {
@@ -88,7 +89,7 @@ func TestAuthMatrix(t *testing.T) {
 	for _, how := range []string{"options", "plugin"} {
 		t.Run("auth via "+how, func(t *testing.T) {
 			calls = nil
-			cfg := core.Config{Plugins: []core.BreadPlugin{plugin}}
+			cfg := engine.Config{Plugins: []core.BreadPlugin{plugin}}
 			auth := &server.Auth{Authorize: allowList(&calls)}
 			if how == "plugin" {
 				cfg.Plugins = append(cfg.Plugins, server.AuthPlugin(headerAuth{}))
@@ -150,7 +151,7 @@ func TestAuthMatrix(t *testing.T) {
 	}
 
 	t.Run("auth without authorize refuses every route", func(t *testing.T) {
-		f := newFixture(t, core.Config{})
+		f := newFixture(t, engine.Config{})
 		ts := f.serve(t, server.Options{Auth: &server.Auth{Strategies: []core.BreadAuthStrategy{headerAuth{}}}})
 		if r := do(t, ts.URL, "GET", "/agents", "", "X-Identity", "alice"); r.status != 403 {
 			t.Fatalf("GET /agents = %d %s", r.status, r.body)
@@ -166,7 +167,7 @@ func (failingAuth) Authenticate(*http.Request) (*core.AuthIdentity, error) {
 }
 
 func TestAuthStrategyFailure(t *testing.T) {
-	f := newFixture(t, core.Config{})
+	f := newFixture(t, engine.Config{})
 	var calls []string
 	ts := f.serve(t, server.Options{Auth: &server.Auth{Strategies: []core.BreadAuthStrategy{failingAuth{}, headerAuth{}}, Authorize: allowList(&calls)}})
 	if r := do(t, ts.URL, "GET", "/agents", "", "X-Identity", "alice"); r.status != 200 {
@@ -179,7 +180,7 @@ func TestAuthStrategyFailure(t *testing.T) {
 }
 
 func TestListenChecks(t *testing.T) {
-	f := newFixture(t, core.Config{})
+	f := newFixture(t, engine.Config{})
 	authorize := func(context.Context, *core.AuthIdentity, string, map[string]string) bool { return true }
 	strategies := []core.BreadAuthStrategy{headerAuth{}}
 	cases := []struct {
@@ -232,7 +233,7 @@ func TestListenChecks(t *testing.T) {
 }
 
 func TestServeChecksTheListener(t *testing.T) {
-	f := newFixture(t, core.Config{})
+	f := newFixture(t, engine.Config{})
 	srv, err := server.New(f.inst, server.Options{Transport: &fakeTransport{}})
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +277,7 @@ func TestBodyCap(t *testing.T) {
 	mw := middlewarePlugin{"mw", func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mwCalled = true; next.ServeHTTP(w, r) })
 	}}
-	f := newFixture(t, core.Config{Plugins: []core.BreadPlugin{plugin, mw}})
+	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{plugin, mw}})
 	ts := f.serve(t, server.Options{MaxBodyBytes: 1000})
 
 	post := func(body io.Reader, length int64) reply {
@@ -312,7 +313,7 @@ func TestBodyCap(t *testing.T) {
 }
 
 func TestDefaultBodyCapIsOneMiB(t *testing.T) {
-	f := newFixture(t, core.Config{})
+	f := newFixture(t, engine.Config{})
 	ts := f.serve(t, server.Options{})
 	big := strings.Repeat("x", 1<<20+1)
 	if r := do(t, ts.URL, "POST", "/agents/writer/run", big); r.status != 413 || r.errorCode(t) != core.CodeBodyTooLarge {
@@ -341,7 +342,7 @@ func TestPluginMiddlewareWrapsEveryRouteInOrder(t *testing.T) {
 			})
 		}}
 	}
-	f := newFixture(t, core.Config{Plugins: []core.BreadPlugin{mk("first"), mk("second")}})
+	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{mk("first"), mk("second")}})
 	ts := f.serve(t, server.Options{})
 	for _, p := range []string{"/agents", "/nowhere"} {
 		order = nil
@@ -358,7 +359,7 @@ func TestPluginMiddlewareWrapsEveryRouteInOrder(t *testing.T) {
 }
 
 func TestGracefulShutdownEndsOpenStreams(t *testing.T) {
-	f := newFixture(t, core.Config{})
+	f := newFixture(t, engine.Config{})
 	srv, err := server.New(f.inst, server.Options{Transport: &fakeTransport{}, ShutdownTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -10,9 +10,10 @@ import (
 	"testing"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
-	"github.com/breadai/bread/stores/memory"
 )
 
 // fakeTransport stands in for a streaming transport: a run route that
@@ -21,7 +22,7 @@ type fakeTransport struct {
 	allowStream func(id *core.AuthIdentity, runID string) bool
 }
 
-func (f *fakeTransport) Mount(r core.Router, _ *core.Instance) {
+func (f *fakeTransport) Mount(r core.Router, _ core.Runtime) {
 	r.Handle(core.ActionRunStart, "POST", "/agents/{id}/run", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
@@ -48,12 +49,12 @@ func (f *fakeTransport) AuthorizeStream(_ context.Context, id *core.AuthIdentity
 
 // fixture is a started instance on a memory store with one scripted agent.
 type fixture struct {
-	inst  *core.Instance
+	inst  *engine.Instance
 	store *memory.Store
 	model *modeltest.Model
 }
 
-func newFixture(t *testing.T, cfg core.Config, turns ...modeltest.Turn) *fixture {
+func newFixture(t *testing.T, cfg engine.Config, turns ...modeltest.Turn) *fixture {
 	t.Helper()
 	if len(turns) == 0 {
 		turns = []modeltest.Turn{modeltest.Text("hello")}
@@ -67,7 +68,7 @@ func newFixture(t *testing.T, cfg core.Config, turns ...modeltest.Turn) *fixture
 		&core.Agent{ID: "writer", Model: core.ModelRef{Provider: "scripted", Model: "m1"}, Output: core.OutputFormat{Format: core.FormatMarkdown}},
 		&core.Agent{ID: "analyst", Model: core.ModelRef{Provider: "scripted", Model: "m2"}},
 	)
-	inst, err := core.New(cfg)
+	inst, err := engine.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

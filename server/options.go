@@ -29,7 +29,7 @@ type Options struct {
 	Auth *Auth
 	// Transport serves the streaming routes. Nil uses the instance's
 	// transport when it is a core.Mounter (httpchunked.New or httpsse.New
-	// as core.Config.Transport); with neither, New fails with
+	// as engine.Config.Bus); with neither, New fails with
 	// TRANSPORT_NOT_CONFIGURED, because bread never picks a wire format for
 	// you.
 	Transport core.Mounter

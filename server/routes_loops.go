@@ -7,6 +7,15 @@ import (
 	"github.com/breadai/bread/core"
 )
 
+// loopStore returns the store's loop records, or answers 501.
+func (s *Server) loopStore(w http.ResponseWriter) (core.LoopStore, bool) {
+	ls, ok := s.inst.Store().(core.LoopStore)
+	if !ok {
+		writeError(w, http.StatusNotImplemented, core.CodeNotImplemented, "the configured store does not record loops")
+	}
+	return ls, ok
+}
+
 func (s *Server) listLoops(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := core.LoopFilter{SessionID: q.Get("session"), AgentID: q.Get("agent"), Status: core.LoopStatus(q.Get("status"))}
@@ -16,7 +25,11 @@ func (s *Server) listLoops(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, "invalid loop status "+quote(string(f.Status))+": expected running, completed, exhausted or failed")
 		return
 	}
-	list, err := s.inst.Store().ListLoops(r.Context(), f)
+	ls, ok := s.loopStore(w)
+	if !ok {
+		return
+	}
+	list, err := ls.ListLoops(r.Context(), f)
 	if err != nil {
 		writeFailure(w, r, s.log, err)
 		return
@@ -25,8 +38,12 @@ func (s *Server) listLoops(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) readLoop(w http.ResponseWriter, r *http.Request) {
+	ls, ok := s.loopStore(w)
+	if !ok {
+		return
+	}
 	id := r.PathValue("id")
-	d, err := s.inst.Store().GetLoop(r.Context(), id)
+	d, err := ls.GetLoop(r.Context(), id)
 	switch {
 	case errors.Is(err, core.ErrLoopNotFound):
 		writeError(w, http.StatusNotFound, core.CodeLoopNotFound, "loop "+quote(id)+" not found")

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 )
 
 func TestAgentRoutes(t *testing.T) {
-	f := newFixture(t, core.Config{})
+	f := newFixture(t, engine.Config{})
 	ts := f.serve(t, server.Options{})
 
 	r := do(t, ts.URL, "GET", "/agents", "")
@@ -47,7 +49,7 @@ func TestAgentRoutes(t *testing.T) {
 }
 
 func TestSessionRoutes(t *testing.T) {
-	f := newFixture(t, core.Config{})
+	f := newFixture(t, engine.Config{})
 	ctx := context.Background()
 	for _, s := range []core.NewSession{
 		{ID: "s1", Tags: map[string]string{"user": "42", "team": "a"}},
@@ -141,7 +143,7 @@ func TestSessionRoutes(t *testing.T) {
 }
 
 func TestLoopRoutes(t *testing.T) {
-	f := newFixture(t, core.Config{})
+	f := newFixture(t, engine.Config{})
 	ctx := context.Background()
 	loops := []core.LoopRecord{
 		{ID: "l1", AgentID: "writer", SessionID: "s1", RunID: "r1", Status: core.LoopRunning, StartedAt: 1},
@@ -192,7 +194,7 @@ func TestLoopRoutes(t *testing.T) {
 }
 
 func TestTaskRoutes(t *testing.T) {
-	f := newFixture(t, core.Config{})
+	f := newFixture(t, engine.Config{})
 	ctx := context.Background()
 	for i, tr := range []core.TaskRunRecord{
 		{ID: "t1", TaskID: "summarize", AgentID: "writer", SessionID: "s1", Status: core.TaskCompleted},
@@ -241,7 +243,7 @@ func TestTaskRoutes(t *testing.T) {
 type plainStore struct{ core.BreadStore }
 
 func TestTasksNotImplementedWithoutTaskRunStore(t *testing.T) {
-	f := newFixture(t, core.Config{Store: plainStore{newFixtureStore()}})
+	f := newFixture(t, engine.Config{Store: plainStore{newFixtureStore()}})
 	ts := f.serve(t, server.Options{})
 	for _, p := range []string{"/tasks", "/tasks/t1", "/tasks?limit=bad"} {
 		if r := do(t, ts.URL, "GET", p, ""); r.status != 501 || r.errorCode(t) != core.CodeNotImplemented {
@@ -250,8 +252,18 @@ func TestTasksNotImplementedWithoutTaskRunStore(t *testing.T) {
 	}
 }
 
+func TestLoopsNotImplementedWithoutLoopStore(t *testing.T) {
+	f := newFixture(t, engine.Config{Store: plainStore{newFixtureStore()}})
+	ts := f.serve(t, server.Options{})
+	for _, p := range []string{"/loops", "/loops/l1"} {
+		if r := do(t, ts.URL, "GET", p, ""); r.status != 501 || r.errorCode(t) != core.CodeNotImplemented {
+			t.Fatalf("GET %s = %d %s", p, r.status, r.body)
+		}
+	}
+}
+
 // failingStore fails every list with an error whose text must not leak.
-type failingStore struct{ core.BreadStore }
+type failingStore struct{ *memory.Store }
 
 func (failingStore) ListSessions(context.Context, core.SessionFilter) ([]core.Session, error) {
 	return nil, errors.New("dial tcp 10.0.0.5:5432: password=hunter2 refused")
@@ -262,7 +274,7 @@ func (failingStore) ListLoops(context.Context, core.LoopFilter) ([]core.LoopReco
 }
 
 func TestStoreFailuresAreSanitized(t *testing.T) {
-	f := newFixture(t, core.Config{Store: failingStore{newFixtureStore()}})
+	f := newFixture(t, engine.Config{Store: failingStore{newFixtureStore()}})
 	ts := f.serve(t, server.Options{})
 	r := do(t, ts.URL, "GET", "/sessions", "")
 	if r.status != 500 || r.errorCode(t) != core.CodeInternalError || contains(r.body, "hunter2") {
@@ -276,7 +288,7 @@ func TestStoreFailuresAreSanitized(t *testing.T) {
 
 func TestCancelRoute(t *testing.T) {
 	reached := make(chan struct{})
-	f := newFixture(t, core.Config{}, modeltest.Block(reached, "thinking"))
+	f := newFixture(t, engine.Config{}, modeltest.Block(reached, "thinking"))
 	ts := f.serve(t, server.Options{})
 
 	if r := do(t, ts.URL, "POST", "/runs/ghost/cancel", ""); r.status != 404 || r.errorCode(t) != core.CodeNotFound {
@@ -306,7 +318,7 @@ func TestCancelRoute(t *testing.T) {
 }
 
 func TestCancelRouteAsksStreamAuthorization(t *testing.T) {
-	f := newFixture(t, core.Config{})
+	f := newFixture(t, engine.Config{})
 	ts := f.serve(t, server.Options{Transport: &fakeTransport{allowStream: func(_ *core.AuthIdentity, runID string) bool { return runID != "secret" }}})
 	if r := do(t, ts.URL, "POST", "/runs/secret/cancel", ""); r.status != 403 || r.errorCode(t) != core.CodeForbidden {
 		t.Fatalf("cancel denied run = %d %s", r.status, r.body)
@@ -327,7 +339,7 @@ func (s *stubCanceller) Cancel(_ context.Context, runID string) (bool, error) {
 }
 
 func TestCancelRouteUsesTheCanceller(t *testing.T) {
-	f := newFixture(t, core.Config{})
+	f := newFixture(t, engine.Config{})
 	c := &stubCanceller{}
 	ts := f.serve(t, server.Options{Canceller: c})
 	if r := do(t, ts.URL, "POST", "/runs/elsewhere/cancel", ""); r.status != 200 {
@@ -342,7 +354,7 @@ func TestCancelRouteUsesTheCanceller(t *testing.T) {
 }
 
 func TestNewNeedsATransport(t *testing.T) {
-	f := newFixture(t, core.Config{})
+	f := newFixture(t, engine.Config{})
 	_, err := server.New(f.inst, server.Options{})
 	if !errors.Is(err, &core.BreadError{Code: core.CodeTransportNotConfigured}) {
 		t.Fatalf("New without a transport = %v", err)
@@ -356,7 +368,7 @@ func TestNewNeedsATransport(t *testing.T) {
 }
 
 func TestPanickingRouteIs500(t *testing.T) {
-	f := newFixture(t, core.Config{Plugins: []core.BreadPlugin{routesPlugin{
+	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{routesPlugin{
 		"boom", func(r core.Router) {
 			r.Handle("boom", "GET", "/boom", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("kaboom") }))
 		},

@@ -16,9 +16,17 @@ import (
 	"github.com/breadai/bread/core"
 )
 
-// Server serves one Instance over HTTP.
+// Engine is what the server needs of the engine: the Runtime every port
+// sees, and the plugins whose middleware and routes it mounts.
+// *engine.Instance implements it.
+type Engine interface {
+	core.Runtime
+	Plugins() []core.BreadPlugin
+}
+
+// Server serves one engine over HTTP.
 type Server struct {
-	inst      *core.Instance
+	inst      Engine
 	opts      Options
 	log       *slog.Logger
 	authOn    bool
@@ -32,7 +40,7 @@ type Server struct {
 // authentication (auth on), plugin middleware in plugin order, then the
 // routes: the server's own, the transport's, and the plugins'. It does not
 // start inst; the caller owns its lifecycle.
-func New(inst *core.Instance, opts Options) (*Server, error) {
+func New(inst Engine, opts Options) (*Server, error) {
 	if inst == nil {
 		return nil, &core.BreadError{Code: core.CodeInvalidConfig, Message: "server.New needs an Instance"}
 	}
@@ -62,11 +70,11 @@ func New(inst *core.Instance, opts Options) (*Server, error) {
 		s.canceller = instanceCanceller{inst}
 	}
 	if s.transport == nil {
-		m, ok := inst.Transport().(core.Mounter)
+		m, ok := inst.Bus().(core.Mounter)
 		if !ok {
 			return nil, &core.BreadError{
 				Code: core.CodeTransportNotConfigured,
-				Message: "no mount-capable transport: set core.Config.Transport (or Options.Transport) to " +
+				Message: "no mount-capable transport: set engine.Config.Bus (or Options.Transport) to " +
 					"httpchunked.New (NDJSON, the default choice) or httpsse.New (SSE, for EventSource)",
 			}
 		}

@@ -30,7 +30,9 @@ func seedEverything(t *testing.T, s core.BreadStore) seeded {
 	createSession(t, s, core.NewSession{ID: "s"})
 	noErr(t, s.AddMessage(ctx, "s", textMessage(core.RoleUser, "hi", baseTime)), "AddMessage")
 	noErr(t, s.SaveCheckpoint(ctx, checkpoint("cp", "s", baseTime)), "SaveCheckpoint")
-	noErr(t, s.CreateLoop(ctx, loop("loop", "s", baseTime)), "CreateLoop")
+	if ls, ok := s.(core.LoopStore); ok {
+		noErr(t, ls.CreateLoop(ctx, loop("loop", "s", baseTime)), "CreateLoop")
+	}
 	if cl, ok := s.(core.CrumbLog); ok {
 		noErr(t, cl.AppendCrumbs(ctx, textEntries("run", "s", 1, 3)), "AppendCrumbs")
 	}
@@ -71,15 +73,19 @@ func everyCall(s core.BreadStore, seed seeded) []call {
 		{"SuspendRun", func(ctx context.Context) error {
 			return s.SuspendRun(ctx, "s", turnMessages(baseTime)[:1], checkpoint("cp-suspend", "s", baseTime))
 		}},
-		{"CreateLoop", func(ctx context.Context) error { return s.CreateLoop(ctx, loop("loop-new", "s", baseTime)) }},
-		{"UpdateLoop", func(ctx context.Context) error {
-			return s.UpdateLoop(ctx, "loop", core.LoopUpdate{Status: core.LoopFailed})
-		}},
-		{"AddLoopIteration", func(ctx context.Context) error {
-			return s.AddLoopIteration(ctx, core.LoopIteration{ID: "it", LoopID: "loop", Index: 1, Input: json.RawMessage(`1`), Output: json.RawMessage(`2`)})
-		}},
-		{"GetLoop", func(ctx context.Context) error { _, err := s.GetLoop(ctx, "loop"); return err }},
-		{"ListLoops", func(ctx context.Context) error { _, err := s.ListLoops(ctx, core.LoopFilter{}); return err }},
+	}
+	if ls, ok := s.(core.LoopStore); ok {
+		calls = append(calls,
+			call{"CreateLoop", func(ctx context.Context) error { return ls.CreateLoop(ctx, loop("loop-new", "s", baseTime)) }},
+			call{"UpdateLoop", func(ctx context.Context) error {
+				return ls.UpdateLoop(ctx, "loop", core.LoopUpdate{Status: core.LoopFailed})
+			}},
+			call{"AddLoopIteration", func(ctx context.Context) error {
+				return ls.AddLoopIteration(ctx, core.LoopIteration{ID: "it", LoopID: "loop", Index: 1, Input: json.RawMessage(`1`), Output: json.RawMessage(`2`)})
+			}},
+			call{"GetLoop", func(ctx context.Context) error { _, err := ls.GetLoop(ctx, "loop"); return err }},
+			call{"ListLoops", func(ctx context.Context) error { _, err := ls.ListLoops(ctx, core.LoopFilter{}); return err }},
+		)
 	}
 	if cl, ok := s.(core.CrumbLog); ok {
 		calls = append(calls,

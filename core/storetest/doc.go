@@ -4,7 +4,7 @@
 // way Go CDK's drivertest and Watermill's universal pub/sub tests work:
 //
 //	func TestConformance(t *testing.T) {
-//		storetest.Run(t, storetest.Features{CrumbLog: true, TaskRuns: true}, func(t *testing.T) core.BreadStore {
+//		storetest.Run(t, storetest.Features{CrumbLog: true, Loops: true, TaskRuns: true}, func(t *testing.T) core.BreadStore {
 //			s := mystore.Open(...) // fresh, empty and migrated
 //			t.Cleanup(func() { s.Close() })
 //			return s

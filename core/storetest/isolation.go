@@ -17,7 +17,7 @@ func isolationCases() []testCase {
 		{name: "session tags", run: testIsolationTags},
 		{name: "message content", run: testIsolationMessages},
 		{name: "checkpoints", run: testIsolationCheckpoints},
-		{name: "loops", run: testIsolationLoops},
+		{name: "loops", needs: needsLoops, run: testIsolationLoops},
 		{name: "task runs", needs: needsTaskRuns, run: testIsolationTaskRuns},
 		{name: "crumb-log entries", needs: needsCrumbLog, run: testIsolationCrumbs},
 		{name: "knowledge data", needs: needsKnowledge, run: testIsolationKnowledge},
@@ -122,22 +122,22 @@ func testIsolationLoops(t *testing.T, s core.BreadStore) {
 	want.Result = json.RawMessage(`{"r":1}`)
 	in := loop("loop", "s", baseTime)
 	in.Result = json.RawMessage(`{"r":1}`)
-	noErr(t, s.CreateLoop(t.Context(), in), "CreateLoop")
+	noErr(t, capability[core.LoopStore](t, s).CreateLoop(t.Context(), in), "CreateLoop")
 	in.Pool[0], in.Pipeline[0] = "mutated", "mutated"
 	scribble(in.Result)
 	it := core.LoopIteration{ID: "it", LoopID: "loop", Index: 1, Input: json.RawMessage(`{"in":1}`), Output: json.RawMessage(`{"out":2}`)}
 	wantIt := it
 	wantIt.Input, wantIt.Output = json.RawMessage(`{"in":1}`), json.RawMessage(`{"out":2}`)
-	noErr(t, s.AddLoopIteration(t.Context(), it), "AddLoopIteration")
+	noErr(t, capability[core.LoopStore](t, s).AddLoopIteration(t.Context(), it), "AddLoopIteration")
 	scribble(it.Input)
 	scribble(it.Output)
 	result := json.RawMessage(`"done"`)
-	noErr(t, s.UpdateLoop(t.Context(), "loop", core.LoopUpdate{Result: result}), "UpdateLoop")
+	noErr(t, capability[core.LoopStore](t, s).UpdateLoop(t.Context(), "loop", core.LoopUpdate{Result: result}), "UpdateLoop")
 	scribble(result)
 	want.Result = json.RawMessage(`"done"`)
 
 	check := func(when string) core.LoopDetail {
-		got, err := s.GetLoop(t.Context(), "loop")
+		got, err := capability[core.LoopStore](t, s).GetLoop(t.Context(), "loop")
 		noErr(t, err, "GetLoop")
 		assertJSONEqual(t, "loop "+when, want, got.Loop)
 		if len(got.Iterations) != 1 {
@@ -151,7 +151,7 @@ func testIsolationLoops(t *testing.T, s core.BreadStore) {
 	scribble(got.Loop.Result)
 	scribble(got.Iterations[0].Input)
 	check("after the caller changed a returned loop")
-	list, err := s.ListLoops(t.Context(), core.LoopFilter{})
+	list, err := capability[core.LoopStore](t, s).ListLoops(t.Context(), core.LoopFilter{})
 	noErr(t, err, "ListLoops")
 	list[0].Pool[1] = "mutated"
 	scribble(list[0].Result)

@@ -10,19 +10,19 @@ import (
 
 func loopCases() []testCase {
 	return []testCase{
-		{name: "create and read back", run: testLoopRoundTrip},
-		{name: "UpdateLoop patches only non-zero fields", run: testLoopPatch},
-		{name: "GetLoop returns iterations in index order", run: testLoopIterations},
-		{name: "unknown ids are ErrLoopNotFound", run: testLoopUnknown},
-		{name: "ListLoops filters and is oldest first", run: testListLoops},
+		{name: "create and read back", needs: needsLoops, run: testLoopRoundTrip},
+		{name: "UpdateLoop patches only non-zero fields", needs: needsLoops, run: testLoopPatch},
+		{name: "GetLoop returns iterations in index order", needs: needsLoops, run: testLoopIterations},
+		{name: "unknown ids are ErrLoopNotFound", needs: needsLoops, run: testLoopUnknown},
+		{name: "ListLoops filters and is oldest first", needs: needsLoops, run: testListLoops},
 	}
 }
 
 func testLoopRoundTrip(t *testing.T, s core.BreadStore) {
 	createSession(t, s, core.NewSession{ID: "s"})
 	l := loop("loop-1", "s", baseTime)
-	noErr(t, s.CreateLoop(t.Context(), l), "CreateLoop")
-	got, err := s.GetLoop(t.Context(), "loop-1")
+	noErr(t, capability[core.LoopStore](t, s).CreateLoop(t.Context(), l), "CreateLoop")
+	got, err := capability[core.LoopStore](t, s).GetLoop(t.Context(), "loop-1")
 	noErr(t, err, "GetLoop")
 	assertJSONEqual(t, "GetLoop loop", l, got.Loop)
 	equal(t, "iterations of a new loop", 0, len(got.Iterations))
@@ -31,7 +31,7 @@ func testLoopRoundTrip(t *testing.T, s core.BreadStore) {
 func testLoopPatch(t *testing.T, s core.BreadStore) {
 	createSession(t, s, core.NewSession{ID: "s"})
 	want := loop("loop-1", "s", baseTime)
-	noErr(t, s.CreateLoop(t.Context(), want), "CreateLoop")
+	noErr(t, capability[core.LoopStore](t, s).CreateLoop(t.Context(), want), "CreateLoop")
 	steps := []struct {
 		name  string
 		patch core.LoopUpdate
@@ -48,9 +48,9 @@ func testLoopPatch(t *testing.T, s core.BreadStore) {
 			}},
 	}
 	for _, st := range steps {
-		noErr(t, s.UpdateLoop(t.Context(), "loop-1", st.patch), "UpdateLoop(%s)", st.name)
+		noErr(t, capability[core.LoopStore](t, s).UpdateLoop(t.Context(), "loop-1", st.patch), "UpdateLoop(%s)", st.name)
 		st.apply(&want)
-		got, err := s.GetLoop(t.Context(), "loop-1")
+		got, err := capability[core.LoopStore](t, s).GetLoop(t.Context(), "loop-1")
 		noErr(t, err, "GetLoop after %s", st.name)
 		assertJSONEqual(t, "loop after patching "+st.name, want, got.Loop)
 	}
@@ -58,8 +58,8 @@ func testLoopPatch(t *testing.T, s core.BreadStore) {
 
 func testLoopIterations(t *testing.T, s core.BreadStore) {
 	createSession(t, s, core.NewSession{ID: "s"})
-	noErr(t, s.CreateLoop(t.Context(), loop("loop-1", "s", baseTime)), "CreateLoop")
-	noErr(t, s.CreateLoop(t.Context(), loop("loop-2", "s", baseTime)), "CreateLoop")
+	noErr(t, capability[core.LoopStore](t, s).CreateLoop(t.Context(), loop("loop-1", "s", baseTime)), "CreateLoop")
+	noErr(t, capability[core.LoopStore](t, s).CreateLoop(t.Context(), loop("loop-2", "s", baseTime)), "CreateLoop")
 	iteration := func(loopID string, index int) core.LoopIteration {
 		return core.LoopIteration{
 			ID:          fmt.Sprintf("%s-it-%d", loopID, index),
@@ -73,10 +73,10 @@ func testLoopIterations(t *testing.T, s core.BreadStore) {
 	}
 	want := []core.LoopIteration{iteration("loop-1", 1), iteration("loop-1", 2), iteration("loop-1", 3)}
 	for _, i := range []int{2, 3, 1} { // added out of order
-		noErr(t, s.AddLoopIteration(t.Context(), want[i-1]), "AddLoopIteration(%d)", i)
+		noErr(t, capability[core.LoopStore](t, s).AddLoopIteration(t.Context(), want[i-1]), "AddLoopIteration(%d)", i)
 	}
-	noErr(t, s.AddLoopIteration(t.Context(), iteration("loop-2", 1)), "AddLoopIteration(loop-2)")
-	got, err := s.GetLoop(t.Context(), "loop-1")
+	noErr(t, capability[core.LoopStore](t, s).AddLoopIteration(t.Context(), iteration("loop-2", 1)), "AddLoopIteration(loop-2)")
+	got, err := capability[core.LoopStore](t, s).GetLoop(t.Context(), "loop-1")
 	noErr(t, err, "GetLoop")
 	if len(got.Iterations) != len(want) {
 		t.Fatalf("iterations: want %d, got %d", len(want), len(got.Iterations))
@@ -88,11 +88,11 @@ func testLoopIterations(t *testing.T, s core.BreadStore) {
 }
 
 func testLoopUnknown(t *testing.T, s core.BreadStore) {
-	_, err := s.GetLoop(t.Context(), "no-such-loop")
+	_, err := capability[core.LoopStore](t, s).GetLoop(t.Context(), "no-such-loop")
 	isErr(t, err, core.ErrLoopNotFound, "GetLoop of an unknown id")
-	err = s.UpdateLoop(t.Context(), "no-such-loop", core.LoopUpdate{Status: core.LoopFailed})
+	err = capability[core.LoopStore](t, s).UpdateLoop(t.Context(), "no-such-loop", core.LoopUpdate{Status: core.LoopFailed})
 	isErr(t, err, core.ErrLoopNotFound, "UpdateLoop of an unknown id")
-	_, err = s.GetLoop(t.Context(), "no-such-loop")
+	_, err = capability[core.LoopStore](t, s).GetLoop(t.Context(), "no-such-loop")
 	isErr(t, err, core.ErrLoopNotFound, "UpdateLoop must not create the loop")
 }
 
@@ -102,7 +102,7 @@ func testListLoops(t *testing.T, s core.BreadStore) {
 	mk := func(id, session, agent string, status core.LoopStatus, at int64) {
 		l := loop(id, session, baseTime+at)
 		l.AgentID, l.Status = agent, status
-		noErr(t, s.CreateLoop(t.Context(), l), "CreateLoop(%s)", id)
+		noErr(t, capability[core.LoopStore](t, s).CreateLoop(t.Context(), l), "CreateLoop(%s)", id)
 	}
 	// Created out of start order, so insertion order cannot pass for it.
 	mk("l3", "s1", "a", core.LoopRunning, 30)
@@ -124,7 +124,7 @@ func testListLoops(t *testing.T, s core.BreadStore) {
 		{core.LoopFilter{SessionID: "nope"}, nil},
 	}
 	for _, c := range cases {
-		got, err := s.ListLoops(t.Context(), c.filter)
+		got, err := capability[core.LoopStore](t, s).ListLoops(t.Context(), c.filter)
 		noErr(t, err, "ListLoops(%+v)", c.filter)
 		equalList(t, fmt.Sprintf("ListLoops(%+v)", c.filter), c.want, ids(got, loopID))
 	}

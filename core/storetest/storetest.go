@@ -14,6 +14,8 @@ import (
 type Features struct {
 	// CrumbLog: the store implements core.CrumbLog.
 	CrumbLog bool
+	// Loops: the store implements core.LoopStore.
+	Loops bool
 	// TaskRuns: the store implements core.TaskRunStore.
 	TaskRuns bool
 	// Knowledge: the store implements core.KnowledgeStore.
@@ -37,6 +39,7 @@ type feature int
 const (
 	needsNothing feature = iota
 	needsCrumbLog
+	needsLoops
 	needsTaskRuns
 	needsKnowledge
 	needsDocuments
@@ -99,6 +102,8 @@ func (f Features) missing(n feature) string {
 	switch {
 	case n == needsCrumbLog && !f.CrumbLog:
 		return "store does not claim Features.CrumbLog (core.CrumbLog)"
+	case n == needsLoops && !f.Loops:
+		return "store does not claim Features.Loops (core.LoopStore)"
 	case n == needsTaskRuns && !f.TaskRuns:
 		return "store does not claim Features.TaskRuns (core.TaskRunStore)"
 	case n == needsKnowledge && !f.Knowledge:
@@ -120,6 +125,7 @@ func checkClaims(t *testing.T, f Features, s core.BreadStore) {
 		iface   reflect.Type
 	}{
 		{"CrumbLog", f.CrumbLog, reflect.TypeFor[core.CrumbLog]()},
+		{"Loops", f.Loops, reflect.TypeFor[core.LoopStore]()},
 		{"TaskRuns", f.TaskRuns, reflect.TypeFor[core.TaskRunStore]()},
 		{"Knowledge", f.Knowledge, reflect.TypeFor[core.KnowledgeStore]()},
 		{"Documents", f.Documents, reflect.TypeFor[core.DocumentStore]()},

@@ -2,13 +2,7 @@ module github.com/breadai/bread/examples/examplestest
 
 go 1.26.0
 
-require (
-	github.com/breadai/bread/cli v0.0.0
-	github.com/breadai/bread/core v0.0.0
-	github.com/breadai/bread/providers/replay v0.0.0
-	github.com/breadai/bread/stores/sqlite v0.0.0
-	github.com/jackc/pgx/v5 v5.12.0
-)
+require github.com/jackc/pgx/v5 v5.12.0
 
 require (
 	cloud.google.com/go v0.116.0 // indirect
@@ -34,19 +28,6 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sts v1.52.0 // indirect
 	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
-	github.com/breadai/bread/extensions/auth/apikey v0.0.0 // indirect
-	github.com/breadai/bread/providers/catalog v0.0.0 // indirect
-	github.com/breadai/bread/providers/decisions v0.0.0 // indirect
-	github.com/breadai/bread/providers/llm v0.0.0 // indirect
-	github.com/breadai/bread/server v0.0.0 // indirect
-	github.com/breadai/bread/stores/internal/bunstore v0.0.0 // indirect
-	github.com/breadai/bread/stores/memory v0.0.0 // indirect
-	github.com/breadai/bread/stores/postgres v0.0.0 // indirect
-	github.com/breadai/bread/transports/httpchunked v0.0.0 // indirect
-	github.com/breadai/bread/transports/httpsse v0.0.0 // indirect
-	github.com/breadai/bread/transports/httpstream v0.0.0 // indirect
-	github.com/breadai/bread/transports/redis v0.0.0 // indirect
-	github.com/breadai/bread/transports/stdout v0.0.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
@@ -113,17 +94,25 @@ require (
 	modernc.org/sqlite v1.62.0 // indirect
 )
 
+require (
+	github.com/breadai/bread/cli v0.0.0
+	github.com/breadai/bread/core v0.0.0
+	github.com/breadai/bread/providers/replay v0.0.0
+	github.com/breadai/bread/stores/sqlite v0.0.0
+)
+
 replace (
 	github.com/breadai/bread/cli => ../../cli
 	github.com/breadai/bread/core => ../../core
+	github.com/breadai/bread/engine => ../../engine
 	github.com/breadai/bread/extensions/auth/apikey => ../../extensions/auth/apikey
+	github.com/breadai/bread/extensions/credentials/vault => ../../extensions/credentials/vault
 	github.com/breadai/bread/providers/catalog => ../../providers/catalog
 	github.com/breadai/bread/providers/decisions => ../../providers/decisions
 	github.com/breadai/bread/providers/llm => ../../providers/llm
 	github.com/breadai/bread/providers/replay => ../../providers/replay
 	github.com/breadai/bread/server => ../../server
 	github.com/breadai/bread/stores/internal/bunstore => ../../stores/internal/bunstore
-	github.com/breadai/bread/stores/memory => ../../stores/memory
 	github.com/breadai/bread/stores/postgres => ../../stores/postgres
 	github.com/breadai/bread/stores/sqlite => ../../stores/sqlite
 	github.com/breadai/bread/transports/httpchunked => ../../transports/httpchunked
@@ -131,4 +120,5 @@ replace (
 	github.com/breadai/bread/transports/httpstream => ../../transports/httpstream
 	github.com/breadai/bread/transports/redis => ../../transports/redis
 	github.com/breadai/bread/transports/stdout => ../../transports/stdout
+	github.com/breadai/bread/typed => ../../typed
 )

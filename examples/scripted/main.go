@@ -13,8 +13,10 @@ import (
 	"os"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
-	"github.com/breadai/bread/stores/memory"
+	"github.com/breadai/bread/engine"
+	"github.com/breadai/bread/typed"
 )
 
 type weatherArgs struct {
@@ -32,11 +34,11 @@ func run(ctx context.Context) error {
 		modeltest.ToolCall("tool_weather", weatherArgs{City: "Rome"}),
 		modeltest.Text("It is ", "sunny in Rome, ", "a fine day for bread."),
 	)
-	weather := core.DefineTool("weather", "Current weather for a city.",
+	weather := typed.DefineTool("weather", "Current weather for a city.",
 		func(_ context.Context, a weatherArgs, _ core.ToolContext) (map[string]string, error) {
 			return map[string]string{"city": a.City, "sky": "sunny"}, nil
 		})
-	in, err := core.New(core.Config{
+	in, err := engine.New(engine.Config{
 		Store:     memory.New(),
 		Providers: model.Registry("scripted"),
 		Agents: []*core.Agent{{

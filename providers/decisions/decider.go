@@ -21,7 +21,7 @@ const (
 )
 
 // Question, Decision and Decider are core's port, so every decider here is
-// a core.Decider that core.Config.Decisions takes as is.
+// a core.Decider that engine.Config.Decisions takes as is.
 type (
 	// Question is one bounded choice: Prompt, the allowed Options, and the
 	// Input the decision is about.

@@ -3,11 +3,6 @@ module github.com/breadai/bread/providers/replay
 go 1.26.0
 
 require (
-	github.com/breadai/bread/core v0.0.0
-	github.com/breadai/bread/stores/memory v0.0.0
-)
-
-require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
@@ -25,7 +20,14 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 )
 
+require (
+	github.com/breadai/bread/core v0.0.0
+	github.com/breadai/bread/engine v0.0.0
+	github.com/breadai/bread/typed v0.0.0
+)
+
 replace (
 	github.com/breadai/bread/core => ../../core
-	github.com/breadai/bread/stores/memory => ../../stores/memory
+	github.com/breadai/bread/engine => ../../engine
+	github.com/breadai/bread/typed => ../../typed
 )

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/providers/replay"
-	"github.com/breadai/bread/stores/memory"
+	"github.com/breadai/bread/typed"
 )
 
 func drain(t *testing.T, m core.LanguageModel) ([]core.ModelEvent, error) {
@@ -110,13 +112,13 @@ func TestRecordThenReplay(t *testing.T) {
 	)
 	var buf bytes.Buffer
 	rec := replay.NewRecorder(&buf)
-	echo := core.DefineTool("echo", "", func(_ context.Context, a struct {
+	echo := typed.DefineTool("echo", "", func(_ context.Context, a struct {
 		S string `json:"s"`
 	}, _ core.ToolContext) (string, error) {
 		return a.S, nil
 	})
 	run := func(reg core.ProviderRegistry) []string {
-		in, err := core.New(core.Config{Store: memory.New(), Providers: reg, Agents: []*core.Agent{{ID: "a", Model: core.ModelRef{Provider: "p", Model: "m"}, Tools: []core.Tool{echo}}}})
+		in, err := engine.New(engine.Config{Store: memory.New(), Providers: reg, Agents: []*core.Agent{{ID: "a", Model: core.ModelRef{Provider: "p", Model: "m"}, Tools: []core.Tool{echo}}}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server/project"
 )
 
@@ -162,7 +163,7 @@ loop: {pool: [writer], maxIterations: 3}
 		t.Errorf("evals %+v", p.Evals)
 	}
 	// The loaded agents pass core's own validation.
-	if _, err := core.New(core.Config{Store: nopStore{}, Agents: p.Agents, Tasks: p.Tasks}); err != nil {
+	if _, err := engine.New(engine.Config{Store: nopStore{}, Agents: p.Agents, Tasks: p.Tasks}); err != nil {
 		t.Errorf("core rejects the loaded project: %v", err)
 	}
 }
@@ -348,5 +349,9 @@ func TestHTTPTool(t *testing.T) {
 	_ = time.Second
 }
 
-// nopStore satisfies core.BreadStore for a core.New validation check.
-type nopStore struct{ core.BreadStore }
+// nopStore satisfies core.BreadStore and core.LoopStore for an engine.New
+// validation check.
+type nopStore struct {
+	core.BreadStore
+	core.LoopStore
+}

@@ -13,15 +13,16 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/extensions/auth/apikey"
 	"github.com/breadai/bread/server"
-	"github.com/breadai/bread/stores/memory"
 	"github.com/breadai/bread/transports/httpchunked"
 )
 
 type remote struct {
-	inst  *core.Instance
+	inst  *engine.Instance
 	store *memory.Store
 	url   string
 }
@@ -34,8 +35,8 @@ func newRemote(t testing.TB, auth *server.Auth, turns ...modeltest.Turn) *remote
 	}
 	model := modeltest.New(turns...)
 	st := memory.New()
-	inst, err := core.New(core.Config{
-		Store: st, Transport: httpchunked.New(httpchunked.Options{}), Providers: model.Registry("scripted"),
+	inst, err := engine.New(engine.Config{
+		Store: st, Bus: httpchunked.New(httpchunked.Options{}), Providers: model.Registry("scripted"),
 		Agents: []*core.Agent{{ID: "greeter", Model: core.ModelRef{Provider: "scripted", Model: "m"}}},
 	})
 	if err != nil {
@@ -141,7 +142,7 @@ func TestRemoteAgentRelaysARun(t *testing.T) {
 
 func TestRemoteAgentThroughALocalInstance(t *testing.T) {
 	r := newRemote(t, nil)
-	local, err := core.New(core.Config{Store: memory.New(), RemoteAgents: map[string]core.RemoteAgent{
+	local, err := engine.New(engine.Config{Store: memory.New(), RemoteAgents: map[string]core.RemoteAgent{
 		"researcher": httpchunked.RemoteAgent(httpchunked.RemoteOptions{URL: r.url}),
 	}})
 	if err != nil {

@@ -11,5 +11,5 @@
 // the time a run can fail.
 //
 // RemoteAgent calls another bread's mounted routes and reads the lines back
-// into crumbs, for core.Config.RemoteAgents.
+// into crumbs, for engine.Config.RemoteAgents.
 package httpchunked

@@ -3,11 +3,6 @@ module github.com/breadai/bread/transports/httpsse
 go 1.26.0
 
 require (
-	github.com/breadai/bread/core v0.0.0
-	github.com/breadai/bread/transports/httpstream v0.0.0
-)
-
-require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
@@ -26,16 +21,17 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 )
 
+require (
+	github.com/breadai/bread/core v0.0.0
+	github.com/breadai/bread/engine v0.0.0
+	github.com/breadai/bread/server v0.0.0
+	github.com/breadai/bread/transports/httpstream v0.0.0
+)
+
 replace (
 	github.com/breadai/bread/core => ../../core
+	github.com/breadai/bread/engine => ../../engine
+	github.com/breadai/bread/server => ../../server
 	github.com/breadai/bread/transports/httpstream => ../httpstream
+	github.com/breadai/bread/typed => ../../typed
 )
-
-replace github.com/breadai/bread/stores/memory => ../../stores/memory
-
-require (
-	github.com/breadai/bread/server v0.0.0
-	github.com/breadai/bread/stores/memory v0.0.0
-)
-
-replace github.com/breadai/bread/server => ../../server

@@ -14,14 +14,15 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
-	"github.com/breadai/bread/stores/memory"
 	"github.com/breadai/bread/transports/httpsse"
 )
 
 type remote struct {
-	inst  *core.Instance
+	inst  *engine.Instance
 	store *memory.Store
 	url   string
 }
@@ -33,8 +34,8 @@ func newRemote(t testing.TB, turns ...modeltest.Turn) *remote {
 	}
 	model := modeltest.New(turns...)
 	st := memory.New()
-	inst, err := core.New(core.Config{
-		Store: st, Transport: httpsse.New(httpsse.Options{}), Providers: model.Registry("scripted"),
+	inst, err := engine.New(engine.Config{
+		Store: st, Bus: httpsse.New(httpsse.Options{}), Providers: model.Registry("scripted"),
 		Agents: []*core.Agent{{ID: "greeter", Model: core.ModelRef{Provider: "scripted", Model: "m"}}},
 	})
 	if err != nil {

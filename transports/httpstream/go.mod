@@ -2,8 +2,6 @@ module github.com/breadai/bread/transports/httpstream
 
 go 1.26.0
 
-require github.com/breadai/bread/core v0.0.0
-
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
@@ -23,13 +21,15 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 )
 
-replace github.com/breadai/bread/core => ../../core
-
-replace github.com/breadai/bread/stores/memory => ../../stores/memory
-
 require (
+	github.com/breadai/bread/core v0.0.0
+	github.com/breadai/bread/engine v0.0.0
 	github.com/breadai/bread/server v0.0.0
-	github.com/breadai/bread/stores/memory v0.0.0
 )
 
-replace github.com/breadai/bread/server => ../../server
+replace (
+	github.com/breadai/bread/core => ../../core
+	github.com/breadai/bread/engine => ../../engine
+	github.com/breadai/bread/server => ../../server
+	github.com/breadai/bread/typed => ../../typed
+)

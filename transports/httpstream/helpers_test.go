@@ -13,10 +13,11 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
 	"github.com/breadai/bread/core/protocol"
+	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
-	"github.com/breadai/bread/stores/memory"
 	"github.com/breadai/bread/transports/httpstream"
 )
 
@@ -34,14 +35,14 @@ func (lines) AppendCrumb(dst []byte, f core.Frame) ([]byte, error) {
 }
 
 type env struct {
-	inst    *core.Instance
+	inst    *engine.Instance
 	store   core.BreadStore
 	ingress *httpstream.Ingress
 	ts      *httptest.Server
 }
 
 type setup struct {
-	cfg       core.Config
+	cfg       engine.Config
 	opts      httpstream.Options
 	auth      *server.Auth
 	transport core.BreadTransport // the instance's transport; nil is the ingress itself
@@ -61,11 +62,11 @@ func newEnv(t *testing.T, s setup) *env {
 	model := modeltest.New(s.turns...)
 	s.cfg.Providers = model.Registry("scripted")
 	s.cfg.Agents = append(s.cfg.Agents, &core.Agent{ID: "writer", Model: core.ModelRef{Provider: "scripted", Model: "m"}})
-	s.cfg.Transport = s.transport
-	if s.cfg.Transport == nil {
-		s.cfg.Transport = e.ingress
+	s.cfg.Bus = s.transport
+	if s.cfg.Bus == nil {
+		s.cfg.Bus = e.ingress
 	}
-	inst, err := core.New(s.cfg)
+	inst, err := engine.New(s.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,7 @@ func (g *Ingress) AuthorizeStream(ctx context.Context, identity *core.AuthIdenti
 }
 
 // Mount adds the streaming routes, each named by its core action.
-func (g *Ingress) Mount(r core.Router, inst *core.Instance) {
+func (g *Ingress) Mount(r core.Router, inst core.Runtime) {
 	log := g.log
 	if log == nil {
 		log = inst.Logger()
@@ -156,6 +156,6 @@ func (g *Ingress) Mount(r core.Router, inst *core.Instance) {
 // handlers serve the mounted routes of one Instance.
 type handlers struct {
 	g    *Ingress
-	inst *core.Instance
+	inst core.Runtime
 	log  *slog.Logger
 }

@@ -12,9 +12,10 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
-	"github.com/breadai/bread/stores/memory"
 	"github.com/breadai/bread/transports/httpstream"
 )
 
@@ -42,7 +43,7 @@ func TestRunStreamsEveryCrumb(t *testing.T) {
 
 func TestFailuresArriveAsAgentErrorFrames(t *testing.T) {
 	strict := &core.Agent{ID: "strict", Model: core.ModelRef{Provider: "scripted", Model: "m"}, InputSchema: json.RawMessage(`{"type":"string"}`)}
-	e := newEnv(t, setup{cfg: core.Config{
+	e := newEnv(t, setup{cfg: engine.Config{
 		Agents:    []*core.Agent{strict},
 		Pipelines: map[string][]core.PipelineStep{"known": {{Type: core.StepAgent, AgentID: "writer"}}},
 	}})
@@ -98,7 +99,7 @@ func TestToolErrorsAreClientSafe(t *testing.T) {
 		},
 	}
 	agent := &core.Agent{ID: "tooler", Model: core.ModelRef{Provider: "scripted", Model: "m"}, Tools: []core.Tool{leaky}}
-	e := newEnv(t, setup{cfg: core.Config{Agents: []*core.Agent{agent}}, turns: []modeltest.Turn{
+	e := newEnv(t, setup{cfg: engine.Config{Agents: []*core.Agent{agent}}, turns: []modeltest.Turn{
 		modeltest.ToolCall("tool_leaky", map[string]any{}), modeltest.Text("ok"),
 	}})
 	s := e.open(t, "POST", "/agents/tooler/run", `{"input":"go"}`)
@@ -109,7 +110,7 @@ func TestToolErrorsAreClientSafe(t *testing.T) {
 }
 
 func TestPassiveStreamReplaysAFinishedRun(t *testing.T) {
-	e := newEnv(t, setup{cfg: core.Config{CrumbFilter: func(c core.Crumb) bool { return c.CrumbType() != core.TypeReasoningDelta }}})
+	e := newEnv(t, setup{cfg: engine.Config{CrumbFilter: func(c core.Crumb) bool { return c.CrumbType() != core.TypeReasoningDelta }}})
 	id, s := e.start(t, `{"input":"hi"}`)
 	s.rest()
 
@@ -139,7 +140,7 @@ func TestPassiveStreamReplaysAFinishedRun(t *testing.T) {
 }
 
 func TestPassiveStreamAppliesTheCrumbFilterToReplay(t *testing.T) {
-	e := newEnv(t, setup{cfg: core.Config{CrumbFilter: func(c core.Crumb) bool { return c.CrumbType() != core.TypeTextDelta }}})
+	e := newEnv(t, setup{cfg: engine.Config{CrumbFilter: func(c core.Crumb) bool { return c.CrumbType() != core.TypeTextDelta }}})
 	id, s := e.start(t, `{"input":"hi"}`)
 	s.rest()
 	waitLogged(t, e.store, id, func(le core.CrumbLogEntry) bool { return le.Type == core.TypeAgentRunEnd })
@@ -160,7 +161,7 @@ func slowText(n int) (modeltest.Turn, string) {
 func TestPassiveStreamCatchUpThenLiveWithReconnects(t *testing.T) {
 	turn, full := slowText(120)
 	// Small delta windows so the log holds several aggregated entries.
-	e := newEnv(t, setup{turns: []modeltest.Turn{turn}, cfg: core.Config{CrumbLog: core.CrumbLogOptions{MaxBufferBytes: 64}}})
+	e := newEnv(t, setup{turns: []modeltest.Turn{turn}, cfg: engine.Config{CrumbLog: engine.CrumbLogOptions{MaxBufferBytes: 64}}})
 	id, run := e.start(t, `{"input":"hi"}`)
 	defer run.close()
 
@@ -213,7 +214,7 @@ type plainStore struct{ core.BreadStore }
 
 func TestPassiveStreamLiveOnlyWithoutACrumbLog(t *testing.T) {
 	turn, full := slowText(40)
-	e := newEnv(t, setup{turns: []modeltest.Turn{turn}, cfg: core.Config{Store: plainStore{memory.New()}}})
+	e := newEnv(t, setup{turns: []modeltest.Turn{turn}, cfg: engine.Config{Store: plainStore{memory.New()}}})
 	id, run := e.start(t, `{"input":"hi"}`)
 	defer run.close()
 	got := e.open(t, "GET", "/runs/"+id+"/stream", "").rest()
@@ -337,7 +338,7 @@ func TestShutdownEndsOpenStreamsCleanly(t *testing.T) {
 	reached := make(chan struct{})
 	ingress := httpstream.New(lines{}, httpstream.Options{})
 	model := modeltest.New(modeltest.Block(reached, "half"))
-	inst, err := core.New(core.Config{Store: memory.New(), Transport: ingress, Providers: model.Registry("scripted"),
+	inst, err := engine.New(engine.Config{Store: memory.New(), Bus: ingress, Providers: model.Registry("scripted"),
 		Agents: []*core.Agent{{ID: "writer", Model: core.ModelRef{Provider: "scripted", Model: "m"}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -395,7 +396,7 @@ func TestShutdownEndsOpenStreamsCleanly(t *testing.T) {
 }
 
 func TestResumeAndPipelineRoutes(t *testing.T) {
-	e := newEnv(t, setup{cfg: core.Config{Pipelines: map[string][]core.PipelineStep{"one": {{Type: core.StepAgent, AgentID: "writer"}}}}})
+	e := newEnv(t, setup{cfg: engine.Config{Pipelines: map[string][]core.PipelineStep{"one": {{Type: core.StepAgent, AgentID: "writer"}}}}})
 	fs := e.open(t, "POST", "/pipelines/one/run", `{"input":"hi"}`).rest()
 	if isNotImplemented(fs) {
 		t.Skip("waiting for core Resume/RunPipeline")
@@ -414,7 +415,7 @@ func TestPassiveStreamStaysOpenAcrossHumanRequired(t *testing.T) {
 		HumanTools: []core.HumanToolDef{core.HumanTool("confirm", json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`))}}
 	e := newEnv(t, setup{
 		opts:  httpstream.Options{Heartbeat: 10 * time.Millisecond},
-		cfg:   core.Config{Agents: []*core.Agent{agent}},
+		cfg:   engine.Config{Agents: []*core.Agent{agent}},
 		turns: []modeltest.Turn{modeltest.ToolCall("human_confirm", map[string]any{"ok": true}), modeltest.Text("confirmed")},
 	})
 	run := e.open(t, "POST", "/agents/asker/run", `{"input":"go"}`).rest()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/transports/httpstream"
 )
 
@@ -47,7 +48,7 @@ func TestSuspendedRunIsNotLost(t *testing.T) {
 		HumanTools: []core.HumanToolDef{core.HumanTool("confirm", json.RawMessage(`{"type":"object"}`))}}
 	e := newEnv(t, setup{
 		opts:  httpstream.Options{Liveness: lv, LivenessInterval: 5 * time.Millisecond, Heartbeat: 20 * time.Millisecond},
-		cfg:   core.Config{Agents: []*core.Agent{agent}},
+		cfg:   engine.Config{Agents: []*core.Agent{agent}},
 		turns: []modeltest.Turn{modeltest.ToolCall("human_confirm", map[string]any{}), modeltest.Text("confirmed")},
 	})
 	run := e.open(t, "POST", "/agents/asker/run", `{"input":"go"}`).rest()

@@ -58,7 +58,7 @@ func afterSeq(r *http.Request) (int64, error) {
 func (h *handlers) tail(ctx context.Context, s *response, runID string, after int64) {
 	clog, _ := h.inst.Store().(core.CrumbLog)
 	var sub core.Subscriber
-	if t := h.inst.Transport(); t.Capability() == core.Duplex {
+	if t := h.inst.Bus(); t.Capability() == core.Duplex {
 		sub, _ = t.(core.Subscriber)
 	}
 	d := Dedup{Last: after}

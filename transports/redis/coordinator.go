@@ -56,7 +56,7 @@ type Coordinator struct {
 	// renewing serialises a renewal round with releases, so a renewal
 	// never brings back a lease released while it was in flight.
 	renewing sync.Mutex
-	inst     *core.Instance
+	inst     core.Runtime
 	stop     context.CancelFunc
 	done     sync.WaitGroup
 	pubsub   *goredis.PubSub
@@ -110,7 +110,7 @@ func (c *Coordinator) leaseKey(runID string) string {
 }
 
 // Init subscribes to cancel requests and starts renewing leases.
-func (c *Coordinator) Init(ctx context.Context, inst *core.Instance) error {
+func (c *Coordinator) Init(ctx context.Context, inst core.Runtime) error {
 	if err := c.client.Ping(ctx).Err(); err != nil {
 		return &core.BreadError{Code: CodeTransportUnavailable, Message: "redis coordinator: cannot reach Redis: " + err.Error(), Cause: err}
 	}

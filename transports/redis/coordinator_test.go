@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
-	"github.com/breadai/bread/stores/memory"
+	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/transports/redis"
 )
 
 // replica is an Instance with a Coordinator, as one process of a
 // deployment.
 type replica struct {
-	in    *core.Instance
+	in    *engine.Instance
 	coord *redis.Coordinator
 }
 
@@ -26,7 +27,7 @@ func newReplica(t *testing.T, url, prefix string, ttl time.Duration, turns ...mo
 		t.Fatal(err)
 	}
 	model := modeltest.New(turns...)
-	in, err := core.New(core.Config{
+	in, err := engine.New(engine.Config{
 		Store: memory.New(), Providers: model.Registry("m"), Plugins: []core.BreadPlugin{coord},
 		Agents: []*core.Agent{{ID: "a", Model: core.ModelRef{Provider: "m", Model: "x"}}},
 	})

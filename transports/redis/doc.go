@@ -17,7 +17,7 @@
 //
 //	t, err := redis.New(redis.Options{URL: "redis://127.0.0.1:6379/0"})
 //	...
-//	in, err := core.New(core.Config{Store: store, Transport: t, ...})
+//	in, err := engine.New(engine.Config{Store: store, Transport: t, ...})
 //	err = in.Start(ctx) // pings Redis
 //	defer in.Stop(ctx)  // closes t: drains the queue, ends subscriptions
 package redis

@@ -2,11 +2,7 @@ module github.com/breadai/bread/transports/redis
 
 go 1.26.0
 
-require (
-	github.com/breadai/bread/core v0.0.0
-	github.com/breadai/bread/stores/memory v0.0.0
-	github.com/redis/go-redis/v9 v9.23.0
-)
+require github.com/redis/go-redis/v9 v9.23.0
 
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
@@ -28,6 +24,13 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 )
 
-replace github.com/breadai/bread/core => ../../core
+require (
+	github.com/breadai/bread/core v0.0.0
+	github.com/breadai/bread/engine v0.0.0
+)
 
-replace github.com/breadai/bread/stores/memory => ../../stores/memory
+replace (
+	github.com/breadai/bread/core => ../../core
+	github.com/breadai/bread/engine => ../../engine
+	github.com/breadai/bread/typed => ../../typed
+)

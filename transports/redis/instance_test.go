@@ -7,18 +7,19 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
-	"github.com/breadai/bread/stores/memory"
+	"github.com/breadai/bread/engine"
 	bredis "github.com/breadai/bread/transports/redis"
 )
 
 // newInstance runs a scripted agent with tr as its transport.
-func newInstance(t *testing.T, tr core.BreadTransport) *core.Instance {
+func newInstance(t *testing.T, tr core.BreadTransport) *engine.Instance {
 	t.Helper()
 	model := modeltest.New(modeltest.Text("Bread ", "is ", "baked."))
-	in, err := core.New(core.Config{
+	in, err := engine.New(engine.Config{
 		Store:     memory.New(),
-		Transport: tr,
+		Bus:       tr,
 		Providers: model.Registry("scripted"),
 		Agents: []*core.Agent{{
 			ID:     "baker",

@@ -15,6 +15,7 @@ var rawPayload = json.RawMessage("{ \"z\" : 1.50,\n\t\"a\":[ 1234567890123456789
 // Store is what PayloadBytesExact writes to and reads from.
 type Store interface {
 	core.BreadStore
+	core.LoopStore
 	core.TaskRunStore
 }
 

@@ -1,0 +1,25 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/storetest"
+	"github.com/breadai/bread/core/memory"
+)
+
+var allFeatures = storetest.Features{CrumbLog: true, Loops: true, TaskRuns: true, Knowledge: true, Documents: true, ClosedErrors: true}
+
+func newStore(tb testing.TB) core.BreadStore {
+	s := memory.New()
+	tb.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, allFeatures, func(t *testing.T) core.BreadStore { return newStore(t) })
+}
+
+func BenchmarkStore(b *testing.B) {
+	storetest.Bench(b, func(b *testing.B) core.BreadStore { return newStore(b) })
+}

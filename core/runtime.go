@@ -1,0 +1,52 @@
+package core
+
+import (
+	"context"
+	"iter"
+	"log/slog"
+)
+
+// Runtime is the engine as a port sees it: what a plugin's Init and a
+// transport's Mount may call. The engine implements it; ports never name the
+// concrete engine type, the way database/sql/driver never names *sql.DB, so
+// an adapter needs only this package.
+//
+// Every method is safe for concurrent use once the engine has started.
+type Runtime interface {
+	// Run starts agentID and streams its crumbs; see the engine's Run for
+	// the stream's contract. Breaking out of the range cancels the run.
+	Run(ctx context.Context, agentID string, input any, opts RunOptions) iter.Seq2[Crumb, error]
+	// Resume continues the run suspended at checkpointID with a human's
+	// response.
+	Resume(ctx context.Context, checkpointID string, response any) iter.Seq2[Crumb, error]
+	// RunPipeline starts a configured pipeline.
+	RunPipeline(ctx context.Context, pipelineID string, input any) iter.Seq2[Crumb, error]
+	// Cancel cancels a run executing on this engine; false when it is not
+	// running here.
+	Cancel(runID string) bool
+	// On registers a listener for every crumb of every run and returns the
+	// function that removes it.
+	On(l Listener) (remove func())
+
+	// Store is the configured store.
+	Store() BreadStore
+	// Bus is the live crumb fabric between replicas (the in-process bus by
+	// default).
+	Bus() BreadTransport
+	// CrumbFilter is the filter applied before the bus, or nil; an ingress
+	// replaying from the store applies it too.
+	CrumbFilter() func(Crumb) bool
+	// Agent returns an agent by id; Agents returns every agent, sorted by id.
+	Agent(id string) (*Agent, bool)
+	Agents() []*Agent
+	// Pipelines returns the configured pipelines.
+	Pipelines() map[string][]PipelineStep
+	// Logger is the engine's logger.
+	Logger() *slog.Logger
+}
+
+// Listener receives every crumb that passes the engine's choke point, after
+// it is numbered. It runs on the run's goroutine: it must not block, and it
+// must treat the crumb as read-only. A panicking listener is recovered and
+// logged.
+type Listener func(ctx context.Context, c Crumb)

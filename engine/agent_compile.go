@@ -1,0 +1,135 @@
+package engine
+
+import "github.com/breadai/bread/core"
+
+// agentRT is an agent as the runner uses it: the definition plus what was
+// compiled from it once, at New.
+type agentRT struct {
+	*core.Agent
+	perms  core.CompiledPermissions
+	input  *compiledSchema
+	output *compiledSchema
+	steps  int
+}
+
+const defaultMaxSteps = 20
+
+// compileAgent checks a definition and compiles its permissions and schemas,
+// so a typo fails the boot (INVALID_NAME, INVALID_PERMISSION, INVALID_CONFIG)
+// instead of the first run.
+func compileAgent(a *core.Agent) (*agentRT, error) {
+	if a == nil {
+		return nil, &core.BreadError{Code: core.CodeInvalidConfig, Message: "Config.Agents holds a nil agent"}
+	}
+	if err := core.ValidateID("agent", a.ID); err != nil {
+		return nil, err
+	}
+	rt := &agentRT{Agent: a, steps: a.MaxSteps}
+	if rt.steps <= 0 {
+		rt.steps = defaultMaxSteps
+	}
+	var err error
+	if rt.perms, err = a.Permissions.Compile(); err != nil {
+		return nil, withAgent(err, a.ID)
+	}
+	if rt.input, err = compileSchema("agent "+a.ID+" inputSchema", a.InputSchema); err != nil {
+		return nil, err
+	}
+	if rt.output, err = compileSchema("agent "+a.ID+" outputSchema", a.OutputSchema); err != nil {
+		return nil, err
+	}
+	switch a.Output.Format {
+	case "", core.FormatText, core.FormatMarkdown, core.FormatJSON:
+	default:
+		if a.Output.Parse == nil {
+			return nil, core.Errorf(core.CodeInvalidConfig, "agent %s: custom output format %q needs a Parse function", a.ID, a.Output.Format)
+		}
+	}
+	seen := map[string]bool{}
+	for i := range a.Tools {
+		t := &a.Tools[i]
+		if err := checkTool(t); err != nil {
+			return nil, withAgent(err, a.ID)
+		}
+		leaf := core.LeafName(core.ToolOrigin{Scope: core.ScopeTool, Name: t.Name})
+		if seen[leaf] {
+			return nil, collision(leaf)
+		}
+		seen[leaf] = true
+	}
+	for _, h := range a.HumanTools {
+		if err := core.ValidateName("human tool", h.Name); err != nil {
+			return nil, withAgent(err, a.ID)
+		}
+		leaf := core.LeafName(core.ToolOrigin{Scope: core.ScopeHuman, Name: h.Name})
+		if seen[leaf] {
+			return nil, collision(leaf)
+		}
+		seen[leaf] = true
+		if _, err := compileSchema("human tool "+h.Name+" schema", h.Schema); err != nil {
+			return nil, err
+		}
+	}
+	for _, sk := range a.Skills {
+		if err := core.ValidateName("skill", sk.ID); err != nil {
+			return nil, withAgent(err, a.ID)
+		}
+		for i := range sk.Tools {
+			if err := checkTool(&sk.Tools[i]); err != nil {
+				return nil, withAgent(err, a.ID)
+			}
+		}
+	}
+	if sc := a.Supervisor; sc != nil {
+		if len(sc.Agents) == 0 {
+			return nil, core.Errorf(core.CodeInvalidConfig, "agent %s: a supervisor needs at least one sub-agent", a.ID)
+		}
+		for _, sa := range sc.Agents {
+			if err := core.ValidateID("sub-agent", sa.AgentID); err != nil {
+				return nil, withAgent(err, a.ID)
+			}
+			switch sa.Visibility {
+			case "", core.Passthrough, core.Mediate, core.Hidden:
+			default:
+				return nil, core.Errorf(core.CodeInvalidConfig, "agent %s: sub-agent %s has unknown visibility %q (passthrough, mediate or hidden)", a.ID, sa.AgentID, sa.Visibility)
+			}
+		}
+	}
+	if lc := a.Loop; lc != nil {
+		if len(lc.Pool) == 0 || lc.MaxIterations < 1 {
+			return nil, core.Errorf(core.CodeInvalidConfig, "agent %s: a loop needs a non-empty pool and maxIterations >= 1", a.ID)
+		}
+	}
+	return rt, nil
+}
+
+// checkTool validates a tool's name and shape.
+func checkTool(t *core.Tool) error {
+	if err := core.ValidateName("tool", t.Name); err != nil {
+		return err
+	}
+	if (t.Execute == nil) == (t.ExecuteStream == nil) {
+		return core.Errorf(core.CodeInvalidConfig, "tool %s must set exactly one of Execute and ExecuteStream", t.Name)
+	}
+	if _, err := compileSchema("tool "+t.Name+" inputSchema", t.InputSchema); err != nil {
+		return err
+	}
+	return nil
+}
+
+func collision(leaf string) *core.BreadError {
+	return &core.BreadError{
+		Code:    core.CodeToolNameCollision,
+		Message: "several tools resolve to the model-facing name " + quoteTruncated(leaf) + "; rename one",
+		Context: map[string]any{"leaf": leaf},
+	}
+}
+
+func withAgent(err error, agentID string) error {
+	if be, ok := err.(*core.BreadError); ok {
+		cp := be.WithContext("agentId", agentID)
+		cp.Message = "agent " + agentID + ": " + be.Message
+		return cp
+	}
+	return err
+}

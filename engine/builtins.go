@@ -1,0 +1,71 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/breadai/bread/core"
+)
+
+// builtinSources returns the tools an agent's configuration turns on: skill
+// tools and core_load_skill, task tools, the knowledge and document tools,
+// core_delegate and the loop tools. Each runtime that keeps state across the
+// run's tool calls (the supervisor's delegation caps, the active loop) is
+// created once per run.
+func (r *run) builtinSources(ctx context.Context) ([]toolSource, error) {
+	a := r.agent
+	var out []toolSource
+	builtin := func(t core.Tool) {
+		out = append(out, toolSource{origin: core.ToolOrigin{Scope: core.ScopeCore, Name: t.Name}, tool: &t})
+	}
+	for _, s := range r.activeSkills() {
+		for i := range s.Tools {
+			out = append(out, toolSource{origin: core.ToolOrigin{Scope: core.ScopeSkill, Sub: s.ID, Name: s.Tools[i].Name}, tool: &s.Tools[i]})
+		}
+	}
+	if len(a.Skills) > 0 {
+		builtin(r.loadSkillToolFor())
+	}
+	for _, id := range a.Tasks {
+		task, ok := r.in.tasks[id]
+		if !ok {
+			return nil, taskNotFound(r.in, id, a.ID)
+		}
+		t := r.in.taskTool(task, a.Agent)
+		out = append(out, toolSource{origin: core.ToolOrigin{Scope: core.ScopeTask, Name: task.Name}, tool: &t})
+	}
+	if a.Knowledge != nil {
+		if ks, ok := r.in.store.(core.KnowledgeStore); ok {
+			for _, t := range knowledgeTools(ks, a.ID) {
+				builtin(t)
+			}
+		}
+	}
+	if a.Documents != nil {
+		if ds, ok := r.in.store.(core.DocumentStore); ok {
+			for _, t := range documentTools(ds, a.ID, *a.Documents) {
+				builtin(t)
+			}
+		}
+	}
+	r.mu.Lock()
+	if a.Supervisor != nil && r.supervisor == nil {
+		r.supervisor = newSupervisorRuntime(r, a.Supervisor)
+	}
+	if a.Loop != nil && r.loop == nil {
+		r.loop = newLoopRuntime(r, a.Loop)
+	}
+	sup, loop := r.supervisor, r.loop
+	r.mu.Unlock()
+	if sup != nil {
+		builtin(sup.delegateTool())
+	}
+	if loop != nil {
+		for _, t := range loop.tools() {
+			builtin(t)
+		}
+	}
+	if len(r.in.cfg.Decisions) > 0 {
+		builtin(r.in.decideTool())
+	}
+	return out, nil
+}

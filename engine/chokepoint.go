@@ -1,0 +1,362 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/breadai/bread/core"
+)
+
+const (
+	defaultDeltaWindowBytes = 4096
+	defaultDeltaWindowAge   = time.Second
+)
+
+// chokePoint is where every crumb of one public stream (a Run, a Resume, a
+// pipeline run) gets its seq, is appended to the crumb log, reaches the
+// listeners and is published on the transport. A stream can interleave
+// several runs (pipeline steps, supervisor children), so numbering and
+// logging state is kept per run.
+//
+// Sequencing: a non-delta crumb takes ++seq. text:delta and reasoning:delta
+// carry the current seq as a watermark and are buffered per run and type into
+// one aggregated log entry, which takes its own ++seq when it is flushed: on
+// the next non-delta crumb of the run, at MaxBufferBytes, MaxBufferAge after
+// the window opened, or when the stream ends.
+//
+// Logging is best-effort. Writes go, in order, through one writer goroutine
+// owned by the choke point; the first failed write disables logging for that
+// run with one warning, and the run goes on. pipeline:step:* crumbs are
+// numbered but never logged (they have no session to cascade with), and
+// relayed remote crumbs are numbered but never logged.
+type chokePoint struct {
+	in       *Instance
+	clog     core.CrumbLog // nil when the store keeps no crumb log
+	pubCtx   context.Context
+	maxBytes int
+	maxAge   time.Duration
+
+	mu      sync.Mutex
+	runs    map[string]*runSeq
+	pending []core.CrumbLogEntry
+	spare   []core.CrumbLogEntry
+	signal  chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+type runSeq struct {
+	id            string
+	counter       int64
+	windows       [2]*deltaWindow // text, reasoning
+	noLog         bool            // logging disabled, relayed, or unsupported
+	relayed       bool            // a remote run relayed through this stream
+	publishWarned bool
+}
+
+type deltaWindow struct {
+	crumbType string
+	agentID   string
+	sessionID string
+	timestamp int64
+	text      strings.Builder
+	timer     *time.Timer
+}
+
+func (in *Instance) newChokePoint(ctx context.Context) *chokePoint {
+	cp := &chokePoint{
+		in:       in,
+		pubCtx:   context.WithoutCancel(ctx),
+		maxBytes: in.cfg.CrumbLog.MaxBufferBytes,
+		maxAge:   in.cfg.CrumbLog.MaxBufferAge,
+		runs:     map[string]*runSeq{},
+	}
+	cp.clog, _ = in.store.(core.CrumbLog)
+	if cp.maxBytes <= 0 {
+		cp.maxBytes = defaultDeltaWindowBytes
+	}
+	if cp.maxAge <= 0 {
+		cp.maxAge = defaultDeltaWindowAge
+	}
+	return cp
+}
+
+// process numbers c, queues its log entry, calls the listeners and publishes
+// it. It is called from the stream's goroutine only; delta-window timers are
+// the one other writer of the state and take the same lock.
+func (cp *chokePoint) process(ctx context.Context, c core.Crumb) {
+	b := c.Base()
+	if b.RunID != "" {
+		cp.sequence(ctx, c, b)
+	}
+	cp.in.notify(ctx, c)
+	if b.RunID != "" {
+		cp.publish(c, b)
+	}
+}
+
+func (cp *chokePoint) sequence(ctx context.Context, c core.Crumb, b *core.CrumbBase) {
+	cp.mu.Lock()
+	rs := cp.runs[b.RunID]
+	cp.mu.Unlock()
+	if rs == nil {
+		rs = cp.openRun(ctx, b)
+	}
+
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	typ := c.CrumbType()
+	if slot, ok := deltaSlot(typ); ok {
+		b.Seq = rs.counter
+		if !rs.noLog {
+			cp.addDelta(rs, slot, typ, b, deltaText(c))
+		}
+		return
+	}
+	cp.flushWindows(rs)
+	rs.counter++
+	b.Seq = rs.counter
+	if !rs.noLog && logged(typ) {
+		cp.enqueue(core.CrumbLogEntry{
+			RunID: b.RunID, Seq: b.Seq, SessionID: b.SessionID, AgentID: b.AgentID,
+			Type: typ, Crumb: c, CreatedAt: stamp(b.Timestamp),
+		})
+	}
+}
+
+// openRun starts the state of a run the first time one of its crumbs passes.
+// A resumed run's counter is seeded from the log, so its continuation extends
+// the original numbering.
+func (cp *chokePoint) openRun(ctx context.Context, b *core.CrumbBase) *runSeq {
+	_, relayed := cp.in.relayed.Load(b.RunID)
+	rs := &runSeq{id: b.RunID, relayed: relayed, noLog: cp.clog == nil || relayed}
+	if !rs.noLog {
+		max, err := cp.clog.MaxCrumbSeq(ctx, b.RunID)
+		if err != nil {
+			cp.disable(rs, err)
+		}
+		rs.counter = max
+	}
+	cp.mu.Lock()
+	cp.runs[b.RunID] = rs
+	cp.mu.Unlock()
+	return rs
+}
+
+// stamp is the time an entry is logged: the crumb's own timestamp, taken
+// moments earlier, spares a clock read per crumb.
+func stamp(ts int64) int64 {
+	if ts > 0 {
+		return ts
+	}
+	return core.NowMillis()
+}
+
+func deltaSlot(typ string) (int, bool) {
+	switch typ {
+	case core.TypeTextDelta:
+		return 0, true
+	case core.TypeReasoningDelta:
+		return 1, true
+	}
+	return 0, false
+}
+
+func deltaText(c core.Crumb) string {
+	switch d := c.(type) {
+	case *core.TextDelta:
+		return d.Delta
+	case *core.ReasoningDelta:
+		return d.Delta
+	}
+	return ""
+}
+
+func logged(typ string) bool {
+	return typ != core.TypePipelineStepStart && typ != core.TypePipelineStepEnd
+}
+
+// addDelta appends to the run's open window of that type, opening one (with
+// its age timer) when needed. Called with cp.mu held.
+func (cp *chokePoint) addDelta(rs *runSeq, slot int, typ string, b *core.CrumbBase, text string) {
+	w := rs.windows[slot]
+	if w == nil {
+		w = &deltaWindow{crumbType: typ, agentID: b.AgentID, sessionID: b.SessionID, timestamp: b.Timestamp}
+		w.timer = time.AfterFunc(cp.maxAge, func() {
+			cp.mu.Lock()
+			defer cp.mu.Unlock()
+			if rs.windows[slot] == w {
+				cp.flushWindow(rs, slot)
+			}
+		})
+		rs.windows[slot] = w
+	}
+	w.text.WriteString(text)
+	if w.text.Len() >= cp.maxBytes {
+		cp.flushWindow(rs, slot)
+	}
+}
+
+// flushWindows closes a run's open windows, text before reasoning. Called
+// with cp.mu held.
+func (cp *chokePoint) flushWindows(rs *runSeq) {
+	for slot := range rs.windows {
+		if rs.windows[slot] != nil {
+			cp.flushWindow(rs, slot)
+		}
+	}
+}
+
+// flushWindow turns an open window into one aggregated log entry with its
+// own seq. Called with cp.mu held.
+func (cp *chokePoint) flushWindow(rs *runSeq, slot int) {
+	w := rs.windows[slot]
+	rs.windows[slot] = nil
+	w.timer.Stop()
+	if rs.noLog {
+		return
+	}
+	rs.counter++
+	base := core.CrumbBase{AgentID: w.agentID, RunID: rs.id, SessionID: w.sessionID, Timestamp: w.timestamp, Seq: rs.counter}
+	var agg core.Crumb
+	if w.crumbType == core.TypeReasoningDelta {
+		agg = &core.ReasoningDelta{CrumbBase: base, Delta: w.text.String()}
+	} else {
+		agg = &core.TextDelta{CrumbBase: base, Delta: w.text.String()}
+	}
+	cp.enqueue(core.CrumbLogEntry{
+		RunID: rs.id, Seq: rs.counter, SessionID: w.sessionID, AgentID: w.agentID,
+		Type: w.crumbType, Crumb: agg, CreatedAt: core.NowMillis(),
+	})
+}
+
+// enqueue hands an entry to the writer goroutine, starting it on first use.
+// Called with cp.mu held.
+func (cp *chokePoint) enqueue(e core.CrumbLogEntry) {
+	if cp.pending == nil {
+		cp.pending = make([]core.CrumbLogEntry, 0, 16)
+	}
+	cp.pending = append(cp.pending, e)
+	if cp.signal == nil {
+		cp.signal = make(chan struct{}, 1)
+		cp.stop = make(chan struct{})
+		cp.done = make(chan struct{})
+		go cp.writeLoop()
+	}
+	// Only the first entry after a drain wakes the writer: while it is busy
+	// it drains again before parking, so waking it per crumb would only pay
+	// for scheduler round trips.
+	if len(cp.pending) == 1 {
+		select {
+		case cp.signal <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (cp *chokePoint) writeLoop() {
+	defer close(cp.done)
+	for {
+		select {
+		case <-cp.signal:
+			for cp.drain() > 0 {
+			}
+		case <-cp.stop:
+			for cp.drain() > 0 {
+			}
+			return
+		}
+	}
+}
+
+// drain writes what is pending, one AppendCrumbs per consecutive run of
+// entries of the same run, skipping runs whose logging is disabled. It
+// returns how many entries it took.
+func (cp *chokePoint) drain() int {
+	cp.mu.Lock()
+	if len(cp.pending) == 0 {
+		cp.mu.Unlock()
+		return 0
+	}
+	// Double buffering: the writer owns batch while enqueue fills the other
+	// slice; the two never alias.
+	batch := cp.pending
+	cp.pending = cp.spare[:0]
+	cp.mu.Unlock()
+
+	for start := 0; start < len(batch); {
+		end := start + 1
+		for end < len(batch) && batch[end].RunID == batch[start].RunID {
+			end++
+		}
+		cp.mu.Lock()
+		rs := cp.runs[batch[start].RunID]
+		skip := rs == nil || rs.noLog
+		cp.mu.Unlock()
+		if !skip {
+			if err := cp.clog.AppendCrumbs(cp.pubCtx, batch[start:end]); err != nil {
+				cp.mu.Lock()
+				cp.disable(rs, err)
+				cp.mu.Unlock()
+			}
+		}
+		start = end
+	}
+	n := len(batch)
+	clear(batch)
+	cp.mu.Lock()
+	cp.spare = batch[:0]
+	cp.mu.Unlock()
+	return n
+}
+
+// disable stops logging for a run after its first failed write, with one
+// warning. The run itself goes on.
+func (cp *chokePoint) disable(rs *runSeq, err error) {
+	if rs.noLog {
+		return
+	}
+	rs.noLog = true
+	cp.in.log.Warn("bread: crumb log disabled for run after a failed store write", "runId", rs.id, "error", err)
+}
+
+func (cp *chokePoint) publish(c core.Crumb, b *core.CrumbBase) {
+	if f := cp.in.cfg.CrumbFilter; f != nil && !f(c) {
+		return
+	}
+	err := cp.in.transport.Publish(cp.pubCtx, core.Frame{RunID: b.RunID, Seq: b.Seq, Crumb: c})
+	if err == nil {
+		return
+	}
+	cp.mu.Lock()
+	rs := cp.runs[b.RunID]
+	warn := rs != nil && !rs.publishWarned
+	if warn {
+		rs.publishWarned = true
+	}
+	cp.mu.Unlock()
+	if warn {
+		cp.in.log.Warn("bread: transport publish failed; the run goes on", "runId", b.RunID, "error", err)
+	}
+}
+
+// finish flushes every open delta window and waits until the writer has
+// stored everything queued. Call it once, when the stream ends, however it
+// ends.
+func (cp *chokePoint) finish() {
+	cp.mu.Lock()
+	for _, rs := range cp.runs {
+		cp.flushWindows(rs)
+		if rs.relayed {
+			cp.in.relayed.Delete(rs.id)
+		}
+	}
+	started := cp.signal != nil
+	cp.mu.Unlock()
+	if started {
+		close(cp.stop)
+		<-cp.done
+	}
+}

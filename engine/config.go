@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/breadai/bread/core"
+)
+
+// Config is everything an Instance is built from. Store is required; every
+// other field is optional.
+type Config struct {
+	// Entrypoints are the agents an ingress exposes; empty exposes all.
+	Entrypoints []string
+	Agents      []*core.Agent
+	Pipelines   map[string][]core.PipelineStep
+	// Tasks are one-shot structured model calls agents use as tools.
+	Tasks []*core.Task
+	// Decisions are named fast deciders for core_decide, route steps and
+	// hooks.
+	Decisions map[string]core.Decider
+
+	// Store is the storage backend. There is no default: nil is
+	// STORE_NOT_CONFIGURED.
+	Store core.BreadStore
+	// BlobStore keeps files; optional.
+	BlobStore core.BlobStore
+	// Bus is the live crumb fabric between replicas; nil is the embedded
+	// in-process bus (core/stream, a single replica).
+	Bus core.BreadTransport
+	// Providers are the named model providers.
+	Providers core.ProviderRegistry
+	Plugins   []core.BreadPlugin
+	Hooks     core.Hooks
+	// ErrorHandling is the default retry policy for agent runs.
+	ErrorHandling core.ErrorHandling
+	RemoteAgents  map[string]core.RemoteAgent
+	// Credentials is the default secret resolver for tools; nil reads the
+	// environment.
+	Credentials core.CredentialProvider
+	// CrumbFilter, when set, decides which crumbs reach the transport. The
+	// log and local listeners see every crumb.
+	CrumbFilter func(core.Crumb) bool
+	// MaxConcurrentRuns caps runs in flight on this Instance; 0 is no cap.
+	// At the cap a new run fails with CONCURRENCY_LIMIT.
+	MaxConcurrentRuns int
+	// CrumbLog tunes the delta windows of the crumb log.
+	CrumbLog CrumbLogOptions
+	// Logger receives warnings (a disabled crumb log, a failed publish);
+	// nil is slog.Default().
+	Logger *slog.Logger
+}
+
+// CrumbLogOptions tunes how text and reasoning deltas are aggregated before
+// they are logged.
+type CrumbLogOptions struct {
+	// MaxBufferBytes flushes a delta window at this size (default 4096).
+	MaxBufferBytes int
+	// MaxBufferAge flushes a delta window this long after it opened
+	// (default 1s).
+	MaxBufferAge time.Duration
+}

@@ -1,0 +1,160 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/breadai/bread/core"
+)
+
+// resume claims a checkpoint, answers its pending call and continues the run
+// from the store, then whatever composition was waiting on it.
+func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, response any) (outcome, error) {
+	cp, err := in.store.GetCheckpoint(ctx, checkpointID)
+	if err != nil {
+		return outcome{}, checkpointMissing(err, checkpointID)
+	}
+	if len(cp.Pending) > 0 {
+		children := make([]string, len(cp.Pending))
+		for i, p := range cp.Pending {
+			children[i] = p.ChildCheckpointID
+		}
+		return outcome{}, &core.BreadError{
+			Code: core.CodeSupervisorNotResumable,
+			Message: "checkpoint " + checkpointID + " belongs to supervisor " + cp.AgentID + ", which waits on suspended delegations; resume the delegated runs instead: " +
+				strings.Join(children, ", "),
+			Context: map[string]any{"checkpointId": checkpointID, "agentId": cp.AgentID, "childCheckpointIds": children},
+		}
+	}
+	rt, ok := in.agents[cp.AgentID]
+	if !ok {
+		return outcome{}, core.Errorf(core.CodeAgentNotFound, "agent %s of checkpoint %s is not registered", cp.AgentID, checkpointID)
+	}
+	// Claim before anything observable: a concurrent resume of the same
+	// checkpoint loses here instead of executing a tool or answering twice.
+	if _, err := in.store.DeleteCheckpoint(ctx, checkpointID); err != nil {
+		return outcome{}, checkpointMissing(err, checkpointID)
+	}
+
+	r := in.newRun(rt, cp.RunID, cp.SessionID, response, core.RunOptions{Skill: cp.Skill})
+	r.parent = cp.Parent
+	runOut := sink(out)
+	if cp.Parent != nil {
+		// The composition, not this run, decides how the stream ends.
+		runOut = nested{out}
+	}
+	res, err := func() (outcome, error) {
+		ctx, done := r.bind(ctx, runOut)
+		defer done()
+		return r.answer(ctx, cp, response)
+	}()
+	if err != nil {
+		return res, err
+	}
+	if res.suspended {
+		if err := in.relinkParallel(ctx, cp, res.checkpoints()); err != nil {
+			return res, err
+		}
+		return res, nil
+	}
+	if cp.Parent == nil {
+		return res, nil
+	}
+	return in.continueParent(ctx, out, cp.Parent, res.output)
+}
+
+func checkpointMissing(err error, id string) error {
+	if isCode(err, core.CodeCheckpointNotFound) {
+		return &core.BreadError{Code: core.CodeCheckpointNotFound, Message: "checkpoint " + quoteTruncated(id) + " not found or already resumed", Context: map[string]any{"checkpointId": id}}
+	}
+	return err
+}
+
+// answer resumes a claimed checkpoint's run: human:resumed, the answer to
+// the pending call (for an approval, the gated tool runs or is rejected
+// through the same hook path as a live call), then the model loop.
+func (r *run) answer(ctx context.Context, cp core.CheckpointRecord, response any) (outcome, error) {
+	kind := cp.Kind
+	if kind == "" {
+		kind = core.HumanApproval
+		for _, h := range r.agent.HumanTools {
+			if core.LeafName(core.ToolOrigin{Scope: core.ScopeHuman, Name: h.Name}) == cp.ToolName {
+				kind = core.HumanInput
+			}
+		}
+	}
+	if !r.emit(&core.HumanResumed{CrumbBase: r.base(), CheckpointID: cp.ID, Response: response, Kind: kind}) {
+		return outcome{}, r.fail(ctx, errConsumerGone)
+	}
+	call := toolCall{ID: cp.ToolCallID, Name: cp.ToolName, Input: cp.Schema}
+	var part core.Part
+	switch {
+	case kind == core.HumanInput:
+		raw, err := asJSON(response)
+		if err != nil {
+			return outcome{}, r.fail(ctx, core.Errorf(core.CodeValidationError, "the response is not JSON: %w", err))
+		}
+		part = core.Part{Type: core.PartToolResult, ToolCallID: cp.ToolCallID, ToolName: cp.ToolName, Output: raw}
+	case approved(response):
+		ts, err := r.assembleTools(ctx)
+		if err != nil {
+			return outcome{}, r.fail(ctx, err)
+		}
+		bt := ts.byLeaf[cp.ToolName]
+		if bt == nil || bt.tool == nil {
+			return outcome{}, r.fail(ctx, core.Errorf(core.CodeToolNotFound, "the approved tool %s is no longer available on agent %s", cp.ToolName, r.agent.ID))
+		}
+		part = r.invokeTool(ctx, bt, call, func(c core.Crumb) { r.emit(c) }).part
+	default:
+		part = resultPart(call, map[string]any{"denied": true, "reason": "rejected by human"})
+	}
+	if err := r.in.persist(ctx, r.sessionID, core.Message{Role: core.RoleTool, Parts: []core.Part{part}}); err != nil {
+		return outcome{}, r.fail(ctx, err)
+	}
+	return r.continueRun(ctx)
+}
+
+// approved reads {"approved": true} from a response of any shape.
+func approved(response any) bool {
+	raw, err := asJSON(response)
+	if err != nil {
+		return false
+	}
+	var v struct {
+		Approved bool `json:"approved"`
+	}
+	return json.Unmarshal(raw, &v) == nil && v.Approved
+}
+
+// relinkParallel keeps a parallel step's bookkeeping right when a resumed
+// branch suspends again under new checkpoints: everywhere the step lists the
+// old checkpoint as pending, the new ones replace it.
+func (in *Instance) relinkParallel(ctx context.Context, old core.CheckpointRecord, fresh []string) error {
+	for p := old.Parent; p != nil; p = p.Outer {
+		if p.Kind != core.ParentPipeline || p.Parallel == nil {
+			continue
+		}
+		replace := func(ids []string) []string {
+			var out []string
+			for _, id := range ids {
+				if id == old.ID {
+					out = append(out, fresh...)
+				} else {
+					out = append(out, id)
+				}
+			}
+			return out
+		}
+		ids := replace(p.Parallel.PendingCheckpointIDs)
+		for _, id := range ids {
+			err := in.updateParallelNode(ctx, id, p.PipelineRunID, p.StepIndex, func(pp *core.ParallelProgress) {
+				pp.PendingCheckpointIDs = replace(pp.PendingCheckpointIDs)
+			})
+			if err != nil && !isCode(err, core.CodeCheckpointNotFound) {
+				return err
+			}
+		}
+	}
+	return nil
+}

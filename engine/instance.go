@@ -1,0 +1,312 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/stream"
+)
+
+// Instance runs agents. It is the public surface every ingress (the HTTP
+// server, MCP, the CLI, your own code) uses: Start and Stop, Run, RunSync,
+// Cancel, On, and read access to the store, transport and registries.
+//
+// Every crumb of every public stream passes one per-run choke point that
+// numbers it, appends it to the crumb log, calls the listeners and publishes
+// it on the transport.
+type Instance struct {
+	cfg       Config
+	log       *slog.Logger
+	store     core.BreadStore
+	loops     core.LoopStore // nil when the store keeps no loops
+	transport core.BreadTransport
+	agents    map[string]*agentRT
+	tasks     map[string]*taskRT
+
+	// Collected from plugins at Start.
+	pluginHooks   []core.Hooks
+	pluginTools   []pluginTool
+	toolResolvers []pluginResolver
+	leasers       []core.RunLeaser
+
+	listenersMu sync.Mutex // serialises On and its remove
+	listeners   atomic.Pointer[[]*listenerEntry]
+
+	runsMu sync.Mutex
+	runs   map[string]context.CancelCauseFunc
+
+	// relayed holds the run ids of remote runs whose crumbs are being
+	// relayed: the choke point numbers them but never logs them, and
+	// forgets the mark when the stream that relayed them finishes.
+	relayed sync.Map
+
+	inFlight atomic.Int64
+	started  atomic.Bool
+	stopOnce sync.Once
+}
+
+type listenerEntry struct{ fn core.Listener }
+
+// Instance is the Runtime every port sees.
+var _ core.Runtime = (*Instance)(nil)
+
+// New validates cfg and returns an Instance ready to Start. A nil Store is
+// STORE_NOT_CONFIGURED; a duplicate or badly named agent is INVALID_NAME.
+func New(cfg Config) (*Instance, error) {
+	if cfg.Store == nil {
+		return nil, &core.BreadError{
+			Code: core.CodeStoreNotConfigured,
+			Message: "no store configured: set Config.Store, for example stores/sqlite, " +
+				"stores/postgres (reads DATABASE_URL) or stores/memory",
+		}
+	}
+	in := &Instance{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		store:     cfg.Store,
+		transport: cfg.Bus,
+		agents:    make(map[string]*agentRT, len(cfg.Agents)),
+		tasks:     make(map[string]*taskRT, len(cfg.Tasks)),
+		runs:      map[string]context.CancelCauseFunc{},
+	}
+	in.loops, _ = cfg.Store.(core.LoopStore)
+	if in.log == nil {
+		in.log = slog.Default()
+	}
+	if in.transport == nil {
+		in.transport = stream.New(stream.Options{})
+	}
+	for _, t := range cfg.Tasks {
+		rt, err := compileTask(t)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := in.tasks[t.Name]; dup {
+			return nil, core.Errorf(core.CodeInvalidName, "task %q is defined twice", t.Name)
+		}
+		in.tasks[t.Name] = rt
+	}
+	for _, a := range cfg.Agents {
+		if err := in.addAgent(a); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+func (in *Instance) addAgent(a *core.Agent) error {
+	rt, err := compileAgent(a)
+	if err != nil {
+		return err
+	}
+	if a.Loop != nil && in.loops == nil {
+		return &core.BreadError{
+			Code:    core.CodeInvalidConfig,
+			Message: "agent " + a.ID + " runs loops, but the store does not record them (it is not a core.LoopStore)",
+			Context: map[string]any{"agentId": a.ID},
+		}
+	}
+	if _, dup := in.agents[a.ID]; dup {
+		return core.Errorf(core.CodeInvalidName, "agent %q is defined twice", a.ID)
+	}
+	for _, id := range a.Tasks {
+		if _, ok := in.tasks[id]; !ok {
+			return taskNotFound(in, id, a.ID)
+		}
+	}
+	in.agents[a.ID] = rt
+	return nil
+}
+
+// Start prepares the Instance: it migrates the store, starts the transport,
+// initialises plugins in order and merges what they contribute, then starts
+// remote agents. If a step fails, what was started is stopped again.
+func (in *Instance) Start(ctx context.Context) error {
+	if !in.started.CompareAndSwap(false, true) {
+		return errors.New("bread: Instance already started")
+	}
+	if m, ok := in.store.(core.Migrator); ok {
+		if err := m.Migrate(ctx); err != nil {
+			return fmt.Errorf("bread: migrate store: %w", err)
+		}
+	}
+	if s, ok := in.transport.(core.Starter); ok {
+		if err := s.Start(ctx); err != nil {
+			return fmt.Errorf("bread: start transport: %w", err)
+		}
+	}
+	for i, p := range in.cfg.Plugins {
+		if err := core.ValidateName("plugin", p.Name()); err != nil {
+			in.closePlugins(ctx, i)
+			return err
+		}
+		if ap, ok := p.(core.AgentsProvider); ok {
+			for _, a := range ap.Agents() {
+				if err := in.addAgent(a); err != nil {
+					in.closePlugins(ctx, i)
+					return err
+				}
+			}
+		}
+		if err := in.collectPlugin(p); err != nil {
+			in.closePlugins(ctx, i)
+			return err
+		}
+		if pi, ok := p.(core.PluginIniter); ok {
+			if err := pi.Init(ctx, in); err != nil {
+				in.closePlugins(ctx, i)
+				return fmt.Errorf("bread: init plugin %s: %w", p.Name(), err)
+			}
+		}
+	}
+	in.warnUnsupportedFeatures()
+	for id, ra := range in.cfg.RemoteAgents {
+		if s, ok := ra.(core.Starter); ok {
+			if err := s.Start(ctx); err != nil {
+				in.closePlugins(ctx, len(in.cfg.Plugins))
+				return fmt.Errorf("bread: start remote agent %s: %w", id, err)
+			}
+		}
+	}
+	return nil
+}
+
+// warnUnsupportedFeatures logs agents that ask for knowledge or documents
+// on a store without them: their tools are simply absent.
+func (in *Instance) warnUnsupportedFeatures() {
+	_, kg := in.store.(core.KnowledgeStore)
+	_, docs := in.store.(core.DocumentStore)
+	for _, a := range in.agents {
+		if a.Knowledge != nil && !kg {
+			in.log.Warn("bread: agent wants knowledge but the store is not a KnowledgeStore; core_kg_* tools are off", "agentId", a.ID)
+		}
+		if a.Documents != nil && !docs {
+			in.log.Warn("bread: agent wants documents but the store is not a DocumentStore; core_doc_* tools are off", "agentId", a.ID)
+		}
+	}
+}
+
+// closePlugins closes the first n plugins in reverse order.
+func (in *Instance) closePlugins(ctx context.Context, n int) []error {
+	var errs []error
+	for _, p := range slices.Backward(in.cfg.Plugins[:n]) {
+		if pc, ok := p.(core.PluginCloser); ok {
+			if err := pc.Close(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("bread: close plugin %s: %w", p.Name(), err))
+			}
+		}
+	}
+	return errs
+}
+
+// Stop cancels running runs, closes remote agents, plugins (in reverse
+// order), the transport and the store. It returns every error it met.
+func (in *Instance) Stop(ctx context.Context) error {
+	var errs []error
+	in.stopOnce.Do(func() {
+		in.runsMu.Lock()
+		for _, cancel := range in.runs {
+			cancel(ErrInstanceStopped)
+		}
+		in.runsMu.Unlock()
+		for id, ra := range in.cfg.RemoteAgents {
+			if c, ok := ra.(io.Closer); ok {
+				if err := c.Close(); err != nil {
+					errs = append(errs, fmt.Errorf("bread: close remote agent %s: %w", id, err))
+				}
+			}
+		}
+		errs = append(errs, in.closePlugins(ctx, len(in.cfg.Plugins))...)
+		if c, ok := in.transport.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("bread: close transport: %w", err))
+			}
+		}
+		if c, ok := in.store.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("bread: close store: %w", err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// ErrInstanceStopped is the cause of runs cancelled by Stop.
+var ErrInstanceStopped = &core.BreadError{Code: core.CodeRunCancelled, Message: "the instance stopped"}
+
+// On registers a listener for every crumb and returns a function that
+// removes it.
+func (in *Instance) On(l core.Listener) (remove func()) {
+	e := &listenerEntry{fn: l}
+	in.listenersMu.Lock()
+	defer in.listenersMu.Unlock()
+	var next []*listenerEntry
+	if cur := in.listeners.Load(); cur != nil {
+		next = slices.Clone(*cur)
+	}
+	next = append(next, e)
+	in.listeners.Store(&next)
+	return func() {
+		in.listenersMu.Lock()
+		defer in.listenersMu.Unlock()
+		cur := in.listeners.Load()
+		if cur == nil {
+			return
+		}
+		next := slices.DeleteFunc(slices.Clone(*cur), func(x *listenerEntry) bool { return x == e })
+		in.listeners.Store(&next)
+	}
+}
+
+// Store returns the configured store.
+func (in *Instance) Store() core.BreadStore { return in.store }
+
+// Bus returns the configured bus (or the embedded in-process one).
+func (in *Instance) Bus() core.BreadTransport { return in.transport }
+
+// BlobStore returns the configured blob store, or nil.
+func (in *Instance) BlobStore() core.BlobStore { return in.cfg.BlobStore }
+
+// Credentials returns the default credential provider, or nil.
+func (in *Instance) Credentials() core.CredentialProvider { return in.cfg.Credentials }
+
+// CrumbFilter returns Config.CrumbFilter, or nil. Ingresses that replay from
+// the store apply it themselves.
+func (in *Instance) CrumbFilter() func(core.Crumb) bool { return in.cfg.CrumbFilter }
+
+// Logger returns the Instance's logger.
+func (in *Instance) Logger() *slog.Logger { return in.log }
+
+// Agent returns an agent by id.
+func (in *Instance) Agent(id string) (*core.Agent, bool) {
+	a, ok := in.agents[id]
+	if !ok {
+		return nil, false
+	}
+	return a.Agent, true
+}
+
+// Agents returns every agent, sorted by id.
+func (in *Instance) Agents() []*core.Agent {
+	out := make([]*core.Agent, 0, len(in.agents))
+	for _, a := range in.agents {
+		out = append(out, a.Agent)
+	}
+	slices.SortFunc(out, func(a, b *core.Agent) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Plugins returns the configured plugins in Config.Plugins order. The server
+// reads it to apply plugin middleware and routes.
+func (in *Instance) Plugins() []core.BreadPlugin { return slices.Clone(in.cfg.Plugins) }
+
+// Pipelines returns the configured pipelines.
+func (in *Instance) Pipelines() map[string][]core.PipelineStep { return in.cfg.Pipelines }

@@ -1,0 +1,278 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/typed"
+)
+
+// loopSummary is the loop section of the host agent's prompt.
+func loopSummary(cfg *core.LoopConfig) string {
+	return strings.Join([]string{
+		"## Agent Loop",
+		"You can run an iterative loop over a pipeline you compose from this pool of agents: " + strings.Join(cfg.Pool, ", ") + ".",
+		"Call `core_start_loop` with `pipeline` (an ordered list of agent ids drawn from the pool) to run the pipeline once and receive its output.",
+		"Judge that output. Call `core_iterate_loop` (optionally with `feedback`) to re-run the SAME pipeline and improve the result.",
+		"When you are satisfied call `core_finish_loop` with your final result. The loop is capped at " + strconv.Itoa(cfg.MaxIterations) + " iterations.",
+	}, "\n")
+}
+
+// loopRuntime is a host run's loop state. Loop tools may be called
+// concurrently by the model; one mutex serialises them.
+type loopRuntime struct {
+	r   *run
+	cfg *core.LoopConfig
+
+	mu     sync.Mutex
+	active *activeLoop
+}
+
+type activeLoop struct {
+	id         string
+	pipeline   []string
+	iterations int // completed
+	last       any
+}
+
+func newLoopRuntime(r *run, cfg *core.LoopConfig) *loopRuntime { return &loopRuntime{r: r, cfg: cfg} }
+
+type startLoopArgs struct {
+	Pipeline []string        `json:"pipeline" validate:"required,min=1" jsonschema:"description=Ordered agent ids from the pool to run each iteration"`
+	Input    json.RawMessage `json:"input,omitempty" jsonschema:"description=Input of the first iteration"`
+}
+
+type iterateLoopArgs struct {
+	Feedback json.RawMessage `json:"feedback,omitempty" jsonschema:"description=Your judgement to steer the next iteration"`
+}
+
+type finishLoopArgs struct {
+	Result json.RawMessage `json:"result,omitempty" jsonschema:"description=The final result you are satisfied with"`
+}
+
+func (l *loopRuntime) tools() []core.Tool {
+	return []core.Tool{
+		typed.DefineTool("start_loop", "Start an iterative loop over a pipeline you compose from the pool; it runs once and its output is returned for you to judge.", l.start),
+		typed.DefineTool("iterate_loop", "Re-run the SAME pipeline for another iteration, optionally steered by feedback. Returns the new output.", l.iterate),
+		typed.DefineTool("finish_loop", "Finish the active loop, recording your final judged result.", l.finish),
+	}
+}
+
+func (l *loopRuntime) lc(iteration int) core.LoopContext {
+	a := l.active
+	return core.LoopContext{LoopID: a.id, Pipeline: slices.Clone(a.pipeline), MaxIterations: l.cfg.MaxIterations, Iteration: iteration}
+}
+
+func (l *loopRuntime) start(ctx context.Context, a startLoopArgs, tc core.ToolContext) (map[string]any, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.r
+	if l.active != nil {
+		return nil, &core.BreadError{Code: core.CodeLoopAlreadyActive, Message: "a loop is already running; call core_finish_loop before starting another", Context: map[string]any{"loopId": l.active.id}}
+	}
+	var notInPool, missing []string
+	for _, id := range a.Pipeline {
+		if !slices.Contains(l.cfg.Pool, id) {
+			notInPool = append(notInPool, id)
+		} else if _, ok := r.in.agents[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(notInPool) > 0 {
+		return nil, &core.BreadError{Code: core.CodeLoopAgentNotInPool, Message: "pipeline agents not in the pool: " + strings.Join(notInPool, ", ") + "; the pool is " + strings.Join(l.cfg.Pool, ", "), Context: map[string]any{"notInPool": notInPool, "pool": l.cfg.Pool}}
+	}
+	if len(missing) > 0 {
+		return nil, &core.BreadError{Code: core.CodeAgentNotFound, Message: "pipeline agents are not registered: " + strings.Join(missing, ", "), Context: map[string]any{"missing": missing}}
+	}
+	id := newID()
+	rec := core.LoopRecord{ID: id, AgentID: r.agent.ID, SessionID: r.sessionID, RunID: r.id, Pool: l.cfg.Pool, Pipeline: a.Pipeline,
+		MaxIterations: l.cfg.MaxIterations, Status: core.LoopRunning, StartedAt: core.NowMillis()}
+	if err := r.in.loops.CreateLoop(ctx, rec); err != nil {
+		return nil, err
+	}
+	l.active = &activeLoop{id: id, pipeline: a.Pipeline}
+	tc.Emit(&core.LoopStart{CrumbBase: r.base(), LoopID: id, Pipeline: a.Pipeline, MaxIterations: l.cfg.MaxIterations})
+	if h := l.cfg.Hooks.OnInit; h != nil {
+		h(ctx, l.lc(0))
+	}
+	var input any
+	if len(a.Input) > 0 {
+		input = a.Input
+	}
+	out, err := l.iteration(ctx, tc, input)
+	if err != nil {
+		return nil, err
+	}
+	return l.progress(out), nil
+}
+
+func (l *loopRuntime) progress(out any) map[string]any {
+	return map[string]any{
+		"loopId": l.active.id, "iteration": l.active.iterations, "maxIterations": l.cfg.MaxIterations,
+		"canIterate": l.active.iterations < l.cfg.MaxIterations, "output": out,
+	}
+}
+
+func (l *loopRuntime) iterate(ctx context.Context, a iterateLoopArgs, tc core.ToolContext) (map[string]any, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.active == nil {
+		return nil, &core.BreadError{Code: core.CodeNoActiveLoop, Message: "no active loop: call core_start_loop first"}
+	}
+	if l.active.iterations >= l.cfg.MaxIterations {
+		last := l.active.last
+		n := l.active.iterations
+		if err := l.close(ctx, tc.Emit, core.LoopExhausted, last, true); err != nil {
+			return nil, err
+		}
+		return map[string]any{"exhausted": true, "iteration": n, "maxIterations": l.cfg.MaxIterations, "lastOutput": last,
+			"message": "maxIterations reached: the loop is closed; use the last output as your result"}, nil
+	}
+	next := l.active.last
+	if len(a.Feedback) > 0 {
+		next = map[string]any{"previousOutput": l.active.last, "feedback": a.Feedback}
+	}
+	out, err := l.iteration(ctx, tc, next)
+	if err != nil {
+		return nil, err
+	}
+	return l.progress(out), nil
+}
+
+func (l *loopRuntime) finish(ctx context.Context, a finishLoopArgs, tc core.ToolContext) (map[string]any, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.active == nil {
+		return nil, &core.BreadError{Code: core.CodeNoActiveLoop, Message: "no active loop to finish: call core_start_loop first"}
+	}
+	result := l.active.last
+	if len(a.Result) > 0 {
+		result = a.Result
+	}
+	id, n := l.active.id, l.active.iterations
+	if err := l.close(ctx, tc.Emit, core.LoopCompleted, result, true); err != nil {
+		return nil, err
+	}
+	return map[string]any{"loopId": id, "iterations": n, "result": result}, nil
+}
+
+// iteration runs the loop's pipeline once with the loop's OnError and retry
+// around it, stores the iteration and emits its crumbs. Called with l.mu
+// held.
+func (l *loopRuntime) iteration(ctx context.Context, tc core.ToolContext, input any) (any, error) {
+	r, a := l.r, l.active
+	index := a.iterations + 1
+	started := core.NowMillis()
+	tc.Emit(&core.LoopIterationStart{CrumbBase: r.base(), LoopID: a.id, Iteration: index})
+	if h := l.cfg.Hooks.OnIterationStart; h != nil {
+		h(ctx, l.lc(index), input)
+	}
+	steps := make([]core.PipelineStep, len(a.pipeline))
+	for i, id := range a.pipeline {
+		steps[i] = core.PipelineStep{Type: core.StepAgent, AgentID: id}
+	}
+	rs := newRetryState(l.cfg.ErrorHandling.Retry)
+	var out any
+	for {
+		res, err := r.in.pipeline(ctx, nested{funcSink(tc.Emit)}, pipelineRun{id: a.id, runID: a.id + ":" + strconv.Itoa(index)}, steps, input, 0, nil)
+		if err == nil && res.suspended {
+			err = &core.BreadError{Code: core.CodeLoopError, Message: "an agent of the loop's pipeline suspended for a human; loops do not wait for humans, so the iteration fails (the human can still answer the checkpoint)"}
+		}
+		if err == nil {
+			out = res.output
+			break
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		be := core.AsBreadError(err, core.CodeLoopError)
+		var hr *core.OnErrorResult
+		if h := l.cfg.Hooks.OnError; h != nil {
+			if hr, err = h(ctx, l.lc(index), be); err != nil {
+				return nil, err
+			}
+		}
+		d, final := rs.decide(hr, be)
+		if d == decideRecover {
+			out = rs.recovered
+			break
+		}
+		if d == decideFail {
+			return nil, final
+		}
+		if err := rs.wait(ctx); err != nil {
+			return nil, be
+		}
+	}
+	raw := func(v any) json.RawMessage { b, _ := asJSON(v); return b }
+	it := core.LoopIteration{ID: newID(), LoopID: a.id, Index: index, Input: raw(input), Output: raw(out), StartedAt: started, CompletedAt: core.NowMillis()}
+	if err := r.in.loops.AddLoopIteration(ctx, it); err != nil {
+		return nil, err
+	}
+	if err := r.in.loops.UpdateLoop(ctx, a.id, core.LoopUpdate{Iterations: index}); err != nil {
+		return nil, err
+	}
+	final := out
+	if h := l.cfg.Hooks.OnIterationEnd; h != nil {
+		res, err := h(ctx, l.lc(index), out)
+		if err != nil {
+			return nil, err
+		}
+		if res != nil {
+			final = res.Output
+		}
+	}
+	a.iterations, a.last = index, final
+	tc.Emit(&core.LoopIterationEnd{CrumbBase: r.base(), LoopID: a.id, Iteration: index, Output: out})
+	return final, nil
+}
+
+// close ends the active loop with a status, stores it, emits loop:end and
+// calls OnFinish. Called with l.mu held.
+func (l *loopRuntime) close(ctx context.Context, emit func(core.Crumb), status core.LoopStatus, result any, withResult bool) error {
+	a := l.active
+	u := core.LoopUpdate{Status: status, CompletedAt: core.NowMillis()}
+	c := &core.LoopEnd{CrumbBase: l.r.base(), LoopID: a.id, Status: status, Iterations: a.iterations}
+	if withResult {
+		u.Result, _ = asJSON(result)
+		c.Result = result
+	}
+	l.active = nil
+	if err := l.r.in.loops.UpdateLoop(context.WithoutCancel(ctx), a.id, u); err != nil {
+		return err
+	}
+	emit(c)
+	if h := l.cfg.Hooks.OnFinish; h != nil {
+		h(ctx, core.LoopContext{LoopID: a.id, Pipeline: a.pipeline, MaxIterations: l.cfg.MaxIterations, Iteration: a.iterations}, status)
+	}
+	return nil
+}
+
+// closeLoop closes a loop the agent left open when its run ends: completed
+// with the last output, or failed.
+func (r *run) closeLoop(ctx context.Context, failed bool) {
+	r.mu.Lock()
+	l := r.loop
+	r.mu.Unlock()
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.active == nil {
+		return
+	}
+	status := core.LoopCompleted
+	if failed {
+		status = core.LoopFailed
+	}
+	emit := func(c core.Crumb) { r.emit(c) }
+	if err := l.close(ctx, emit, status, l.active.last, !failed); err != nil {
+		r.in.log.Warn("bread: closing a loop left open failed", "runId", r.id, "error", err)
+	}
+}

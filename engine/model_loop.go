@@ -1,0 +1,276 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/breadai/bread/core"
+)
+
+// attempt runs the model loop once: resolve the model, replay the session,
+// assemble the tools, then call the model, run its tool calls and call it
+// again until it answers without tools, a call suspends the run, or the step
+// budget runs out. The messages of the turn are persisted at the end, or with
+// the checkpoint when the run suspends.
+func (r *run) attempt(ctx context.Context) (outcome, error) {
+	a := r.agent
+	model, err := core.ResolveModel(a.Model, a.Providers, r.in.cfg.Providers)
+	if err != nil {
+		return outcome{}, err
+	}
+	history, err := r.in.history(ctx, r.sessionID)
+	if err != nil {
+		return outcome{}, err
+	}
+	r.restoreLoadedSkills(history)
+	system, err := r.systemPrompt(ctx)
+	if err != nil {
+		return outcome{}, err
+	}
+	if a.Output.Format == core.FormatJSON {
+		return r.structured(ctx, model, system, history)
+	}
+	ts, err := r.assembleTools(ctx)
+	if err != nil {
+		return outcome{}, err
+	}
+	skillsSeen := r.skillCount()
+
+	messages := history
+	var fresh []core.Message
+	var text strings.Builder
+	for range a.steps {
+		req := core.ModelRequest{System: system, Messages: messages, Tools: ts.specs, Settings: a.Model.Settings, ProviderOptions: a.Model.ProviderOptions}
+		turn, err := r.callModel(ctx, model, req, true)
+		if err != nil {
+			return outcome{}, err
+		}
+		text.WriteString(turn.text)
+		assistant := turn.message()
+		if len(assistant.Parts) > 0 {
+			messages = append(messages, assistant)
+			fresh = append(fresh, assistant)
+		}
+		if len(turn.calls) == 0 {
+			break
+		}
+		pending, runnable, refused := splitSuspending(ts, turn.calls)
+		results := r.runTools(ctx, ts, runnable)
+		for _, c := range refused {
+			be := core.Errorf(core.CodeToolError, "only one human interaction per turn: call %s again after this one is answered", c.Name)
+			results = append(results, toolOutcome{errorPart(c, be), be})
+		}
+		delegations := suspendedDelegations(runnable, results)
+		if parts := orderParts(turn.calls, results, delegations); len(parts) > 0 {
+			toolMsg := core.Message{Role: core.RoleTool, Parts: parts}
+			messages = append(messages, toolMsg)
+			fresh = append(fresh, toolMsg)
+		}
+		if err := r.cancelCause(ctx); err != nil {
+			return outcome{}, err
+		}
+		switch {
+		case len(delegations) > 0 && pending != nil:
+			return outcome{}, &core.BreadError{
+				Code:    core.CodeMixedSuspension,
+				Message: "agent " + a.ID + " called a human or ask-gated tool and had a delegation suspend in the same turn; split them across turns",
+				Context: map[string]any{"agentId": a.ID, "runId": r.id, "toolName": pending.Name},
+			}
+		case len(delegations) > 0:
+			return r.chainSuspend(ctx, fresh, delegations)
+		case pending != nil:
+			return r.suspend(ctx, fresh, ts.byLeaf[pending.Name], *pending)
+		}
+		// A skill loaded by the model this turn brings its tools and
+		// instructions to the next model call.
+		if n := r.skillCount(); n != skillsSeen {
+			skillsSeen = n
+			if system, err = r.systemPrompt(ctx); err != nil {
+				return outcome{}, err
+			}
+			if ts, err = r.assembleTools(ctx); err != nil {
+				return outcome{}, err
+			}
+		}
+	}
+	if err := r.in.persist(ctx, r.sessionID, fresh...); err != nil {
+		return outcome{}, err
+	}
+	out, err := r.parseOutput(text.String())
+	if err != nil {
+		return outcome{}, err
+	}
+	return outcome{output: out}, nil
+}
+
+// structured answers a json-format agent through the model's structured
+// output, without tools, and validates the answer against the output
+// schema.
+func (r *run) structured(ctx context.Context, model core.LanguageModel, system string, history []core.Message) (outcome, error) {
+	a := r.agent
+	schema := a.OutputSchema
+	if schema == nil {
+		schema = json.RawMessage(`{}`)
+	}
+	req := core.ModelRequest{System: system, Messages: history, Output: &core.OutputSpec{Name: "output", Schema: schema}, Settings: a.Model.Settings, ProviderOptions: a.Model.ProviderOptions}
+	turn, err := r.callModel(ctx, model, req, false)
+	if err != nil {
+		return outcome{}, err
+	}
+	out, raw, err := decodeStructured(turn.text, a.DecodeOutput, a.output, "output of agent "+a.ID)
+	if err != nil {
+		return outcome{}, err
+	}
+	if err := r.in.persist(ctx, r.sessionID, core.Message{Role: core.RoleAssistant, Parts: []core.Part{core.TextPart(string(raw))}}); err != nil {
+		return outcome{}, err
+	}
+	return outcome{output: out}, nil
+}
+
+// decodeStructured turns a model's structured-output text into a value:
+// typed through decode when set, else validated against schema and kept as
+// raw JSON.
+func decodeStructured(text string, decode func(json.RawMessage) (any, error), schema *compiledSchema, what string) (any, json.RawMessage, error) {
+	raw := json.RawMessage(bytes.TrimSpace([]byte(text)))
+	if !json.Valid(raw) {
+		return nil, nil, &core.BreadError{Code: core.CodeOutputParseError, Message: "the model's structured " + what + " is not valid JSON"}
+	}
+	if decode != nil {
+		out, err := decode(raw)
+		return out, raw, err
+	}
+	if err := schema.validate(what, raw); err != nil {
+		return nil, nil, err
+	}
+	return raw, raw, nil
+}
+
+// parseOutput turns the run's text into its output: as is for text and
+// markdown, through Parse for a custom format.
+func (r *run) parseOutput(text string) (any, error) {
+	f := r.agent.Output
+	if f.Parse == nil {
+		return text, nil
+	}
+	out, err := f.Parse(text)
+	if err != nil {
+		return nil, core.AsBreadError(err, core.CodeOutputParseError)
+	}
+	return out, nil
+}
+
+// modelTurn is what one model call produced.
+type modelTurn struct {
+	text      string
+	reasoning string
+	calls     []toolCall
+	usage     core.Usage
+}
+
+func (t modelTurn) message() core.Message {
+	m := core.Message{Role: core.RoleAssistant}
+	if t.reasoning != "" {
+		m.Parts = append(m.Parts, core.Part{Type: core.PartReasoning, Text: t.reasoning})
+	}
+	if t.text != "" {
+		m.Parts = append(m.Parts, core.TextPart(t.text))
+	}
+	for _, c := range t.calls {
+		m.Parts = append(m.Parts, core.Part{Type: core.PartToolCall, ToolCallID: c.ID, ToolName: c.Name, Input: c.Input})
+	}
+	return m
+}
+
+// callModel streams one model call, emitting text (when streamText),
+// reasoning, tool-input and file crumbs as they arrive.
+func (r *run) callModel(ctx context.Context, model core.LanguageModel, req core.ModelRequest, streamText bool) (modelTurn, error) {
+	var turn modelTurn
+	var text, reasoning strings.Builder
+	for ev, err := range model.Stream(ctx, req) {
+		if err != nil {
+			return turn, err
+		}
+		ok := true
+		switch ev.Type {
+		case core.EventTextDelta:
+			text.WriteString(ev.Delta)
+			if streamText && ev.Delta != "" {
+				ok = r.emit(&core.TextDelta{CrumbBase: r.base(), Delta: ev.Delta})
+			}
+		case core.EventReasoningDelta:
+			reasoning.WriteString(ev.Delta)
+			if ev.Delta != "" {
+				ok = r.emit(&core.ReasoningDelta{CrumbBase: r.base(), Delta: ev.Delta})
+			}
+		case core.EventToolInputStart:
+			ok = r.emit(&core.ToolInputStart{CrumbBase: r.base(), ToolCallID: ev.ToolCallID, ToolName: ev.ToolName})
+		case core.EventToolInputDelta:
+			ok = r.emit(&core.ToolInputDelta{CrumbBase: r.base(), ToolCallID: ev.ToolCallID, Delta: ev.Delta})
+		case core.EventToolInputEnd:
+			ok = r.emit(&core.ToolInputEnd{CrumbBase: r.base(), ToolCallID: ev.ToolCallID})
+		case core.EventToolCall:
+			input := ev.Input
+			if len(bytes.TrimSpace(input)) == 0 {
+				input = json.RawMessage(`{}`)
+			}
+			turn.calls = append(turn.calls, toolCall{ID: ev.ToolCallID, Name: ev.ToolName, Input: input})
+		case core.EventFile:
+			if ev.File != nil {
+				if err := r.storeFile(ctx, ev.File); err != nil {
+					return turn, err
+				}
+			}
+		case core.EventFinish:
+			turn.usage = turn.usage.Add(ev.Usage)
+			r.usage = r.usage.Add(ev.Usage)
+		}
+		if !ok {
+			return turn, errConsumerGone
+		}
+	}
+	if err := r.cancelCause(ctx); err != nil {
+		return turn, err
+	}
+	turn.text, turn.reasoning = text.String(), reasoning.String()
+	return turn, nil
+}
+
+// splitSuspending separates a turn's calls into the one that suspends the run
+// (the first human or gated call), the calls that run now, and further
+// suspending calls, which are refused: a checkpoint answers one call.
+func splitSuspending(ts *toolset, calls []toolCall) (pending *toolCall, runnable, refused []toolCall) {
+	for i := range calls {
+		bt := ts.byLeaf[calls[i].Name]
+		switch {
+		case bt == nil || !bt.suspends():
+			runnable = append(runnable, calls[i])
+		case pending == nil:
+			pending = &calls[i]
+		default:
+			refused = append(refused, calls[i])
+		}
+	}
+	return pending, runnable, refused
+}
+
+// orderParts orders result parts by the model's call order, leaving out the
+// calls still pending: a suspended delegation's call stays unanswered in
+// history until its child run completes.
+func orderParts(calls []toolCall, results []toolOutcome, pending []pendingDelegation) []core.Part {
+	byID := make(map[string]core.Part, len(results))
+	for _, o := range results {
+		byID[o.part.ToolCallID] = o.part
+	}
+	for _, d := range pending {
+		delete(byID, d.call.ID)
+	}
+	out := make([]core.Part, 0, len(byID))
+	for _, c := range calls {
+		if p, ok := byID[c.ID]; ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,328 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/breadai/bread/core"
+	"github.com/google/uuid"
+)
+
+// run is one execution of a local agent: one run id, one session, one hook
+// chain. Its methods run on the goroutine that owns its sink unless they say
+// otherwise.
+type run struct {
+	in        *Instance
+	out       sink
+	agent     *agentRT
+	id        string
+	sessionID string
+	input     any
+	opts      core.RunOptions
+	hooks     hookChain
+	started   time.Time
+	cancel    context.CancelCauseFunc
+	files     []core.FileOutput
+	usage     core.Usage
+	// parent links a run inside a composition to the rest of it; it is
+	// stored on the checkpoint if the run suspends.
+	parent *core.CheckpointParent
+
+	// Built-in runtimes, set up by assembleTools when configured.
+	mu         sync.Mutex
+	skills     map[string]bool // skills active in this run (caller- or agent-loaded)
+	supervisor *supervisorRuntime
+	loop       *loopRuntime
+}
+
+// outcome is how a run ended when it did not fail: with an output, or
+// suspended on a checkpoint.
+type outcome struct {
+	output    any
+	suspended bool
+	// checkpointID is the checkpoint a suspended run waits on;
+	// checkpointIDs lists several when a composition waits on more (the
+	// branches of a parallel step).
+	checkpointID  string
+	checkpointIDs []string
+}
+
+// checkpoints lists every checkpoint a suspended outcome waits on.
+func (o outcome) checkpoints() []string {
+	if o.checkpointID != "" {
+		return append([]string{o.checkpointID}, o.checkpointIDs...)
+	}
+	return o.checkpointIDs
+}
+
+// errConsumerGone cancels a run whose stream nobody reads any more.
+var errConsumerGone = &core.BreadError{Code: core.CodeRunCancelled, Message: "the stream's consumer went away"}
+
+// runAgent starts agentID: a remote agent is relayed; a local one is looked
+// up, its input validated, its session opened, and its run executed. parent
+// links the run into a composition (nil at top level).
+func (in *Instance) runAgent(ctx context.Context, out sink, agentID string, input any, opts core.RunOptions, parent *core.CheckpointParent) (outcome, error) {
+	if remote, ok := in.cfg.RemoteAgents[agentID]; ok && remote != nil {
+		return in.relay(ctx, out, agentID, remote, input, opts)
+	}
+	rt, ok := in.agents[agentID]
+	if !ok {
+		return outcome{}, &core.BreadError{Code: core.CodeAgentNotFound, Message: "agent " + quoteTruncated(agentID) + " not found", Context: map[string]any{"agentId": agentID}}
+	}
+	if err := rt.validateInput(input); err != nil {
+		return outcome{}, err
+	}
+	session, err := in.openSession(ctx, agentID, opts.Session)
+	if err != nil {
+		return outcome{}, err
+	}
+	r := in.newRun(rt, newID(), session.ID, input, opts)
+	r.parent = parent
+	return r.execute(ctx, out)
+}
+
+func (in *Instance) newRun(rt *agentRT, runID, sessionID string, input any, opts core.RunOptions) *run {
+	r := &run{
+		in: in, agent: rt, id: runID, sessionID: sessionID, input: input, opts: opts,
+		hooks: in.chain(rt.Hooks), started: time.Now(),
+	}
+	if opts.Skill != "" {
+		r.skills = map[string]bool{opts.Skill: true}
+	}
+	return r
+}
+
+func (rt *agentRT) validateInput(input any) error {
+	if rt.CheckInput != nil {
+		return rt.CheckInput(input)
+	}
+	return rt.input.validate("input of agent "+rt.ID, input)
+}
+
+// execute runs the agent from its first turn: BeforeRun, agent:run:start,
+// the user message, then the model loop.
+func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
+	ctx, done := r.bind(ctx, out)
+	defer done()
+
+	if r.opts.Skill != "" {
+		if _, ok := r.agent.Skill(r.opts.Skill); !ok {
+			return outcome{}, r.fail(ctx, skillNotFound(r.agent, r.opts.Skill))
+		}
+	}
+	input, short, err := r.hooks.before(ctx, r.hookContext(core.HookAgent), r.input)
+	if err != nil {
+		return outcome{}, r.fail(ctx, err)
+	}
+	r.input = input
+	if !r.emit(&core.AgentRunStart{CrumbBase: r.base(), Input: input, Skill: r.opts.Skill}) {
+		return outcome{}, r.fail(ctx, errConsumerGone)
+	}
+	user := core.Message{Role: core.RoleUser, Parts: []core.Part{core.TextPart(inputText(input))}}
+	if short != nil {
+		// A short-circuit is a normal completion without the model: it is
+		// persisted and still followed by AfterRun.
+		reply, err := json.Marshal(short.Output)
+		if err != nil {
+			return outcome{}, r.fail(ctx, err)
+		}
+		if err := r.in.persist(ctx, r.sessionID, user, core.Message{Role: core.RoleAssistant, Parts: []core.Part{core.TextPart(string(reply))}}); err != nil {
+			return outcome{}, r.fail(ctx, err)
+		}
+		return r.finish(ctx, short.Output)
+	}
+	if err := r.in.persist(ctx, r.sessionID, user); err != nil {
+		return outcome{}, r.fail(ctx, err)
+	}
+	return r.continueRun(ctx)
+}
+
+// bind derives the run's cancellable context, registers it for Cancel and
+// attaches the sink. The returned func releases both.
+func (r *run) bind(ctx context.Context, out sink) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	r.cancel, r.out = cancel, out
+	untrack := r.in.trackRun(r.id, cancel)
+	return ctx, func() {
+		untrack()
+		cancel(nil)
+	}
+}
+
+// continueRun drives the model loop with the agent-scope OnError chain and
+// retry policy around it. It is shared by a first run and a resumed one. A
+// loop the agent left open is closed when the run ends, however it ends.
+func (r *run) continueRun(ctx context.Context) (outcome, error) {
+	rs := newRetryState(r.retryPolicy())
+	for {
+		res, err := r.attempt(ctx)
+		if err == nil {
+			if res.suspended {
+				return res, nil
+			}
+			r.closeLoop(ctx, false)
+			return r.finish(ctx, res.output)
+		}
+		if cause := r.cancelCause(ctx); cause != nil {
+			r.closeLoop(ctx, true)
+			return outcome{}, r.fail(ctx, cause)
+		}
+		be := core.AsBreadError(err, core.CodeAgentError)
+		hr, herr := r.hooks.onError(ctx, r.hookContext(core.HookAgent), r.input, be)
+		if herr != nil {
+			r.closeLoop(ctx, true)
+			return outcome{}, r.fail(ctx, herr)
+		}
+		switch o, final := rs.decide(hr, be); o {
+		case decideRecover:
+			r.closeLoop(ctx, false)
+			return r.finish(ctx, rs.recovered)
+		case decideFail:
+			r.closeLoop(ctx, true)
+			return outcome{}, r.fail(ctx, final)
+		}
+		if err := rs.wait(ctx); err != nil {
+			r.closeLoop(ctx, true)
+			return outcome{}, r.fail(ctx, r.cancelCause(ctx))
+		}
+	}
+}
+
+func (r *run) retryPolicy() *core.RetryPolicy {
+	if p := r.agent.ErrorHandling.Retry; p != nil {
+		return p
+	}
+	return r.in.cfg.ErrorHandling.Retry
+}
+
+// cancelCause returns why ctx was cancelled, or nil if it was not.
+func (r *run) cancelCause(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	if cause := context.Cause(ctx); cause != nil {
+		var be *core.BreadError
+		if errors.As(cause, &be) {
+			return be
+		}
+		return core.AsBreadError(cause, core.CodeRunCancelled)
+	}
+	return core.ErrRunCancelled
+}
+
+// finish runs the AfterRun chain and ends the run with agent:run:end.
+func (r *run) finish(ctx context.Context, output any) (outcome, error) {
+	output, err := r.hooks.after(ctx, r.hookContext(core.HookAgent), r.input, output, time.Since(r.started))
+	if err != nil {
+		return outcome{}, r.fail(ctx, err)
+	}
+	r.out.end(&core.AgentRunEnd{CrumbBase: r.base(), Output: output, DurationMs: time.Since(r.started).Milliseconds(), Files: r.files}, nil)
+	return outcome{output: output}, nil
+}
+
+// fail ends the run with agent:error and returns the error.
+func (r *run) fail(ctx context.Context, err error) error {
+	if cause := r.cancelCause(ctx); cause != nil && !errors.Is(err, core.ErrRunCancelled) {
+		err = cause
+	}
+	c, be := errorCrumb(r.base(), err)
+	r.out.end(c, be)
+	return be
+}
+
+// emit passes a crumb on; when the consumer has gone, it cancels the run so
+// the model call and tools stop, and reports false.
+func (r *run) emit(c core.Crumb) bool {
+	if r.out.put(c) {
+		return true
+	}
+	r.cancel(errConsumerGone)
+	return false
+}
+
+func (r *run) base() core.CrumbBase {
+	return core.CrumbBase{AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID, Timestamp: core.NowMillis()}
+}
+
+func (r *run) hookContext(scope core.HookScope) core.HookContext {
+	return core.HookContext{Scope: scope, AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID, Skill: r.opts.Skill}
+}
+
+// openSession continues the session named in opts, or creates one (with
+// that id, when given).
+func (in *Instance) openSession(ctx context.Context, agentID string, opts core.SessionOptions) (core.Session, error) {
+	if opts.ID != "" {
+		s, err := in.store.GetSession(ctx, opts.ID)
+		if err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, core.ErrSessionNotFound) {
+			return core.Session{}, err
+		}
+	}
+	return in.store.CreateSession(ctx, core.NewSession{ID: opts.ID, Tags: opts.Tags, AgentID: agentID})
+}
+
+// history reads a session's persisted messages back into model messages.
+func (in *Instance) history(ctx context.Context, sessionID string) ([]core.Message, error) {
+	stored, err := in.store.GetMessages(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]core.Message, 0, len(stored)+1)
+	for _, m := range stored {
+		var msg core.Message
+		if err := json.Unmarshal(m.Content, &msg); err != nil {
+			return nil, core.Errorf(core.CodeStoreError, "session %s holds a malformed message %s: %w", sessionID, m.ID, err)
+		}
+		out = append(out, msg)
+	}
+	return out, nil
+}
+
+// persist appends messages to a session in order.
+func (in *Instance) persist(ctx context.Context, sessionID string, msgs ...core.Message) error {
+	for _, m := range msgs {
+		sm, err := toSessionMessage(m)
+		if err != nil {
+			return err
+		}
+		if err := in.store.AddMessage(ctx, sessionID, sm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func toSessionMessage(m core.Message) (core.SessionMessage, error) {
+	content, err := json.Marshal(m)
+	if err != nil {
+		return core.SessionMessage{}, err
+	}
+	return core.SessionMessage{Role: m.Role, Content: content, Timestamp: core.NowMillis()}, nil
+}
+
+// inputText is how a run's input reaches the model: a string as is,
+// anything else as JSON.
+func inputText(input any) string {
+	switch v := input.(type) {
+	case string:
+		return v
+	case json.RawMessage:
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s
+		}
+		return string(v)
+	}
+	b, err := json.Marshal(input)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func newID() string { return uuid.Must(uuid.NewV7()).String() }

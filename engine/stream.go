@@ -1,0 +1,201 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"iter"
+
+	"github.com/breadai/bread/core"
+)
+
+// sink receives the crumbs of a run. The public stream's sink numbers each
+// crumb at the choke point and yields it to the consumer; a nested run's sink
+// (a pipeline step, a delegation, a parallel branch) hands its crumbs to its
+// parent, possibly from another goroutine over a channel, so only the stream's
+// goroutine ever yields.
+type sink interface {
+	// put passes c on. It returns false once nobody reads the stream; the
+	// caller must then wind down.
+	put(c core.Crumb) bool
+	// end passes the crumb that ends a run (agent:run:end, agent:error) with
+	// the run's error. Only the public stream pairs the error with the crumb;
+	// nested sinks pass the crumb on like any other.
+	end(c core.Crumb, err error)
+}
+
+// streamSink is the public stream: the choke point, then the consumer.
+type streamSink struct {
+	ctx      context.Context
+	cp       *chokePoint
+	yield    func(core.Crumb, error) bool
+	stopped  bool // the consumer stopped ranging
+	reported bool // a run's failure was paired with its agent:error
+}
+
+func (s *streamSink) put(c core.Crumb) bool {
+	if s.stopped {
+		return false
+	}
+	s.cp.process(s.ctx, c)
+	if !s.yield(c, nil) {
+		s.stopped = true
+	}
+	return !s.stopped
+}
+
+func (s *streamSink) end(c core.Crumb, err error) {
+	if err != nil {
+		s.reported = true
+	}
+	// Even when nobody reads any more, the log and the transport learn how
+	// the run ended.
+	s.cp.process(s.ctx, c)
+	if !s.stopped && !s.yield(c, err) {
+		s.stopped = true
+	}
+}
+
+// funcSink passes crumbs to a function, for runs nested in a tool call or a
+// concurrent branch. The function must deliver them to the parent in order.
+type funcSink func(core.Crumb)
+
+func (f funcSink) put(c core.Crumb) bool       { f(c); return true }
+func (f funcSink) end(c core.Crumb, err error) { f(c) }
+
+// nested wraps a sink for a run inside a composition: its end is an ordinary
+// crumb to the parent, which decides how the composition ends.
+type nested struct{ parent sink }
+
+func (n nested) put(c core.Crumb) bool       { return n.parent.put(c) }
+func (n nested) end(c core.Crumb, err error) { n.parent.put(c) }
+
+// errorCrumb builds the agent:error that ends a failed run.
+func errorCrumb(base core.CrumbBase, err error) (*core.AgentError, *core.BreadError) {
+	be := core.AsBreadError(err, core.CodeAgentError)
+	base.Timestamp = core.NowMillis()
+	base.Seq = 0
+	return &core.AgentError{CrumbBase: base, Error: be}, be
+}
+
+// stream runs body as one public stream: it checks the Instance is started
+// and under its run cap, owns the choke point for the stream's lifetime, and
+// turns an error body did not report into a final agent:error crumb.
+func (in *Instance) stream(ctx context.Context, agentID string, yield func(core.Crumb, error) bool, body func(ctx context.Context, out *streamSink) error) {
+	out := &streamSink{ctx: ctx, yield: yield}
+	out.cp = in.newChokePoint(ctx)
+	defer out.cp.finish()
+
+	if err := in.admit(); err != nil {
+		out.end(errorCrumb(core.CrumbBase{AgentID: agentID}, err))
+		return
+	}
+	defer in.inFlight.Add(-1)
+
+	err := body(ctx, out)
+	if err != nil && !out.reported {
+		out.end(errorCrumb(core.CrumbBase{AgentID: agentID}, err))
+	}
+}
+
+// admit checks the Instance is started and takes a run slot.
+func (in *Instance) admit() error {
+	if !in.started.Load() {
+		return &core.BreadError{Code: core.CodeNotStarted, Message: "the bread instance is not started: call Start first"}
+	}
+	n := in.inFlight.Add(1)
+	if max := int64(in.cfg.MaxConcurrentRuns); max > 0 && n > max {
+		in.inFlight.Add(-1)
+		return &core.BreadError{Code: core.CodeConcurrencyLimit, Message: "too many runs in flight; retry later", Context: map[string]any{"max": max}}
+	}
+	return nil
+}
+
+// trackRun registers a running run so Cancel can reach it, and holds its
+// lease with every RunLeaser plugin while it runs.
+func (in *Instance) trackRun(runID string, cancel context.CancelCauseFunc) (untrack func()) {
+	in.runsMu.Lock()
+	in.runs[runID] = cancel
+	in.runsMu.Unlock()
+	releases := make([]func(), 0, len(in.leasers))
+	for _, l := range in.leasers {
+		releases = append(releases, l.HoldLease(context.Background(), runID))
+	}
+	return func() {
+		for _, release := range releases {
+			release()
+		}
+		in.runsMu.Lock()
+		delete(in.runs, runID)
+		in.runsMu.Unlock()
+	}
+}
+
+// Cancel cancels a run running on this Instance. The run ends with an
+// agent:error crumb whose code is RUN_CANCELLED. It reports whether the run
+// was found here.
+func (in *Instance) Cancel(runID string) bool {
+	in.runsMu.Lock()
+	cancel, ok := in.runs[runID]
+	in.runsMu.Unlock()
+	if ok {
+		cancel(ErrCancelRequested)
+	}
+	return ok
+}
+
+// ErrCancelRequested is the cause of a run cancelled through Instance.Cancel.
+var ErrCancelRequested = &core.BreadError{Code: core.CodeRunCancelled, Message: "the run was cancelled"}
+
+// Run starts agentID on input and streams its crumbs. The stream ends with
+// agent:run:end, or with agent:error paired with the run's error (the only
+// non-nil error the sequence yields), or at human:required when the run
+// suspends. Breaking out of the range cancels the run.
+func (in *Instance) Run(ctx context.Context, agentID string, input any, opts core.RunOptions) iter.Seq2[core.Crumb, error] {
+	return func(yield func(core.Crumb, error) bool) {
+		in.stream(ctx, agentID, yield, func(ctx context.Context, out *streamSink) error {
+			_, err := in.runAgent(ctx, out, agentID, input, opts, nil)
+			return err
+		})
+	}
+}
+
+// RunResult is the outcome of RunSync.
+type RunResult struct {
+	Output any
+	Files  []core.FileOutput
+	RunID  string
+	// SessionID is the session the run used, to continue the conversation.
+	SessionID string
+}
+
+// RunSync runs agentID to completion and returns its output. It drains the
+// same stream Run yields, so listeners, the log and the transport see a
+// synchronous run exactly like a streamed one.
+func (in *Instance) RunSync(ctx context.Context, agentID string, input any, opts core.RunOptions) (RunResult, error) {
+	var res RunResult
+	for c, err := range in.Run(ctx, agentID, input, opts) {
+		if err != nil {
+			return res, err
+		}
+		switch v := c.(type) {
+		case *core.AgentRunStart:
+			if res.RunID == "" {
+				res.RunID, res.SessionID = v.RunID, v.SessionID
+			}
+		case *core.AgentRunEnd:
+			if v.RunID == res.RunID {
+				res.Output, res.Files = v.Output, v.Files
+			}
+		case *core.HumanRequired:
+			return res, &core.BreadError{
+				Code:    core.CodeHumanToolNotInteractive,
+				Message: "the run suspended for a human (tool " + v.ToolName + "); resume checkpoint " + v.CheckpointID,
+				Context: map[string]any{"checkpointId": v.CheckpointID, "toolName": v.ToolName},
+			}
+		}
+	}
+	if res.RunID == "" {
+		return res, errors.New("bread: the run produced no crumbs")
+	}
+	return res, nil
+}

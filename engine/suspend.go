@@ -1,0 +1,43 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/breadai/bread/core"
+)
+
+// suspend parks the run on a human: the turn's messages and a checkpoint are
+// stored in one atomic SuspendRun, human:required ends the stream, and the
+// OnSuspend hooks observe it. The pending call stays unanswered in the
+// history; Resume answers it.
+func (r *run) suspend(ctx context.Context, fresh []core.Message, bt *boundTool, call toolCall) (outcome, error) {
+	kind, prompt := core.HumanApproval, ""
+	if bt.human != nil {
+		kind, prompt = core.HumanInput, bt.human.Prompt
+	}
+	cp := core.CheckpointRecord{
+		ID: newID(), AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID,
+		ToolName: bt.leaf, ToolCallID: call.ID, Schema: call.Input, Prompt: prompt, Kind: kind,
+		Skill: r.opts.Skill, Parent: r.parent, CreatedAt: core.NowMillis(),
+	}
+	if err := r.suspendRun(ctx, fresh, cp); err != nil {
+		return outcome{}, err
+	}
+	r.emit(&core.HumanRequired{CrumbBase: r.base(), CheckpointID: cp.ID, ToolName: bt.leaf, Schema: call.Input, Prompt: prompt, Kind: kind})
+	r.hooks.onSuspend(ctx, r.hookContext(core.HookAgent), bt.leaf, cp.ID)
+	return outcome{suspended: true, checkpointID: cp.ID}, nil
+}
+
+// suspendRun stores a suspending turn's messages and its checkpoint as one
+// atomic unit.
+func (r *run) suspendRun(ctx context.Context, fresh []core.Message, cp core.CheckpointRecord) error {
+	msgs := make([]core.SessionMessage, 0, len(fresh))
+	for _, m := range fresh {
+		sm, err := toSessionMessage(m)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, sm)
+	}
+	return r.in.store.SuspendRun(ctx, r.sessionID, msgs, cp)
+}
