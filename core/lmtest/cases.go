@@ -26,7 +26,7 @@ func textCases() []testCase {
 		{
 			name: "unicode and JSON escapes survive",
 			scenario: Scenario{
-				Text:   []string{"héllo ", "世界 ", "🍞\n", `"quoted" \ back\slash `, "\ttab </script> \u2028 end"},
+				Text:   []string{"héllo ", "世界 ", "🍞\n", `"quoted" \ back\slash `, "\ttab </script> \u2028 ", "\n\ndata: [DONE]\n\nevent: error\r\n", "end"},
 				Finish: core.FinishStop, Usage: usage,
 			},
 			run: testReply,
@@ -34,6 +34,11 @@ func textCases() []testCase {
 		{
 			name:     "an empty reply still finishes",
 			scenario: Scenario{Finish: core.FinishStop, Usage: core.Usage{InputTokens: 5, OutputTokens: 1, TotalTokens: 6}},
+			run:      testReply,
+		},
+		{
+			name:     "a long delta",
+			scenario: Scenario{Text: []string{strings.Repeat("a long line of text ", 10_000), "and a short one"}, Finish: core.FinishStop, Usage: usage},
 			run:      testReply,
 		},
 		{
@@ -102,6 +107,15 @@ func errorCases() []testCase {
 		name:     "a stream cut before its finish is PROVIDER_ERROR",
 		scenario: Scenario{Text: []string{"partial ", "answer"}, Truncate: true},
 		run:      testFailure,
+	}, testCase{
+		name:  "a stream cut after a tool call is PROVIDER_ERROR",
+		needs: needsTools,
+		scenario: Scenario{
+			Text:      []string{"Let me check."},
+			ToolCalls: []ToolCall{{ID: "call_1", Name: "get_weather", Args: `{"city":"Paris"}`}},
+			Truncate:  true,
+		},
+		run: testFailure,
 	})
 }
 
@@ -118,7 +132,7 @@ func cancelCases() []testCase {
 			run:      testCancelledBefore,
 		},
 		{
-			name:     "a deadline while waiting for the first byte",
+			name:     "a deadline passing while the stream stalls",
 			scenario: Scenario{Stall: true},
 			run:      testDeadline,
 		},
@@ -258,6 +272,7 @@ func testStopAfterEachPrefix(t *testing.T, f Features, c *caseEnv) {
 		if c.hasBackend() {
 			if err := c.s.probe.released(Timeout); err != nil {
 				t.Errorf("after stopping at event %d of %d: %v", k, len(full.events), err)
+				return
 			}
 		}
 	}

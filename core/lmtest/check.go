@@ -137,13 +137,14 @@ func checkShape(t *testing.T, o outcome) {
 	if o.err != nil && !reflect.ValueOf(o.errEvent).IsZero() {
 		t.Errorf("the error %v came with a non-zero event %+v", o.err, o.errEvent)
 	}
-	checkToolProtocol(t, o.events)
+	checkToolProtocol(t, o.events, finishes == 1)
 }
 
 // checkToolProtocol checks streamed tool input: per call id, start, then
 // deltas, then end, then the tool-call, whose input is valid JSON equal to
-// the joined deltas. A tool-call may come without any input events.
-func checkToolProtocol(t *testing.T, evs []core.ModelEvent) {
+// the joined deltas. A tool-call may come without any input events. Only
+// a finished stream must have called every tool whose input it started.
+func checkToolProtocol(t *testing.T, evs []core.ModelEvent, finished bool) {
 	t.Helper()
 	state := map[string]string{}
 	deltas := map[string]*strings.Builder{}
@@ -180,7 +181,7 @@ func checkToolProtocol(t *testing.T, evs []core.ModelEvent) {
 		}
 	}
 	for id, s := range state {
-		if s != "called" {
+		if finished && s != "called" {
 			t.Errorf("tool call %q ended in state %q, never called", id, s)
 		}
 	}

@@ -75,7 +75,9 @@ func Run(t *testing.T, f Features, newModel Harness) {
 					}
 					env := &caseEnv{s: s, model: m}
 					c.run(t, f, env)
-					env.checkReleased(t)
+					if !t.Failed() { // a failed case may have reported its leak already
+						env.checkReleased(t)
+					}
 				})
 			}
 		})
