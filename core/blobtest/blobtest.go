@@ -47,7 +47,23 @@ type group struct {
 }
 
 // Run runs every conformance case against stores made by newStore, each
-// case as its own subtest on its own fresh store.
+// case as its own subtest on its own fresh store:
+//
+//	func TestConformance(t *testing.T) {
+//		blobtest.Run(t, blobtest.Features{Delete: true}, func(t *testing.T) core.BlobStore {
+//			s, err := myblobs.Open(t.TempDir()) // fresh and empty
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			return s
+//		})
+//	}
+//
+// A claimed capability the store lacks fails the suite; a case needing one
+// it does not claim is skipped with the reason. Nothing is timed: the
+// large-object case checks that a store streams a reader it cannot seek or
+// size, not how fast. The cases that look for leaked file descriptors and
+// goroutines assume no other test runs in parallel with the suite.
 func Run(t *testing.T, f Features, newStore Harness) {
 	t.Helper()
 	t.Run("Features", func(t *testing.T) { checkClaims(t, f, newStore(t)) })

@@ -53,7 +53,21 @@ type caseEnv struct {
 }
 
 // Run runs every conformance case against models made by newModel, each
-// case as its own subtest with its own model.
+// case as its own subtest with its own model. An HTTP adapter serves each
+// scenario from a Backend in its vendor's wire format:
+//
+//	func TestConformance(t *testing.T) {
+//		lmtest.Run(t, lmtest.Features{}, func(t *testing.T, s lmtest.Scenario) core.LanguageModel {
+//			b := lmtest.NewBackend(t, s, myVendorHandler(s)) // writes s as the vendor streams
+//			return myprovider.New(myprovider.Options{APIKey: lmtest.APIKey, BaseURL: b.URL, HTTPClient: b.Client()})
+//		})
+//	}
+//
+// After every case the suite then waits for the backend to see each request
+// end and for the model to close each response body. A model with no wire
+// format (scripted, replayed) plays Scenario.Events and Scenario.Err
+// instead, and its early stops are checked by a goroutine count that must
+// settle; that check assumes no other test runs in parallel with the suite.
 func Run(t *testing.T, f Features, newModel Harness) {
 	t.Helper()
 	for _, g := range groups() {
