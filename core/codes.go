@@ -101,6 +101,7 @@ var (
 	ErrLoopNotFound       = &BreadError{Code: CodeLoopNotFound}
 	ErrTaskRunNotFound    = &BreadError{Code: CodeTaskRunNotFound}
 	ErrDocumentNotFound   = &BreadError{Code: CodeDocumentNotFound}
+	ErrNotFound           = &BreadError{Code: CodeNotFound}
 	ErrRunCancelled       = &BreadError{Code: CodeRunCancelled}
 	ErrValidation         = &BreadError{Code: CodeValidationError}
 	ErrProtocolDecode     = &BreadError{Code: CodeProtocolDecodeError}

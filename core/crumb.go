@@ -31,7 +31,6 @@ type CrumbBase struct {
 	SessionID string `json:"sessionId,omitempty"`
 	Timestamp int64  `json:"timestamp"`
 	Seq       int64  `json:"seq,omitempty"`
-
 }
 
 // Base implements Crumb for every type that embeds CrumbBase.

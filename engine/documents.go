@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/engine/internal/netguard"
 	"github.com/breadai/bread/typed"
 )
 
@@ -67,17 +68,30 @@ func loadDocument(ctx context.Context, cfg core.DocumentConfig, source string) (
 	}
 	var r io.Reader
 	if strings.HasPrefix(source, "http://") || strings.HasPrefix(source, "https://") {
-		client := cfg.HTTPClient
-		if client == nil {
-			client = &http.Client{Timeout: 30 * time.Second}
+		policy := netguard.Policy{AllowHosts: cfg.AllowHosts, AllowPrivateNetworks: cfg.AllowPrivateNetworks}
+		if len(policy.AllowHosts) == 0 {
+			return "", core.Errorf(core.CodeValidationError, "URLs are not allowed: this agent's documents allow no hosts (documents.allowHosts)")
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, source, nil)
 		if err != nil {
-			return "", core.Errorf(core.CodeValidationError, "invalid URL %q", source)
+			return "", core.Errorf(core.CodeValidationError, "invalid URL %s", quoteTruncated(source))
+		}
+		if err := policy.Check(ctx, req.URL.Scheme, req.URL.Hostname()); err != nil {
+			return "", core.Errorf(core.CodeValidationError, "%s may not be fetched: %s is not in documents.allowHosts", quoteTruncated(source), quoteTruncated(req.URL.Hostname()))
+		}
+		client := cfg.HTTPClient
+		if client == nil {
+			client = netguard.Client(policy, 30*time.Second)
 		}
 		resp, err := client.Do(req)
 		if err != nil {
-			return "", core.Errorf(core.CodeToolError, "fetching %s failed: %w", source, err)
+			switch {
+			case errors.Is(err, netguard.ErrBlockedAddress):
+				return "", core.Errorf(core.CodeValidationError, "%s may not be fetched: it leads to a loopback, private or link-local address", quoteTruncated(source))
+			case errors.Is(err, netguard.ErrHostNotAllowed):
+				return "", core.Errorf(core.CodeValidationError, "%s may not be fetched: it redirects to a host outside documents.allowHosts", quoteTruncated(source))
+			}
+			return "", core.Errorf(core.CodeToolError, "fetching %s failed", quoteTruncated(source))
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {

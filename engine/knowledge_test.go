@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -58,7 +59,9 @@ func TestDocumentTools(t *testing.T) {
 	}
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("rye from the web")) }))
 	defer web.Close()
-	a := &core.Agent{ID: "docs", Model: mockModel(), Documents: &core.DocumentConfig{Root: root}}
+	// The test server is on loopback: this agent opts in to its host and
+	// to private networks.
+	a := &core.Agent{ID: "docs", Model: mockModel(), Documents: &core.DocumentConfig{Root: root, AllowHosts: []string{"127.0.0.1"}, AllowPrivateNetworks: true}}
 	tb := newTestbed(t, modeltest.New(
 		modeltest.ToolCalls(
 			modeltest.Call{ID: "1", Name: "core_doc_load", Args: map[string]string{"source": "notes.md"}},
@@ -83,6 +86,51 @@ func TestDocumentTools(t *testing.T) {
 	search := find[*core.ToolResult](cs)
 	if got := asJSONString(search[len(search)-1].Result); !strings.Contains(got, web.URL) {
 		t.Errorf("search found %s", got)
+	}
+}
+
+// TestDocumentURLsAreOptIn: the model picks what core_doc_load fetches, so
+// URLs are refused unless the agent names the hosts, and even then the
+// machine's own network (loopback, private, link-local: the cloud metadata
+// service) stays out of reach unless the agent says otherwise.
+func TestDocumentURLsAreOptIn(t *testing.T) {
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("internal")) }))
+	defer web.Close()
+	_, port, _ := net.SplitHostPort(web.Listener.Addr().String())
+	tests := []struct {
+		name   string
+		cfg    core.DocumentConfig
+		source string
+		want   string // substring of the tool error; "" means it loads
+	}{
+		{"no hosts allowed", core.DocumentConfig{}, web.URL, "allow no hosts"},
+		{"host not in the list", core.DocumentConfig{AllowHosts: []string{"docs.example.com"}}, web.URL, "not in documents.allowHosts"},
+		{"allowed host on loopback", core.DocumentConfig{AllowHosts: []string{"127.0.0.1"}}, web.URL, "loopback, private or link-local"},
+		{"a name that resolves to loopback", core.DocumentConfig{AllowHosts: []string{"localhost"}}, "http://localhost:" + port, "loopback, private or link-local"},
+		{"the metadata service", core.DocumentConfig{AllowHosts: []string{"*"}}, "http://169.254.169.254/latest/meta-data/", "loopback, private or link-local"},
+		{"another scheme", core.DocumentConfig{AllowHosts: []string{"*"}}, "file:///etc/passwd", "file paths are not allowed"},
+		{"opted in to private networks", core.DocumentConfig{AllowHosts: []string{"127.0.0.1"}, AllowPrivateNetworks: true}, web.URL, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			a := &core.Agent{ID: "docs", Model: mockModel(), Documents: &cfg}
+			tb := newTestbed(t, modeltest.New(modeltest.ToolCall("core_doc_load", map[string]string{"source": tt.source}), modeltest.Text("ok")), []*core.Agent{a})
+			cs, err := tb.run(t, "docs", "x", core.RunOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			errs := find[*core.ToolError](cs)
+			if tt.want == "" {
+				if len(errs) != 0 {
+					t.Fatalf("refused: %+v", errs[0].Error)
+				}
+				return
+			}
+			if len(errs) != 1 || errs[0].Error.Code != core.CodeValidationError || !strings.Contains(errs[0].Error.Message, tt.want) {
+				t.Fatalf("tool errors %+v, want one VALIDATION_ERROR saying %q", errs, tt.want)
+			}
+		})
 	}
 }
 

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/core/storetest"
 	"github.com/breadai/bread/core/memory"
+	"github.com/breadai/bread/core/storetest"
 )
 
 var allFeatures = storetest.Features{CrumbLog: true, Loops: true, TaskRuns: true, Knowledge: true, Documents: true, ClosedErrors: true}

@@ -69,8 +69,10 @@ type agentFile struct {
 		MaxTokens  int  `yaml:"maxTokens"`
 	} `yaml:"knowledge"`
 	Documents *struct {
-		Root     string `yaml:"root"`
-		MaxBytes int64  `yaml:"maxBytes"`
+		Root                 string   `yaml:"root"`
+		MaxBytes             int64    `yaml:"maxBytes"`
+		AllowHosts           []string `yaml:"allowHosts"`
+		AllowPrivateNetworks bool     `yaml:"allowPrivateNetworks"`
 	} `yaml:"documents"`
 	Supervisor *struct {
 		Max    int `yaml:"max"`
@@ -138,7 +140,7 @@ func (l *loader) loadAgent(dir string) (*core.Agent, []*EvalSuite, error) {
 		if root != "" && !filepath.IsAbs(root) {
 			root = filepath.Join(l.dir, root)
 		}
-		a.Documents = &core.DocumentConfig{Root: root, MaxBytes: d.MaxBytes}
+		a.Documents = &core.DocumentConfig{Root: root, MaxBytes: d.MaxBytes, AllowHosts: d.AllowHosts, AllowPrivateNetworks: d.AllowPrivateNetworks}
 	}
 	if s := raw.Supervisor; s != nil {
 		a.Supervisor = &core.SupervisorConfig{Max: s.Max}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +79,7 @@ steps: {max: 7}
 permissions: {allow: ["tool:*"], ask: ["tool:publish"], deny: ["plugin:*"]}
 tasks: [extract]
 knowledge: {autoInject: true, maxTokens: 100}
-documents: {root: ./docs}
+documents: {root: ./docs, allowHosts: [docs.example.com]}
 errorHandling: {retry: {attempts: 2}}
 plugins: {mcp_client: {servers: [fs]}}
 `,
@@ -140,7 +141,7 @@ loop: {pool: [writer], maxIterations: 3}
 	if w.Prompt != "You write." || w.Model.Provider != "anthropic" || *w.Model.Settings.Temperature != 0.2 || w.MaxSteps != 7 || w.Output.Format != "markdown" {
 		t.Errorf("writer %+v", w)
 	}
-	if !strings.Contains(string(w.InputSchema), `"required":["topic"]`) || w.Knowledge.MaxTokens != 100 || w.Documents.Root != filepath.Join(p.Dir, "docs") {
+	if !strings.Contains(string(w.InputSchema), `"required":["topic"]`) || w.Knowledge.MaxTokens != 100 || w.Documents.Root != filepath.Join(p.Dir, "docs") || !slices.Equal(w.Documents.AllowHosts, []string{"docs.example.com"}) {
 		t.Errorf("writer schema/knowledge/documents")
 	}
 	if len(w.Tools) != 2 || len(w.HumanTools) != 1 || w.HumanTools[0].Prompt != "Publish?" || w.Tools[1].Credentials[0] != "SEARCH_KEY" {
