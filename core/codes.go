@@ -25,6 +25,7 @@ const (
 	CodeSessionNotFound    = "SESSION_NOT_FOUND"
 	CodeLoopNotFound       = "LOOP_NOT_FOUND"
 	CodeTaskRunNotFound    = "TASK_RUN_NOT_FOUND"
+	CodeRunNotFound        = "RUN_NOT_FOUND"
 	CodeDocumentNotFound   = "DOCUMENT_NOT_FOUND"
 	CodeNotFound           = "NOT_FOUND"
 
@@ -100,6 +101,7 @@ var (
 	ErrSessionNotFound    = &BreadError{Code: CodeSessionNotFound}
 	ErrLoopNotFound       = &BreadError{Code: CodeLoopNotFound}
 	ErrTaskRunNotFound    = &BreadError{Code: CodeTaskRunNotFound}
+	ErrRunNotFound        = &BreadError{Code: CodeRunNotFound}
 	ErrDocumentNotFound   = &BreadError{Code: CodeDocumentNotFound}
 	ErrNotFound           = &BreadError{Code: CodeNotFound}
 	ErrRunCancelled       = &BreadError{Code: CodeRunCancelled}

@@ -132,6 +132,7 @@ func (s *Store) dropSession(id string) {
 		}
 	}
 	s.dropSessionCrumbs(id)
+	s.dropSessionRuns(id)
 }
 
 // GetMessages implements core.SessionStore. A missing session has no

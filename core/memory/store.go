@@ -24,6 +24,7 @@ type Store struct {
 	checkpoints map[string]*storedCheckpoint
 	loops       map[string]*storedLoop
 	taskRuns    map[string]*storedTaskRun
+	runRecords  map[string]*core.RunRecord // run lifecycles (core.RunStore)
 	runs        map[string]*crumbRun
 	// sessionRuns indexes, per session, the runs holding entries anchored to
 	// it, so deleting a session touches only its own runs.
@@ -37,6 +38,8 @@ var (
 	_ core.BreadStore     = (*Store)(nil)
 	_ core.CrumbLog       = (*Store)(nil)
 	_ core.TaskRunStore   = (*Store)(nil)
+	_ core.RunStore       = (*Store)(nil)
+	_ core.LoopStore      = (*Store)(nil)
 	_ core.KnowledgeStore = (*Store)(nil)
 	_ core.DocumentStore  = (*Store)(nil)
 	_ io.Closer           = (*Store)(nil)
@@ -49,6 +52,7 @@ func New() *Store {
 		checkpoints: make(map[string]*storedCheckpoint),
 		loops:       make(map[string]*storedLoop),
 		taskRuns:    make(map[string]*storedTaskRun),
+		runRecords:  make(map[string]*core.RunRecord),
 		runs:        make(map[string]*crumbRun),
 		sessionRuns: make(map[string]map[string]struct{}),
 		nodes:       make(map[string]*storedNode),
@@ -65,7 +69,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	s.sessions, s.checkpoints, s.loops, s.taskRuns = nil, nil, nil, nil
+	s.sessions, s.checkpoints, s.loops, s.taskRuns, s.runRecords = nil, nil, nil, nil, nil
 	s.runs, s.sessionRuns, s.nodes, s.edges, s.documents = nil, nil, nil, nil, nil
 	return nil
 }

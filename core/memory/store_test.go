@@ -8,7 +8,7 @@ import (
 	"github.com/breadai/bread/core/storetest"
 )
 
-var allFeatures = storetest.Features{CrumbLog: true, Loops: true, TaskRuns: true, Knowledge: true, Documents: true, ClosedErrors: true}
+var allFeatures = storetest.Features{CrumbLog: true, Loops: true, Runs: true, TaskRuns: true, Knowledge: true, Documents: true, ClosedErrors: true}
 
 func newStore(tb testing.TB) core.BreadStore {
 	s := memory.New()

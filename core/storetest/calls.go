@@ -33,6 +33,9 @@ func seedEverything(t *testing.T, s core.BreadStore) seeded {
 	if ls, ok := s.(core.LoopStore); ok {
 		noErr(t, ls.CreateLoop(ctx, loop("loop", "s", baseTime)), "CreateLoop")
 	}
+	if rs, ok := s.(core.RunStore); ok {
+		noErr(t, rs.PutRun(ctx, runRecord("run", "s", "a", core.RunRunning, baseTime)), "PutRun")
+	}
 	if cl, ok := s.(core.CrumbLog); ok {
 		noErr(t, cl.AppendCrumbs(ctx, textEntries("run", "s", 1, 3)), "AppendCrumbs")
 	}
@@ -73,6 +76,20 @@ func everyCall(s core.BreadStore, seed seeded) []call {
 		{"SuspendRun", func(ctx context.Context) error {
 			return s.SuspendRun(ctx, "s", turnMessages(baseTime)[:1], checkpoint("cp-suspend", "s", baseTime))
 		}},
+	}
+	if rs, ok := s.(core.RunStore); ok {
+		calls = append(calls,
+			call{"PutRun", func(ctx context.Context) error {
+				return rs.PutRun(ctx, runRecord("run-new", "s", "a", core.RunRunning, baseTime))
+			}},
+			call{"GetRun", func(ctx context.Context) error { _, err := rs.GetRun(ctx, "run"); return err }},
+			call{"RenewRunLeases", func(ctx context.Context) error {
+				_, err := rs.RenewRunLeases(ctx, "a", baseTime+1, baseTime)
+				return err
+			}},
+			call{"ExpiredRuns", func(ctx context.Context) error { _, err := rs.ExpiredRuns(ctx, baseTime, 0); return err }},
+			call{"LoseRun", func(ctx context.Context) error { _, err := rs.LoseRun(ctx, "run", baseTime+10); return err }},
+		)
 	}
 	if ls, ok := s.(core.LoopStore); ok {
 		calls = append(calls,

@@ -16,6 +16,8 @@ type Features struct {
 	CrumbLog bool
 	// Loops: the store implements core.LoopStore.
 	Loops bool
+	// Runs: the store implements core.RunStore.
+	Runs bool
 	// TaskRuns: the store implements core.TaskRunStore.
 	TaskRuns bool
 	// Knowledge: the store implements core.KnowledgeStore.
@@ -40,6 +42,7 @@ const (
 	needsNothing feature = iota
 	needsCrumbLog
 	needsLoops
+	needsRuns
 	needsTaskRuns
 	needsKnowledge
 	needsDocuments
@@ -86,6 +89,7 @@ func groups() []group {
 		{"SuspendRun", suspendCases()},
 		{"Cascade", cascadeCases()},
 		{"Loops", loopCases()},
+		{"Runs", runCases()},
 		{"TaskRuns", taskRunCases()},
 		{"CrumbLog", crumbLogCases()},
 		{"Knowledge", knowledgeCases()},
@@ -104,6 +108,8 @@ func (f Features) missing(n feature) string {
 		return "store does not claim Features.CrumbLog (core.CrumbLog)"
 	case n == needsLoops && !f.Loops:
 		return "store does not claim Features.Loops (core.LoopStore)"
+	case n == needsRuns && !f.Runs:
+		return "store does not claim Features.Runs (core.RunStore)"
 	case n == needsTaskRuns && !f.TaskRuns:
 		return "store does not claim Features.TaskRuns (core.TaskRunStore)"
 	case n == needsKnowledge && !f.Knowledge:
@@ -126,6 +132,7 @@ func checkClaims(t *testing.T, f Features, s core.BreadStore) {
 	}{
 		{"CrumbLog", f.CrumbLog, reflect.TypeFor[core.CrumbLog]()},
 		{"Loops", f.Loops, reflect.TypeFor[core.LoopStore]()},
+		{"Runs", f.Runs, reflect.TypeFor[core.RunStore]()},
 		{"TaskRuns", f.TaskRuns, reflect.TypeFor[core.TaskRunStore]()},
 		{"Knowledge", f.Knowledge, reflect.TypeFor[core.KnowledgeStore]()},
 		{"Documents", f.Documents, reflect.TypeFor[core.DocumentStore]()},

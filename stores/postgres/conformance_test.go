@@ -9,7 +9,7 @@ import (
 )
 
 // allFeatures is every optional capability: the store claims them all.
-var allFeatures = storetest.Features{CrumbLog: true, Loops: true, TaskRuns: true, Knowledge: true, Documents: true, ClosedErrors: true}
+var allFeatures = storetest.Features{CrumbLog: true, Loops: true, Runs: true, TaskRuns: true, Knowledge: true, Documents: true, ClosedErrors: true}
 
 func TestConformance(t *testing.T) {
 	serverURL(t)

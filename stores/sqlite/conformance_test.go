@@ -10,7 +10,7 @@ import (
 )
 
 // allFeatures is every optional capability: the store claims them all.
-var allFeatures = storetest.Features{CrumbLog: true, Loops: true, TaskRuns: true, Knowledge: true, Documents: true, ClosedErrors: true}
+var allFeatures = storetest.Features{CrumbLog: true, Loops: true, Runs: true, TaskRuns: true, Knowledge: true, Documents: true, ClosedErrors: true}
 
 // newFileStore opens a migrated store on a fresh file, closed at cleanup.
 func newFileStore(tb testing.TB) *sqlite.Store {

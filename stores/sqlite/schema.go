@@ -48,6 +48,23 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS idx_bread_checkpoints_session ON bread_checkpoints(session_id)`,
 	`CREATE INDEX IF NOT EXISTS idx_bread_checkpoints_created ON bread_checkpoints(created_at)`,
 
+	`CREATE TABLE IF NOT EXISTS bread_runs (
+  id TEXT PRIMARY KEY,
+  agent_id TEXT NOT NULL,
+  session_id TEXT REFERENCES bread_sessions(id) ON DELETE CASCADE,
+  pipeline_id TEXT,
+  status TEXT NOT NULL,
+  owner TEXT,
+  lease_until INTEGER,
+  checkpoint_id TEXT,
+  error_code TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+)`,
+	`CREATE INDEX IF NOT EXISTS idx_bread_runs_session ON bread_runs(session_id)`,
+	`CREATE INDEX IF NOT EXISTS idx_bread_runs_lease ON bread_runs(status, lease_until)`,
+	`CREATE INDEX IF NOT EXISTS idx_bread_runs_owner ON bread_runs(owner, status)`,
+
 	`CREATE TABLE IF NOT EXISTS bread_loops (
   id TEXT PRIMARY KEY,
   agent_id TEXT NOT NULL,

@@ -30,6 +30,8 @@ type Store struct {
 // DB. A store type that embeds a Store asserts it keeps them all.
 type API interface {
 	core.BreadStore
+	core.LoopStore
+	core.RunStore
 	core.CrumbLog
 	core.TaskRunStore
 	core.KnowledgeStore

@@ -1,0 +1,108 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/breadai/bread/core"
+)
+
+// PutRun implements core.RunStore.
+func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if cur, ok := s.runRecords[r.ID]; ok {
+		cur.Status, cur.Owner, cur.LeaseUntil = r.Status, r.Owner, r.LeaseUntil
+		cur.CheckpointID, cur.ErrorCode, cur.UpdatedAt = r.CheckpointID, r.ErrorCode, r.UpdatedAt
+		return nil
+	}
+	if r.SessionID != "" {
+		if _, ok := s.sessions[r.SessionID]; !ok {
+			return &core.BreadError{Code: core.CodeSessionNotFound, Message: "session " + r.SessionID + " not found"}
+		}
+	}
+	rec := r
+	s.runRecords[r.ID] = &rec
+	return nil
+}
+
+// GetRun implements core.RunStore.
+func (s *Store) GetRun(ctx context.Context, id string) (core.RunRecord, error) {
+	if err := s.rlock(ctx); err != nil {
+		return core.RunRecord{}, err
+	}
+	defer s.mu.RUnlock()
+	r, ok := s.runRecords[id]
+	if !ok {
+		return core.RunRecord{}, &core.BreadError{Code: core.CodeRunNotFound, Message: "run " + strings.ToValidUTF8(id, "?") + " not found"}
+	}
+	return *r, nil
+}
+
+// RenewRunLeases implements core.RunStore.
+func (s *Store) RenewRunLeases(ctx context.Context, owner string, until, now int64) (int, error) {
+	if err := s.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.runRecords {
+		if r.Status == core.RunRunning && r.Owner == owner {
+			r.LeaseUntil, r.UpdatedAt = until, now
+			n++
+		}
+	}
+	return n, nil
+}
+
+// ExpiredRuns implements core.RunStore.
+func (s *Store) ExpiredRuns(ctx context.Context, now int64, limit int) ([]core.RunRecord, error) {
+	if err := s.rlock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	if limit <= 0 {
+		limit = 100
+	}
+	var out []core.RunRecord
+	for _, r := range s.runRecords {
+		if r.Status == core.RunRunning && r.LeaseUntil < now {
+			out = append(out, *r)
+		}
+	}
+	slices.SortFunc(out, func(a, b core.RunRecord) int {
+		return cmp.Or(cmp.Compare(a.LeaseUntil, b.LeaseUntil), strings.Compare(a.ID, b.ID))
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// LoseRun implements core.RunStore.
+func (s *Store) LoseRun(ctx context.Context, id string, now int64) (bool, error) {
+	if err := s.lock(ctx); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.runRecords[id]
+	if !ok || r.Status != core.RunRunning || r.LeaseUntil >= now {
+		return false, nil
+	}
+	r.Status, r.ErrorCode, r.Owner, r.LeaseUntil, r.UpdatedAt = core.RunLost, core.CodeRunLost, "", 0, now
+	return true, nil
+}
+
+// dropSessionRuns removes a deleted session's run records. Called with the
+// write lock held.
+func (s *Store) dropSessionRuns(sessionID string) {
+	for id, r := range s.runRecords {
+		if r.SessionID == sessionID {
+			delete(s.runRecords, id)
+		}
+	}
+}

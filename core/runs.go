@@ -1,0 +1,78 @@
+package core
+
+import "context"
+
+// RunStore is the optional durable record of every run's lifecycle. With
+// it, a run survives the process that ran it: GET /runs/{id} answers from
+// any replica, and a run whose process died is found by its lapsed lease
+// and ended with RUN_LOST instead of leaving its tails waiting forever.
+//
+// Leases are per owner (an engine instance): the owner renews all of its
+// running runs in one RenewRunLeases call, so a dead process stops renewing
+// every run it held at once.
+type RunStore interface {
+	// PutRun inserts a run record, or replaces the mutable fields (Status,
+	// Owner, LeaseUntil, CheckpointID, ErrorCode, UpdatedAt) of the record
+	// with that ID, keeping its CreatedAt, AgentID, SessionID and
+	// PipelineID: a resumed run reuses its id. A record whose session does
+	// not exist is ErrSessionNotFound.
+	PutRun(ctx context.Context, r RunRecord) error
+	// GetRun returns a run's record; an unknown id is ErrRunNotFound.
+	GetRun(ctx context.Context, id string) (RunRecord, error)
+	// RenewRunLeases sets LeaseUntil (and UpdatedAt to now) on every
+	// running run of owner and returns how many it renewed.
+	RenewRunLeases(ctx context.Context, owner string, until, now int64) (int, error)
+	// ExpiredRuns lists running runs whose LeaseUntil is before now, oldest
+	// lease first, at most limit (<= 0: 100).
+	ExpiredRuns(ctx context.Context, now int64, limit int) ([]RunRecord, error)
+	// LoseRun marks a running run whose lease lapsed before now as lost, in
+	// one atomic compare-and-set, and reports whether this call did it: of
+	// concurrent callers (replicas sweeping at once) exactly one wins, so
+	// exactly one RUN_LOST crumb is written.
+	LoseRun(ctx context.Context, id string, now int64) (bool, error)
+}
+
+// RunStatus is where a run is in its life.
+type RunStatus string
+
+// The run statuses. Running and suspended are the live ones; the others
+// are final.
+const (
+	RunRunning   RunStatus = "running"
+	RunSuspended RunStatus = "suspended"
+	RunCompleted RunStatus = "completed"
+	RunFailed    RunStatus = "failed"
+	RunCancelled RunStatus = "cancelled"
+	RunLost      RunStatus = "lost"
+)
+
+// Final reports whether s is a status a run never leaves (a lost run's
+// record may still be corrected by its owner if it was only partitioned).
+func (s RunStatus) Final() bool {
+	switch s {
+	case RunCompleted, RunFailed, RunCancelled, RunLost:
+		return true
+	}
+	return false
+}
+
+// RunRecord is one run's lifecycle. Timestamps are Unix milliseconds.
+type RunRecord struct {
+	ID        string `json:"runId"`
+	AgentID   string `json:"agentId"`
+	SessionID string `json:"sessionId,omitempty"`
+	// PipelineID is set on a pipeline's own run record.
+	PipelineID string    `json:"pipelineId,omitempty"`
+	Status     RunStatus `json:"status"`
+	// Owner is the engine instance executing the run; LeaseUntil is when
+	// its claim lapses unless renewed. Both are cleared when the run stops
+	// running.
+	Owner      string `json:"owner,omitempty"`
+	LeaseUntil int64  `json:"leaseUntil,omitempty"`
+	// CheckpointID is the checkpoint a suspended run waits on.
+	CheckpointID string `json:"checkpointId,omitempty"`
+	// ErrorCode is the code a failed, cancelled or lost run ended with.
+	ErrorCode string `json:"errorCode,omitempty"`
+	CreatedAt int64  `json:"createdAt"`
+	UpdatedAt int64  `json:"updatedAt"`
+}

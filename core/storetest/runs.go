@@ -1,0 +1,220 @@
+package storetest
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/breadai/bread/core"
+)
+
+func runCases() []testCase {
+	return []testCase{
+		{name: "put and get", needs: needsRuns, run: testRunRoundTrip},
+		{name: "PutRun on an existing id replaces only the mutable fields", needs: needsRuns, run: testRunReplace},
+		{name: "unknown ids and sessions", needs: needsRuns, run: testRunUnknown},
+		{name: "RenewRunLeases renews only the owner's running runs", needs: needsRuns, run: testRunRenew},
+		{name: "ExpiredRuns lists running runs with a lapsed lease, oldest lease first", needs: needsRuns, run: testRunExpired},
+		{name: "LoseRun is one atomic compare-and-set", needs: needsRuns, run: testRunLose},
+		{name: "of concurrent LoseRun calls exactly one wins", needs: needsRuns, run: testRunLoseRace},
+		{name: "DeleteSession removes the session's runs", needs: needsRuns, run: testRunCascade},
+	}
+}
+
+func runRecord(id, sessionID, owner string, status core.RunStatus, lease int64) core.RunRecord {
+	r := core.RunRecord{
+		ID: id, AgentID: "writer", SessionID: sessionID, Status: status,
+		CreatedAt: baseTime, UpdatedAt: baseTime,
+	}
+	if status == core.RunRunning {
+		r.Owner, r.LeaseUntil = owner, lease
+	}
+	return r
+}
+
+func testRunRoundTrip(t *testing.T, s core.BreadStore) {
+	rs := capability[core.RunStore](t, s)
+	createSession(t, s, core.NewSession{ID: "s"})
+	want := runRecord("run-1", "s", "replica-a", core.RunRunning, baseTime+30_000)
+	noErr(t, rs.PutRun(t.Context(), want), "PutRun")
+	got, err := rs.GetRun(t.Context(), "run-1")
+	noErr(t, err, "GetRun")
+	assertJSONEqual(t, "the stored run", want, got)
+
+	// A pipeline's own record has no session.
+	p := core.RunRecord{ID: "pipe-1", AgentID: "pipeline", PipelineID: "review", Status: core.RunRunning, Owner: "replica-a", LeaseUntil: baseTime + 1, CreatedAt: baseTime, UpdatedAt: baseTime}
+	noErr(t, rs.PutRun(t.Context(), p), "PutRun(pipeline)")
+	got, err = rs.GetRun(t.Context(), "pipe-1")
+	noErr(t, err, "GetRun(pipeline)")
+	assertJSONEqual(t, "the stored pipeline run", p, got)
+}
+
+func testRunReplace(t *testing.T, s core.BreadStore) {
+	rs := capability[core.RunStore](t, s)
+	createSession(t, s, core.NewSession{ID: "s"})
+	createSession(t, s, core.NewSession{ID: "other"})
+	first := runRecord("run-1", "s", "replica-a", core.RunRunning, baseTime+30_000)
+	noErr(t, rs.PutRun(t.Context(), first), "PutRun")
+	// The run suspends, then is resumed on another replica and fails.
+	steps := []core.RunRecord{
+		{ID: "run-1", Status: core.RunSuspended, CheckpointID: "cp-1", UpdatedAt: baseTime + 10},
+		{ID: "run-1", Status: core.RunRunning, Owner: "replica-b", LeaseUntil: baseTime + 60_000, UpdatedAt: baseTime + 20},
+		{ID: "run-1", Status: core.RunFailed, ErrorCode: core.CodeProviderError, UpdatedAt: baseTime + 30},
+	}
+	for _, st := range steps {
+		// Identity fields in the update are ignored: they never change.
+		st.AgentID, st.SessionID, st.PipelineID, st.CreatedAt = "ignored", "other", "ignored", baseTime+99
+		noErr(t, rs.PutRun(t.Context(), st), "PutRun(%s)", st.Status)
+		got, err := rs.GetRun(t.Context(), "run-1")
+		noErr(t, err, "GetRun after %s", st.Status)
+		want := st
+		want.AgentID, want.SessionID, want.PipelineID, want.CreatedAt = first.AgentID, first.SessionID, "", first.CreatedAt
+		assertJSONEqual(t, "the run after "+string(st.Status), want, got)
+	}
+}
+
+func testRunUnknown(t *testing.T, s core.BreadStore) {
+	rs := capability[core.RunStore](t, s)
+	_, err := rs.GetRun(t.Context(), "no-such-run")
+	isErr(t, err, core.ErrRunNotFound, "GetRun of an unknown id")
+	_, err = rs.GetRun(t.Context(), "bad\x00id")
+	isErr(t, err, core.ErrRunNotFound, "GetRun of an id with a NUL byte")
+	err = rs.PutRun(t.Context(), runRecord("run-1", "no-such-session", "a", core.RunRunning, baseTime))
+	isErr(t, err, core.ErrSessionNotFound, "PutRun in a missing session")
+	won, err := rs.LoseRun(t.Context(), "no-such-run", baseTime)
+	noErr(t, err, "LoseRun of an unknown id")
+	equal(t, "LoseRun of an unknown id", false, won)
+}
+
+func testRunRenew(t *testing.T, s core.BreadStore) {
+	rs := capability[core.RunStore](t, s)
+	createSession(t, s, core.NewSession{ID: "s"})
+	for _, r := range []core.RunRecord{
+		runRecord("a-1", "s", "a", core.RunRunning, baseTime),
+		runRecord("a-2", "s", "a", core.RunRunning, baseTime),
+		runRecord("b-1", "s", "b", core.RunRunning, baseTime),
+		runRecord("a-done", "s", "a", core.RunCompleted, 0),
+	} {
+		noErr(t, rs.PutRun(t.Context(), r), "PutRun(%s)", r.ID)
+	}
+	n, err := rs.RenewRunLeases(t.Context(), "a", baseTime+5000, baseTime+100)
+	noErr(t, err, "RenewRunLeases")
+	equal(t, "runs renewed", 2, n)
+	for id, lease := range map[string]int64{"a-1": baseTime + 5000, "a-2": baseTime + 5000, "b-1": baseTime, "a-done": 0} {
+		got, err := rs.GetRun(t.Context(), id)
+		noErr(t, err, "GetRun(%s)", id)
+		equal(t, "lease of "+id, lease, got.LeaseUntil)
+	}
+	n, err = rs.RenewRunLeases(t.Context(), "nobody", baseTime+5000, baseTime+100)
+	noErr(t, err, "RenewRunLeases(nobody)")
+	equal(t, "runs renewed for an owner with none", 0, n)
+}
+
+func testRunExpired(t *testing.T, s core.BreadStore) {
+	rs := capability[core.RunStore](t, s)
+	createSession(t, s, core.NewSession{ID: "s"})
+	for _, r := range []core.RunRecord{
+		runRecord("late", "s", "a", core.RunRunning, baseTime+300),
+		runRecord("early", "s", "a", core.RunRunning, baseTime+100),
+		runRecord("middle", "s", "b", core.RunRunning, baseTime+200),
+		runRecord("alive", "s", "b", core.RunRunning, baseTime+10_000),
+		runRecord("suspended", "s", "", core.RunSuspended, 0),
+		runRecord("done", "s", "", core.RunCompleted, 0),
+	} {
+		noErr(t, rs.PutRun(t.Context(), r), "PutRun(%s)", r.ID)
+	}
+	got, err := rs.ExpiredRuns(t.Context(), baseTime+1000, 0)
+	noErr(t, err, "ExpiredRuns")
+	equalList(t, "expired runs", []string{"early", "middle", "late"}, ids(got, func(r core.RunRecord) string { return r.ID }))
+	got, err = rs.ExpiredRuns(t.Context(), baseTime+1000, 2)
+	noErr(t, err, "ExpiredRuns(limit 2)")
+	equalList(t, "expired runs, limit 2", []string{"early", "middle"}, ids(got, func(r core.RunRecord) string { return r.ID }))
+	got, err = rs.ExpiredRuns(t.Context(), baseTime+150, 0)
+	noErr(t, err, "ExpiredRuns(earlier)")
+	equalList(t, "expired runs at an earlier time", []string{"early"}, ids(got, func(r core.RunRecord) string { return r.ID }))
+}
+
+func testRunLose(t *testing.T, s core.BreadStore) {
+	rs := capability[core.RunStore](t, s)
+	createSession(t, s, core.NewSession{ID: "s"})
+	for _, r := range []core.RunRecord{
+		runRecord("lapsed", "s", "a", core.RunRunning, baseTime+100),
+		runRecord("alive", "s", "a", core.RunRunning, baseTime+10_000),
+		runRecord("suspended", "s", "", core.RunSuspended, 0),
+	} {
+		noErr(t, rs.PutRun(t.Context(), r), "PutRun(%s)", r.ID)
+	}
+	now := baseTime + 1000
+	for id, want := range map[string]bool{"lapsed": true, "alive": false, "suspended": false} {
+		won, err := rs.LoseRun(t.Context(), id, now)
+		noErr(t, err, "LoseRun(%s)", id)
+		equal(t, "LoseRun("+id+")", want, won)
+	}
+	got, err := rs.GetRun(t.Context(), "lapsed")
+	noErr(t, err, "GetRun(lapsed)")
+	equal(t, "status of the lost run", core.RunLost, got.Status)
+	equal(t, "error code of the lost run", core.CodeRunLost, got.ErrorCode)
+	equal(t, "owner of the lost run", "", got.Owner)
+	equal(t, "updatedAt of the lost run", now, got.UpdatedAt)
+	won, err := rs.LoseRun(t.Context(), "lapsed", now+1)
+	noErr(t, err, "LoseRun again")
+	equal(t, "LoseRun of a run already lost", false, won)
+	for _, id := range []string{"alive", "suspended"} {
+		got, err := rs.GetRun(t.Context(), id)
+		noErr(t, err, "GetRun(%s)", id)
+		if got.Status == core.RunLost {
+			t.Errorf("LoseRun lost %s, whose lease had not lapsed", id)
+		}
+	}
+}
+
+func testRunLoseRace(t *testing.T, s core.BreadStore) {
+	rs := capability[core.RunStore](t, s)
+	createSession(t, s, core.NewSession{ID: "s"})
+	const runs, sweepers = 4, 8
+	for i := range runs {
+		noErr(t, rs.PutRun(t.Context(), runRecord(fmt.Sprintf("run-%d", i), "s", "dead", core.RunRunning, baseTime)), "PutRun")
+	}
+	var mu sync.Mutex
+	wins := map[string]int{}
+	var wg sync.WaitGroup
+	for range sweepers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range runs {
+				id := fmt.Sprintf("run-%d", i)
+				won, err := rs.LoseRun(t.Context(), id, baseTime+1000)
+				if err != nil {
+					t.Errorf("LoseRun(%s): %v", id, err)
+					return
+				}
+				if won {
+					mu.Lock()
+					wins[id]++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range runs {
+		id := fmt.Sprintf("run-%d", i)
+		if wins[id] != 1 {
+			t.Errorf("%s was lost by %d sweepers, want exactly 1", id, wins[id])
+		}
+	}
+}
+
+func testRunCascade(t *testing.T, s core.BreadStore) {
+	rs := capability[core.RunStore](t, s)
+	createSession(t, s, core.NewSession{ID: "s"})
+	createSession(t, s, core.NewSession{ID: "keep"})
+	noErr(t, rs.PutRun(t.Context(), runRecord("gone", "s", "a", core.RunRunning, baseTime)), "PutRun")
+	noErr(t, rs.PutRun(t.Context(), runRecord("kept", "keep", "a", core.RunRunning, baseTime)), "PutRun")
+	noErr(t, s.DeleteSession(t.Context(), "s"), "DeleteSession")
+	_, err := rs.GetRun(t.Context(), "gone")
+	isErr(t, err, core.ErrRunNotFound, "GetRun of a deleted session's run")
+	_, err = rs.GetRun(t.Context(), "kept")
+	noErr(t, err, "GetRun of another session's run")
+}

@@ -1,0 +1,165 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/uptrace/bun"
+
+	"github.com/breadai/bread/core"
+)
+
+// runRow is one row of bread_runs.
+type runRow struct {
+	bun.BaseModel `bun:"table:bread_runs"`
+
+	ID           string `bun:"id,pk"`
+	AgentID      string `bun:"agent_id"`
+	SessionID    string `bun:"session_id,nullzero"`
+	PipelineID   string `bun:"pipeline_id,nullzero"`
+	Status       string `bun:"status"`
+	Owner        string `bun:"owner,nullzero"`
+	LeaseUntil   int64  `bun:"lease_until,nullzero"`
+	CheckpointID string `bun:"checkpoint_id,nullzero"`
+	ErrorCode    string `bun:"error_code,nullzero"`
+	CreatedAt    int64  `bun:"created_at"`
+	UpdatedAt    int64  `bun:"updated_at"`
+}
+
+func (r runRow) record() core.RunRecord {
+	return core.RunRecord{
+		ID: r.ID, AgentID: r.AgentID, SessionID: r.SessionID, PipelineID: r.PipelineID,
+		Status: core.RunStatus(r.Status), Owner: r.Owner, LeaseUntil: r.LeaseUntil,
+		CheckpointID: r.CheckpointID, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}
+}
+
+// PutRun implements core.RunStore: an upsert on id that never changes the
+// identity columns of an existing run.
+func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
+	if err := s.checkText("a run field", r.ID, r.AgentID, r.SessionID, r.PipelineID, string(r.Status), r.Owner, r.CheckpointID, r.ErrorCode); err != nil {
+		return err
+	}
+	row := runRow{
+		ID: r.ID, AgentID: r.AgentID, SessionID: r.SessionID, PipelineID: r.PipelineID,
+		Status: string(r.Status), Owner: r.Owner, LeaseUntil: r.LeaseUntil,
+		CheckpointID: r.CheckpointID, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, err = s.db.NewInsert().Model(&row).
+		On("CONFLICT (id) DO UPDATE").
+		Set("status = EXCLUDED.status").
+		Set("owner = EXCLUDED.owner").
+		Set("lease_until = EXCLUDED.lease_until").
+		Set("checkpoint_id = EXCLUDED.checkpoint_id").
+		Set("error_code = EXCLUDED.error_code").
+		Set("updated_at = EXCLUDED.updated_at").
+		Exec(ctx)
+	return s.mapErr("put run", err, sessionFK(r.SessionID))
+}
+
+// GetRun implements core.RunStore.
+func (s *Store) GetRun(ctx context.Context, id string) (core.RunRecord, error) {
+	if err := s.read(); err != nil {
+		return core.RunRecord{}, err
+	}
+	var row runRow
+	err := sql.ErrNoRows
+	if !hasNUL(id) {
+		err = s.db.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return core.RunRecord{}, notFound(core.ErrRunNotFound, "run %q not found", id)
+	}
+	if err != nil {
+		return core.RunRecord{}, s.mapErr("get run", err, nil)
+	}
+	return row.record(), nil
+}
+
+// RenewRunLeases implements core.RunStore in one UPDATE.
+func (s *Store) RenewRunLeases(ctx context.Context, owner string, until, now int64) (int, error) {
+	if hasNUL(owner) {
+		return 0, nil
+	}
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	res, err := s.db.NewUpdate().Model((*runRow)(nil)).
+		Set("lease_until = ?", until).
+		Set("updated_at = ?", now).
+		Where("status = ?", string(core.RunRunning)).
+		Where("owner = ?", owner).
+		Exec(ctx)
+	if err != nil {
+		return 0, s.mapErr("renew run leases", err, nil)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, s.mapErr("renew run leases", err, nil)
+	}
+	return int(n), nil
+}
+
+// ExpiredRuns implements core.RunStore.
+func (s *Store) ExpiredRuns(ctx context.Context, now int64, limit int) ([]core.RunRecord, error) {
+	if err := s.read(); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = 100
+	}
+	var rows []runRow
+	err := s.db.NewSelect().Model(&rows).
+		Where("status = ?", string(core.RunRunning)).
+		Where("lease_until < ?", now).
+		OrderExpr("lease_until ASC, id ASC").
+		Limit(int64(limit)).
+		Scan(ctx)
+	if err != nil {
+		return nil, s.mapErr("list expired runs", err, nil)
+	}
+	out := make([]core.RunRecord, len(rows))
+	for i, r := range rows {
+		out[i] = r.record()
+	}
+	return out, nil
+}
+
+// LoseRun implements core.RunStore as one conditional UPDATE: the database
+// decides which of concurrent sweepers wins.
+func (s *Store) LoseRun(ctx context.Context, id string, now int64) (bool, error) {
+	if hasNUL(id) {
+		return false, nil
+	}
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	res, err := s.db.NewUpdate().Model((*runRow)(nil)).
+		Set("status = ?", string(core.RunLost)).
+		Set("error_code = ?", core.CodeRunLost).
+		Set("owner = NULL").
+		Set("lease_until = NULL").
+		Set("updated_at = ?", now).
+		Where("id = ?", id).
+		Where("status = ?", string(core.RunRunning)).
+		Where("lease_until < ?", now).
+		Exec(ctx)
+	if err != nil {
+		return false, s.mapErr("lose run", err, nil)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, s.mapErr("lose run", err, nil)
+	}
+	return n == 1, nil
+}
