@@ -21,11 +21,14 @@
 # verifyproxy checks every published go.mod first, and step 5 is the
 # consumer that does refuse one.
 #
-# The version is unique per run (v0.0.0-external.<time>.<pid>, or
-# EXTERNAL_VERSION) because the module cache never refetches a version it
-# holds; that version is removed from the module cache on exit. --keep keeps
-# the temporary directory. Needs go, git and curl; third-party modules come
-# from the module cache or EXTERNAL_UPSTREAM_PROXY (https://proxy.golang.org).
+# The version is unique per run, v0.0.0-external.<unix time>.<pid>: the go
+# command never refetches a version its module cache holds, and it indexes
+# each module cache directory in GOCACHE by its path alone, so a version
+# string must never come back with other content. The run's version is
+# removed from the module cache on exit (releasetool cleancache). --keep
+# keeps the temporary directory. Needs go, git and curl; third-party modules
+# come from the module cache, else from EXTERNAL_UPSTREAM_PROXY
+# (https://proxy.golang.org).
 set -euo pipefail
 
 keep=0
@@ -41,7 +44,7 @@ done
 
 start=$SECONDS
 repo=$(cd "$(dirname "$0")/.." && pwd)
-version=${EXTERNAL_VERSION:-v0.0.0-external.$(date -u +%s).$$}
+version=v0.0.0-external.$(date -u +%s).$$
 work=$(mktemp -d "${TMPDIR:-/tmp}/bread-external.XXXXXX")
 proxy=$work/proxy
 mod=$work/mod
