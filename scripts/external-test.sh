@@ -96,10 +96,11 @@ export GONOSUMDB=github.com/breadai/bread
 export GOPRIVATE= GONOPROXY=
 cd "$mod"
 go mod init example.com/breadexternal 2>/dev/null
+imported=$("$RELEASETOOL" -C "$repo" imports "$mod")
 requires=()
-while IFS= read -r m; do
+for m in $imported; do
   requires+=("-require=$m@$version")
-done < <("$RELEASETOOL" -C "$repo" imports "$mod")
+done
 if [ ${#requires[@]} -eq 0 ]; then
   echo "external-test: the templates import no bread module" >&2
   exit 1
@@ -160,7 +161,8 @@ fi
 # go install pkg@version is the consumer that refuses a replace in the
 # go.mod of the module it installs from.
 scripted=github.com/breadai/bread/examples/scripted
-if "$RELEASETOOL" -C "$repo" list | cut -f2 | grep -qx "$scripted"; then
+modules=$("$RELEASETOOL" -C "$repo" list)
+if cut -f2 <<<"$modules" | grep -qx "$scripted"; then
   step "go install $scripted@$version"
   (cd "$work" && GOFLAGS= GOBIN="$work/bin" go install "$scripted@$version")
   "$work/bin/scripted" >"$work/scripted.out"

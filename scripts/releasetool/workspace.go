@@ -101,7 +101,7 @@ func LoadWorkspace(root, prefix string) (*Workspace, error) {
 		m := Module{Dir: dir}
 		m.GoMod, err = os.ReadFile(filepath.Join(root, filepath.FromSlash(m.GoModFile())))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("go.work uses %s: %w", u.Path, err)
 		}
 		m.Path = modfile.ModulePath(m.GoMod)
 		if m.Path == "" {
