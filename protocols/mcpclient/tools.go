@@ -1,0 +1,205 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/breadai/bread/core"
+)
+
+var (
+	camelBoundary = regexp.MustCompile(`([a-z0-9])([A-Z])`)
+	notNameChars  = regexp.MustCompile(`[^a-z0-9_]+`)
+	underscores   = regexp.MustCompile(`_+`)
+)
+
+// SanitizeToolName maps a server's tool name to bread's snake_case:
+// list-files and listFiles both become list_files, and a name that does not
+// start with a letter gets a t_ prefix. The original name is what a call
+// sends.
+func SanitizeToolName(original string) string {
+	s := camelBoundary.ReplaceAllString(original, "${1}_${2}")
+	s = strings.ToLower(s)
+	s = notNameChars.ReplaceAllString(s, "_")
+	s = underscores.ReplaceAllString(s, "_")
+	s = strings.Trim(s, "_")
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		s = "t_" + s
+	}
+	return strings.TrimRight(s, "_")
+}
+
+// maxNameLen is core.ValidName's limit on a tool name.
+const maxNameLen = 64
+
+// toolName is <server>__<sanitized>, cut to bread's 64-byte limit.
+func toolName(server, original string) (string, error) {
+	room := maxNameLen - len(server) - 2
+	if room < 1 {
+		return "", core.Errorf(core.CodeInvalidName, "MCP server name %q leaves no room for tool names (at most %d bytes in all)", server, maxNameLen)
+	}
+	name := SanitizeToolName(original)
+	if len(name) > room {
+		name = strings.TrimRight(name[:room], "_")
+	}
+	return server + "__" + name, nil
+}
+
+// buildTools turns a server's listing into bread tools. Two server tools
+// that sanitize to one name are TOOL_NAME_COLLISION naming both: the
+// listing is refused rather than one of them silently shadowed.
+func (c *conn) buildTools(list []*mcp.Tool) ([]core.Tool, error) {
+	seen := map[string]string{}
+	out := make([]core.Tool, 0, len(list))
+	for _, t := range list {
+		name, err := toolName(c.cfg.Name, t.Name)
+		if err != nil {
+			return nil, err
+		}
+		if prev, dup := seen[name]; dup {
+			return nil, &core.BreadError{
+				Code:    core.CodeToolNameCollision,
+				Message: fmt.Sprintf("MCP server %s: tools %q and %q both become %s; rename one on the server", c.cfg.Name, prev, t.Name, name),
+				Context: map[string]any{"server": c.cfg.Name, "name": name, "originals": []string{prev, t.Name}},
+			}
+		}
+		seen[name] = t.Name
+		desc := t.Description
+		if desc == "" {
+			desc = t.Title
+		}
+		if desc == "" {
+			desc = t.Name
+		}
+		if name[len(c.cfg.Name)+2:] != t.Name {
+			desc += fmt.Sprintf(" (MCP tool %q of server %s)", t.Name, c.cfg.Name)
+		}
+		out = append(out, core.Tool{
+			Name:         name,
+			Description:  desc,
+			InputSchema:  schemaJSON(t.InputSchema, true),
+			OutputSchema: schemaJSON(t.OutputSchema, false),
+			Execute:      c.caller(t.Name),
+		})
+	}
+	return out, nil
+}
+
+// schemaJSON re-encodes a schema the server sent, unchanged. An input
+// schema that is missing or not an object is the empty object schema, so
+// one odd tool cannot fail a run's tool assembly.
+func schemaJSON(s any, input bool) json.RawMessage {
+	if s == nil {
+		if input {
+			return json.RawMessage(`{"type":"object"}`)
+		}
+		return nil
+	}
+	b, err := json.Marshal(s)
+	if err != nil || len(b) == 0 || b[0] != '{' {
+		if input {
+			return json.RawMessage(`{"type":"object"}`)
+		}
+		return nil
+	}
+	return b
+}
+
+// caller is the Execute of one tool: it calls the original name on the
+// session current at call time.
+func (c *conn) caller(original string) func(ctx context.Context, args json.RawMessage, _ core.ToolContext) (any, error) {
+	return func(ctx context.Context, args json.RawMessage, _ core.ToolContext) (any, error) {
+		sess := c.current()
+		if sess == nil {
+			c.poke()
+			return nil, c.unavailable()
+		}
+		var arguments any = map[string]any{}
+		if len(args) > 0 && string(args) != "null" {
+			arguments = args
+		}
+		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: original, Arguments: arguments})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			var we *jsonrpc.Error
+			if errors.As(err, &we) {
+				return nil, &core.BreadError{
+					Code:    core.CodeToolError,
+					Message: fmt.Sprintf("MCP server %s refused the call to %s: %s", c.cfg.Name, original, we.Message),
+					Context: map[string]any{"server": c.cfg.Name, "tool": original, "rpcCode": we.Code},
+				}
+			}
+			// The transport failed: drop the session so the connection
+			// loop reconnects, and let the model see why this call failed.
+			c.broken(sess, err)
+			return nil, &core.BreadError{
+				Code:    core.CodeToolError,
+				Message: fmt.Sprintf("MCP server %s is unreachable (reconnecting)", c.cfg.Name),
+				Context: map[string]any{"server": c.cfg.Name, "tool": original},
+				Cause:   err,
+			}
+		}
+		return toolResult(c.cfg.Name, original, res)
+	}
+}
+
+// toolResult maps an MCP result to a bread tool result:
+//
+//   - isError is a TOOL_ERROR whose message is the text content, with every
+//     block and the structured content in its context (the tool:error
+//     crumb carries them);
+//   - text only, with structured content: the structured content;
+//   - text only: the text (several blocks joined by newlines);
+//   - anything else (images, audio, resource links, embedded resources):
+//     {"content": [blocks in MCP wire form], "structuredContent": ...}.
+func toolResult(server, tool string, res *mcp.CallToolResult) (any, error) {
+	var texts []string
+	onlyText := true
+	blocks := make([]json.RawMessage, 0, len(res.Content))
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			texts = append(texts, t.Text)
+		} else {
+			onlyText = false
+		}
+		b, err := json.Marshal(c)
+		if err != nil {
+			return nil, core.Errorf(core.CodeToolError, "MCP server %s: a content block of %s is not JSON: %v", server, tool, err)
+		}
+		blocks = append(blocks, b)
+	}
+	if res.IsError {
+		msg := strings.Join(texts, "\n")
+		if msg == "" {
+			msg = "the MCP tool reported an error"
+		}
+		ctx := map[string]any{"server": server, "tool": tool}
+		if !onlyText {
+			ctx["content"] = blocks
+		}
+		if res.StructuredContent != nil {
+			ctx["structuredContent"] = res.StructuredContent
+		}
+		return nil, &core.BreadError{Code: core.CodeToolError, Message: msg, Context: ctx}
+	}
+	switch {
+	case onlyText && res.StructuredContent != nil:
+		return res.StructuredContent, nil
+	case onlyText:
+		return strings.Join(texts, "\n"), nil
+	}
+	out := map[string]any{"content": blocks}
+	if res.StructuredContent != nil {
+		out["structuredContent"] = res.StructuredContent
+	}
+	return out, nil
+}
