@@ -74,6 +74,7 @@ func (in *Instance) newChokePoint(ctx context.Context) *chokePoint {
 		runs:     map[string]*runSeq{},
 	}
 	cp.clog, _ = in.store.(core.CrumbLog)
+	cp.clog = in.observeCrumbLog(cp.clog)
 	if cp.maxBytes <= 0 {
 		cp.maxBytes = defaultDeltaWindowBytes
 	}

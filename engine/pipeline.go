@@ -55,6 +55,8 @@ func (in *Instance) pipeline(ctx context.Context, out sink, p pipelineRun, steps
 		if !out.put(&core.PipelineStepStart{CrumbBase: start, PipelineID: p.id, StepIndex: index}) {
 			return outcome{}, errConsumerGone
 		}
+		ctx, unobserve := in.observeScope(ctx, &core.PipelineStepStart{CrumbBase: start, PipelineID: p.id, StepIndex: index})
+		defer unobserve()
 		cont := &core.CheckpointParent{
 			Kind: core.ParentPipeline, PipelineID: p.id, PipelineRunID: p.runID, StepIndex: index,
 			StepAgentID: agentID, RemainingSteps: slices.Clone(steps[i+1:]), Outer: outer,

@@ -144,11 +144,13 @@ func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
 // attaches the sink. The returned func releases both.
 func (r *run) bind(ctx context.Context, out sink) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
+	ctx, unobserve := r.observe(ctx)
 	r.cancel, r.out = cancel, out
 	untrack := r.in.trackRun(r.id, cancel)
 	return ctx, func() {
 		untrack()
 		cancel(nil)
+		unobserve()
 	}
 }
 

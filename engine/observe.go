@@ -1,0 +1,98 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/breadai/bread/core"
+)
+
+// ScopeObserver is an optional capability of a plugin, found by type
+// assertion on Config.Plugins like core's optional plugin parts: the engine
+// lets it wrap the context of every run and every pipeline step, so what it
+// puts there (a tracing span, say) reaches everything the scope does: model
+// calls, tools, delegated runs and remote agents. Its signature uses only
+// core and standard types, so a plugin implements it without importing the
+// engine.
+//
+// ObserveScope is called on the goroutine that executes the scope, before
+// the scope emits anything, with a crumb describing it: *core.AgentRunStart
+// for a run (also for a resumed or continued run, which keeps its run id;
+// Input is then the human's response or the child's output) and
+// *core.PipelineStepStart for a pipeline step. The crumb is not emitted and
+// has no seq. It returns the context the scope runs under and a function
+// the engine calls exactly once when the scope's execution is over: after
+// the scope emitted its last crumb, though listeners may receive a nested
+// run's crumbs a little later, when its parent relays them. Neither may
+// block.
+type ScopeObserver interface {
+	ObserveScope(ctx context.Context, scope core.Crumb) (context.Context, func())
+}
+
+// CrumbLogObserver is an optional capability of a plugin: for each stream
+// the engine hands it the store's crumb log and writes to and reads from
+// the crumb log it returns, so it can measure appends. It is not called
+// when the store keeps no crumb log.
+type CrumbLogObserver interface {
+	ObserveCrumbLog(log core.CrumbLog) core.CrumbLog
+}
+
+// RunInfo identifies the run a context belongs to.
+type RunInfo struct {
+	AgentID   string
+	RunID     string
+	SessionID string
+}
+
+type runInfoKey struct{}
+
+// RunFromContext returns the run whose execution ctx belongs to: the
+// context a run's model calls, tools, hooks and blob writes receive carries
+// it. A nested run's context carries the nested run.
+func RunFromContext(ctx context.Context) (RunInfo, bool) {
+	ri, ok := ctx.Value(runInfoKey{}).(*RunInfo)
+	if !ok {
+		return RunInfo{}, false
+	}
+	return *ri, true
+}
+
+// observe marks ctx with the run and lets every ScopeObserver wrap it.
+func (r *run) observe(ctx context.Context) (context.Context, func()) {
+	ctx = context.WithValue(ctx, runInfoKey{}, &RunInfo{AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID})
+	return r.in.observeScope(ctx, &core.AgentRunStart{CrumbBase: r.base(), Input: r.input, Skill: r.opts.Skill})
+}
+
+// observeScope lets every ScopeObserver plugin wrap the context of scope,
+// in plugin order; the returned function ends them in reverse order.
+func (in *Instance) observeScope(ctx context.Context, scope core.Crumb) (context.Context, func()) {
+	var ends []func()
+	for _, p := range in.cfg.Plugins {
+		if o, ok := p.(ScopeObserver); ok {
+			var end func()
+			ctx, end = o.ObserveScope(ctx, scope)
+			if end != nil {
+				ends = append(ends, end)
+			}
+		}
+	}
+	return ctx, func() {
+		for i := len(ends) - 1; i >= 0; i-- {
+			ends[i]()
+		}
+	}
+}
+
+// observeCrumbLog passes the crumb log through every CrumbLogObserver.
+func (in *Instance) observeCrumbLog(log core.CrumbLog) core.CrumbLog {
+	if log == nil {
+		return nil
+	}
+	for _, p := range in.cfg.Plugins {
+		if o, ok := p.(CrumbLogObserver); ok {
+			if wrapped := o.ObserveCrumbLog(log); wrapped != nil {
+				log = wrapped
+			}
+		}
+	}
+	return log
+}
