@@ -1,0 +1,7 @@
+module github.com/breadai/bread/extensions/auth/trusted
+
+go 1.26.0
+
+require github.com/breadai/bread/core v0.0.0
+
+replace github.com/breadai/bread/core => ../../../core
