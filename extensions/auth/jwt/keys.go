@@ -288,3 +288,14 @@ func fits(alg string, pub crypto.PublicKey) bool {
 	}
 	return false
 }
+
+// KeyFits reports whether a token signed with alg can verify with k: the
+// key's own Algorithm, when it names one, must be alg, and alg must fit the
+// key's type (RS/PS with RSA, ES with the matching curve, EdDSA with
+// Ed25519). An HMAC alg fits no key.
+func KeyFits(alg string, k Key) bool {
+	return (k.Algorithm == "" || k.Algorithm == alg) && fits(alg, k.Public)
+}
+
+// AsymmetricAlgorithms lists the public-key algorithms the package verifies.
+func AsymmetricAlgorithms() []string { return append([]string(nil), asymmetricAlgs...) }

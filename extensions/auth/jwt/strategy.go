@@ -100,7 +100,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (*core.AuthIdentity, error
 		}
 		var set gojwt.VerificationKeySet
 		for _, k := range keys {
-			if (k.Algorithm == "" || k.Algorithm == alg) && fits(alg, k.Public) {
+			if KeyFits(alg, k) {
 				set.Keys = append(set.Keys, k.Public)
 			}
 		}
