@@ -74,7 +74,7 @@ trap cleanup EXIT
 
 step "releasetool"
 export RELEASETOOL=$work/bin/releasetool
-(cd "$repo/scripts/releasetool" && GOWORK=off GOFLAGS= go build -buildvcs=false -o "$RELEASETOOL" .)
+(cd "$repo/scripts/releasetool" && GOWORK=off GOFLAGS='' go build -buildvcs=false -o "$RELEASETOOL" .)
 
 step "modproxy $version"
 "$repo/scripts/modproxy" "$proxy" "$version" 2>"$work/modproxy.log" || { cat "$work/modproxy.log" >&2; exit 1; }
@@ -93,7 +93,7 @@ export GOWORK=off
 export GOFLAGS=-mod=mod
 export GOPROXY="file://$proxy,${EXTERNAL_UPSTREAM_PROXY:-https://proxy.golang.org}"
 export GONOSUMDB=github.com/breadai/bread
-export GOPRIVATE= GONOPROXY=
+export GOPRIVATE='' GONOPROXY=''
 cd "$mod"
 go mod init example.com/breadexternal 2>/dev/null
 imported=$("$RELEASETOOL" -C "$repo" imports "$mod")
@@ -164,7 +164,7 @@ scripted=github.com/breadai/bread/examples/scripted
 modules=$("$RELEASETOOL" -C "$repo" list)
 if cut -f2 <<<"$modules" | grep -qx "$scripted"; then
   step "go install $scripted@$version"
-  (cd "$work" && GOFLAGS= GOBIN="$work/bin" go install "$scripted@$version")
+  (cd "$work" && GOFLAGS='' GOBIN="$work/bin" go install "$scripted@$version")
   "$work/bin/scripted" >"$work/scripted.out"
   grep -q '"type":"agent:run:end"' "$work/scripted.out" || { echo "external-test: scripted did not finish its run" >&2; cat "$work/scripted.out" >&2; exit 1; }
 fi
