@@ -20,7 +20,7 @@ import (
 type discard struct{}
 
 func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
-func (discard) Shutdown(context.Context) error                          { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
 
 // benchInstance is the engine's BenchmarkRunTrivial setup (one agent, one
 // text turn, memory store), with the plugin on a no-op exporter or without.
