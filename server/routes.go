@@ -24,4 +24,5 @@ func (s *Server) routes(r core.Router) {
 	r.Handle(core.ActionTaskRead, http.MethodGet, "/tasks/{id}", http.HandlerFunc(s.readTask))
 
 	r.Handle(core.ActionRunCancel, http.MethodPost, "/runs/{runId}/cancel", http.HandlerFunc(s.cancelRun))
+	s.blobRoutes(r)
 }
