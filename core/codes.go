@@ -13,7 +13,8 @@ const (
 	CodeInvalidName            = "INVALID_NAME"       // an id or tool name breaks the naming rule
 	CodeInvalidConfig          = "INVALID_CONFIG"     // a config file or option is malformed
 	CodeToolNameCollision      = "TOOL_NAME_COLLISION"
-	CodeNotStarted             = "NOT_STARTED" // an Instance method called before Start
+	CodeNotStarted             = "NOT_STARTED"       // an Instance method called before Start
+	CodeInstanceStopping       = "INSTANCE_STOPPING" // the instance is draining: retry on another replica
 	CodeAuthNotConfigured      = "AUTH_NOT_CONFIGURED"
 
 	// Lookups.

@@ -44,6 +44,11 @@ type Config struct {
 	// MaxConcurrentRuns caps runs in flight on this Instance; 0 is no cap.
 	// At the cap a new run fails with CONCURRENCY_LIMIT.
 	MaxConcurrentRuns int
+	// RunLease is how long a run's lease in a core.RunStore lasts unless
+	// this instance renews it (default DefaultRunLease). A shorter lease
+	// ends the tails of a crashed instance's runs sooner, at the cost of
+	// more renewals.
+	RunLease time.Duration
 	// CrumbLog tunes the delta windows of the crumb log.
 	CrumbLog CrumbLogOptions
 	// Logger receives warnings (a disabled crumb log, a failed publish);

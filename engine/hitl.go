@@ -49,6 +49,7 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 		defer done()
 		return r.answer(ctx, cp, response)
 	}()
+	in.records.ended(ctx, r.record(), res, err)
 	if err != nil {
 		return res, err
 	}

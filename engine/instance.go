@@ -27,6 +27,7 @@ type Instance struct {
 	log       *slog.Logger
 	store     core.BreadStore
 	loops     core.LoopStore // nil when the store keeps no loops
+	records   *records       // run lifecycles, when the store keeps them
 	transport core.BreadTransport
 	agents    map[string]*agentRT
 	tasks     map[string]*taskRT
@@ -49,8 +50,15 @@ type Instance struct {
 	relayed sync.Map
 
 	inFlight atomic.Int64
-	started  atomic.Bool
-	stopOnce sync.Once
+	started  atomic.Bool // Start was called (once)
+
+	// lifeMu guards accepting and the Add side of active, so Stop's Wait
+	// never races a run being admitted.
+	lifeMu    sync.Mutex
+	accepting bool           // Start finished and Stop has not begun
+	stopped   atomic.Bool    // Stop has begun
+	active    sync.WaitGroup // public streams in flight
+	stopOnce  sync.Once
 }
 
 type listenerEntry struct{ fn core.Listener }
@@ -78,6 +86,7 @@ func New(cfg Config) (*Instance, error) {
 		runs:      map[string]context.CancelCauseFunc{},
 	}
 	in.loops, _ = cfg.Store.(core.LoopStore)
+	in.records = newRecords(in, newID())
 	if in.log == nil {
 		in.log = slog.Default()
 	}
@@ -176,6 +185,11 @@ func (in *Instance) Start(ctx context.Context) error {
 			}
 		}
 	}
+	in.records.start()
+	// Only now, with every plugin wired, are runs admitted.
+	in.lifeMu.Lock()
+	in.accepting = true
+	in.lifeMu.Unlock()
 	return nil
 }
 
@@ -207,16 +221,34 @@ func (in *Instance) closePlugins(ctx context.Context, n int) []error {
 	return errs
 }
 
-// Stop cancels running runs, closes remote agents, plugins (in reverse
-// order), the transport and the store. It returns every error it met.
+// Stop stops admitting runs (new ones fail with INSTANCE_STOPPING),
+// cancels the running ones and waits, until ctx ends, for each to end with
+// its durable terminal crumb; then it closes remote agents, plugins (in
+// reverse order), the bus and the store. It returns every error it met,
+// including ctx's when runs were still winding down at its deadline.
 func (in *Instance) Stop(ctx context.Context) error {
 	var errs []error
 	in.stopOnce.Do(func() {
+		in.lifeMu.Lock()
+		in.accepting = false
+		in.stopped.Store(true)
+		in.lifeMu.Unlock()
 		in.runsMu.Lock()
 		for _, cancel := range in.runs {
 			cancel(ErrInstanceStopped)
 		}
 		in.runsMu.Unlock()
+		drained := make(chan struct{})
+		go func() {
+			in.active.Wait()
+			close(drained)
+		}()
+		select {
+		case <-drained:
+		case <-ctx.Done():
+			errs = append(errs, fmt.Errorf("bread: runs still ending when Stop's context ended: %w", ctx.Err()))
+		}
+		in.records.close()
 		for id, ra := range in.cfg.RemoteAgents {
 			if c, ok := ra.(io.Closer); ok {
 				if err := c.Close(); err != nil {

@@ -81,7 +81,14 @@ func (in *Instance) runAgent(ctx context.Context, out sink, agentID string, inpu
 	}
 	r := in.newRun(rt, newID(), session.ID, input, opts)
 	r.parent = parent
-	return r.execute(ctx, out)
+	res, err := r.execute(ctx, out)
+	in.records.ended(ctx, r.record(), res, err)
+	return res, err
+}
+
+// record is the identity part of r's run record.
+func (r *run) record() core.RunRecord {
+	return core.RunRecord{ID: r.id, AgentID: r.agent.ID, SessionID: r.sessionID}
 }
 
 func (in *Instance) newRun(rt *agentRT, runID, sessionID string, input any, opts core.RunOptions) *run {
@@ -147,6 +154,7 @@ func (r *run) bind(ctx context.Context, out sink) (context.Context, func()) {
 	ctx, unobserve := r.observe(ctx)
 	r.cancel, r.out = cancel, out
 	untrack := r.in.trackRun(r.id, cancel)
+	r.in.records.running(ctx, r.record())
 	return ctx, func() {
 		untrack()
 		cancel(nil)

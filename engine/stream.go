@@ -85,29 +85,41 @@ func (in *Instance) stream(ctx context.Context, agentID string, yield func(core.
 	out.cp = in.newChokePoint(ctx)
 	defer out.cp.finish()
 
-	if err := in.admit(); err != nil {
+	release, err := in.admit()
+	if err != nil {
 		out.end(errorCrumb(core.CrumbBase{AgentID: agentID}, err))
 		return
 	}
-	defer in.inFlight.Add(-1)
+	defer release()
 
-	err := body(ctx, out)
+	err = body(ctx, out)
 	if err != nil && !out.reported {
 		out.end(errorCrumb(core.CrumbBase{AgentID: agentID}, err))
 	}
 }
 
-// admit checks the Instance is started and takes a run slot.
-func (in *Instance) admit() error {
-	if !in.started.Load() {
-		return &core.BreadError{Code: core.CodeNotStarted, Message: "the bread instance is not started: call Start first"}
+// admit checks the Instance accepts runs (Start has finished, Stop has not
+// begun) and takes a run slot; release gives it back and lets Stop's drain
+// see the run end.
+func (in *Instance) admit() (release func(), err error) {
+	in.lifeMu.Lock()
+	defer in.lifeMu.Unlock()
+	if !in.accepting {
+		if in.stopped.Load() {
+			return nil, &core.BreadError{Code: core.CodeInstanceStopping, Message: "the bread instance is stopping; retry on another replica"}
+		}
+		return nil, &core.BreadError{Code: core.CodeNotStarted, Message: "the bread instance is not started: call Start first"}
 	}
 	n := in.inFlight.Add(1)
 	if max := int64(in.cfg.MaxConcurrentRuns); max > 0 && n > max {
 		in.inFlight.Add(-1)
-		return &core.BreadError{Code: core.CodeConcurrencyLimit, Message: "too many runs in flight; retry later", Context: map[string]any{"max": max}}
+		return nil, &core.BreadError{Code: core.CodeConcurrencyLimit, Message: "too many runs in flight; retry later", Context: map[string]any{"max": max}}
 	}
-	return nil
+	in.active.Add(1)
+	return func() {
+		in.inFlight.Add(-1)
+		in.active.Done()
+	}, nil
 }
 
 // trackRun registers a running run so Cancel can reach it, and holds its

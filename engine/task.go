@@ -68,10 +68,11 @@ func (in *Instance) RunTask(ctx context.Context, taskID string, args any, opts T
 	if !ok {
 		return nil, taskNotFound(in, taskID, "")
 	}
-	if err := in.admit(); err != nil {
+	release, err := in.admit()
+	if err != nil {
 		return nil, err
 	}
-	defer in.inFlight.Add(-1)
+	defer release()
 	return in.executeTask(ctx, t, args, taskCall{agentID: opts.AgentID, runID: opts.RunID, sessionID: opts.SessionID})
 }
 

@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/breadai/bread/core"
+)
+
+// DefaultRunLease is how long a run's lease lasts unless its owner renews it;
+// the owner renews every third of it, and every instance sweeps for lapsed
+// leases every half of it. A tail of a run whose process died ends with
+// RUN_LOST within about one and a half leases.
+const DefaultRunLease = 15 * time.Second
+
+// records keeps the store's run records (core.RunStore): a record per run,
+// this instance's leases renewed while it runs, and lapsed leases of dead
+// instances turned into lost runs with a durable RUN_LOST crumb. Without a
+// RunStore every method is a no-op.
+type records struct {
+	in    *Instance
+	store core.RunStore
+	owner string
+	lease time.Duration
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+func newRecords(in *Instance, owner string) *records {
+	rs, _ := in.store.(core.RunStore)
+	lease := in.cfg.RunLease
+	if lease <= 0 {
+		lease = DefaultRunLease
+	}
+	return &records{in: in, store: rs, owner: owner, lease: lease}
+}
+
+// start launches the keeper goroutine (renew and sweep), owned by records
+// and stopped by close. The first sweep runs at once, so runs a dead
+// process left behind end as soon as their leases lapse.
+func (rc *records) start() {
+	if rc.store == nil {
+		return
+	}
+	rc.stop, rc.done = make(chan struct{}), make(chan struct{})
+	go rc.keep()
+}
+
+// close stops the keeper and waits for it.
+func (rc *records) close() {
+	if rc.stop == nil {
+		return
+	}
+	close(rc.stop)
+	<-rc.done
+}
+
+func (rc *records) keep() {
+	defer close(rc.done)
+	renew := time.NewTicker(rc.lease / 3)
+	defer renew.Stop()
+	sweep := time.NewTicker(rc.lease / 2)
+	defer sweep.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-rc.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	rc.sweep(ctx)
+	for {
+		select {
+		case <-rc.stop:
+			return
+		case <-renew.C:
+			now := time.Now()
+			if _, err := rc.store.RenewRunLeases(ctx, rc.owner, now.Add(rc.lease).UnixMilli(), now.UnixMilli()); err != nil && ctx.Err() == nil {
+				rc.in.log.Warn("bread: renewing run leases failed; other instances may declare this instance's runs lost", "owner", rc.owner, "error", err)
+			}
+		case <-sweep.C:
+			rc.sweep(ctx)
+		}
+	}
+}
+
+// sweep ends every run whose lease lapsed: one LoseRun per run decides,
+// across replicas, who writes its RUN_LOST crumb.
+func (rc *records) sweep(ctx context.Context) {
+	for {
+		now := core.NowMillis()
+		lapsed, err := rc.store.ExpiredRuns(ctx, now, 100)
+		if err != nil {
+			if ctx.Err() == nil {
+				rc.in.log.Warn("bread: looking for lost runs failed", "error", err)
+			}
+			return
+		}
+		for _, r := range lapsed {
+			won, err := rc.store.LoseRun(ctx, r.ID, now)
+			if err != nil {
+				if ctx.Err() == nil {
+					rc.in.log.Warn("bread: marking a run lost failed", "runId", r.ID, "error", err)
+				}
+				return
+			}
+			if won {
+				rc.lost(ctx, r, now)
+			}
+		}
+		if len(lapsed) < 100 {
+			return
+		}
+	}
+}
+
+// lost writes the durable end of a run nobody runs any more, so every tail
+// and every replay of it ends: an agent:error RUN_LOST after its last logged
+// crumb, in the crumb log and on the bus.
+func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
+	rc.in.log.Warn("bread: run lost: the instance running it stopped renewing its lease", "runId", r.ID, "agentId", r.AgentID, "sessionId", r.SessionID)
+	var seq int64
+	clog, _ := rc.in.store.(core.CrumbLog)
+	if clog != nil {
+		max, err := clog.MaxCrumbSeq(ctx, r.ID)
+		if err != nil {
+			rc.in.log.Warn("bread: reading a lost run's crumb log failed", "runId", r.ID, "error", err)
+			return
+		}
+		seq = max + 1
+	}
+	crumb := &core.AgentError{
+		CrumbBase: core.CrumbBase{AgentID: r.AgentID, RunID: r.ID, SessionID: r.SessionID, Timestamp: now, Seq: seq},
+		Error:     &core.BreadError{Code: core.CodeRunLost, Message: "the run was lost: the process running it stopped"},
+	}
+	if clog != nil {
+		entry := core.CrumbLogEntry{RunID: r.ID, Seq: seq, SessionID: r.SessionID, AgentID: r.AgentID, Type: core.TypeAgentError, Crumb: crumb, CreatedAt: now}
+		if err := clog.AppendCrumbs(ctx, []core.CrumbLogEntry{entry}); err != nil {
+			rc.in.log.Warn("bread: logging a lost run's RUN_LOST failed", "runId", r.ID, "error", err)
+		}
+	}
+	if err := rc.in.transport.Publish(ctx, core.Frame{RunID: r.ID, Seq: seq, Crumb: crumb}); err != nil {
+		rc.in.log.Warn("bread: publishing a lost run's RUN_LOST failed", "runId", r.ID, "error", err)
+	}
+}
+
+// running records that this instance runs r from now on.
+func (rc *records) running(ctx context.Context, r core.RunRecord) {
+	if rc.store == nil {
+		return
+	}
+	now := time.Now()
+	r.Status, r.Owner, r.LeaseUntil = core.RunRunning, rc.owner, now.Add(rc.lease).UnixMilli()
+	r.CheckpointID, r.ErrorCode = "", ""
+	r.CreatedAt, r.UpdatedAt = now.UnixMilli(), now.UnixMilli()
+	rc.put(ctx, r)
+}
+
+// ended records how a run this instance ran stopped running.
+func (rc *records) ended(ctx context.Context, r core.RunRecord, res outcome, err error) {
+	if rc.store == nil {
+		return
+	}
+	r.Owner, r.LeaseUntil, r.UpdatedAt = "", 0, core.NowMillis()
+	switch {
+	case err != nil:
+		be := core.AsBreadError(err, core.CodeAgentError)
+		r.Status, r.ErrorCode = core.RunFailed, be.Code
+		if be.Code == core.CodeRunCancelled {
+			r.Status = core.RunCancelled
+		}
+	case res.suspended:
+		r.Status, r.CheckpointID = core.RunSuspended, res.checkpointID
+	default:
+		r.Status = core.RunCompleted
+	}
+	rc.put(context.WithoutCancel(ctx), r)
+}
+
+// put writes a record; like the crumb log, a failed write never fails the
+// run.
+func (rc *records) put(ctx context.Context, r core.RunRecord) {
+	if err := rc.store.PutRun(ctx, r); err != nil {
+		rc.in.log.Warn("bread: recording a run's state failed", "runId", r.ID, "status", r.Status, "error", err)
+	}
+}
