@@ -20,6 +20,7 @@ const (
 	ActionRunStart       = "run.start"       // POST /agents/{id}/run
 	ActionPipelineStart  = "pipeline.start"  // POST /pipelines/{id}/run
 	ActionRunResume      = "run.resume"      // POST /resume/{checkpointId}
+	ActionRunRead        = "run.read"        // GET /runs/{runId}
 	ActionRunStream      = "run.stream"      // GET /runs/{runId}/stream
 	ActionRunCancel      = "run.cancel"      // POST /runs/{runId}/cancel
 	ActionSessionList    = "session.list"    // GET /sessions
@@ -36,7 +37,7 @@ const (
 func HTTPActions() []string {
 	return []string{
 		ActionAgentList, ActionAgentRead, ActionRunStart, ActionPipelineStart,
-		ActionRunResume, ActionRunStream, ActionRunCancel,
+		ActionRunResume, ActionRunRead, ActionRunStream, ActionRunCancel,
 		ActionSessionList, ActionSessionRead, ActionSessionDelete, ActionSessionCleanup,
 		ActionLoopList, ActionLoopRead, ActionTaskList, ActionTaskRead,
 	}
