@@ -7,7 +7,7 @@ MODULES  := $(shell $(GO) list -f '{{.Dir}}' -m)
 FUZZTIME ?= 10s
 BENCH    ?= .
 
-.PHONY: test test-short bench lint fuzz tidy
+.PHONY: test test-short bench lint fuzz tidy external
 
 ## test: every module's tests with the race detector (the README's command)
 test:
@@ -33,3 +33,7 @@ fuzz:
 ## tidy: go mod tidy in every module
 tidy:
 	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy) || exit 1; done
+
+## external: the published modules, used from a module outside the repository
+external:
+	./scripts/external-test.sh
