@@ -1,0 +1,180 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/breadai/bread/core"
+)
+
+// requestHeader carries the token of the HTTP request a tool call arrived
+// on, from serveHTTP to the tool handler. serveHTTP always overwrites it, so
+// a client cannot name another request.
+const requestHeader = "X-Bread-Mcp-Request"
+
+// inflight is one HTTP request carrying a call: cancelling ctx cancels the
+// run the call started.
+type inflight struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// newHTTPHandler is the SDK's Streamable HTTP handler, stateless: every
+// request is served by a fresh session of the one server, so any replica
+// can serve any request and both protocol revisions the SDK speaks
+// (2025-11-25 with its initialize handshake, 2026-07-28 without) answer on
+// the same endpoint. Host and Origin are checked by serveHTTP instead of the
+// SDK's loopback-only check, so AllowedHosts can name a real host.
+func (p *Plugin) newHTTPHandler() http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.server.Load() }, &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
+		PropagateRequestCancellation: true,
+		DisableLocalhostProtection:   true,
+		Logger:                       p.log,
+	})
+}
+
+// serveHTTP runs after the server's auth and Authorize (the route is named
+// ActionRequest): Host and Origin validation, then the SDK.
+func (p *Plugin) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.closed.Load() || p.http == nil {
+		http.Error(w, "the MCP endpoint is not running", http.StatusServiceUnavailable)
+		return
+	}
+	if !p.hostAllowed(r.Host) {
+		http.Error(w, "Forbidden: invalid Host header", http.StatusForbidden)
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && !p.originAllowed(o) {
+		http.Error(w, "Forbidden: invalid Origin header", http.StatusForbidden)
+		return
+	}
+	// The call's context follows this request: a client that goes away (or
+	// cancels, which closes the request) cancels the run, whatever protocol
+	// revision it speaks.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	token := rand.Text()
+	p.reqs.Store(token, &inflight{ctx: ctx, cancel: cancel})
+	defer p.reqs.Delete(token)
+	r.Header.Set(requestHeader, token)
+	if r.Method == http.MethodPost && r.Body != nil {
+		if keys := p.track(r, token); len(keys) > 0 {
+			defer func() {
+				for _, k := range keys {
+					p.calls.CompareAndDelete(k, token)
+				}
+			}()
+		}
+	}
+	p.http.ServeHTTP(w, r)
+}
+
+// rpcPeek is what serveHTTP reads of a JSON-RPC message.
+type rpcPeek struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		RequestID json.RawMessage `json:"requestId"`
+	} `json:"params"`
+}
+
+// track reads the body (already capped by the server) to pair
+// notifications/cancelled with the call it names: on a stateless endpoint
+// the notification arrives on a request of its own. Calls are keyed by the
+// caller's identity and JSON-RPC id, so a caller can only cancel its own.
+func (p *Plugin) track(r *http.Request, token string) []string {
+	body, err := io.ReadAll(r.Body)
+	r.Body.Close()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return nil
+	}
+	var msg rpcPeek
+	if json.Unmarshal(body, &msg) != nil {
+		return nil // batches and garbage go to the SDK as they are
+	}
+	who := ""
+	if id := core.IdentityFrom(r.Context()); id != nil {
+		who = id.Subject
+	}
+	switch {
+	case msg.Method == "tools/call" && len(msg.ID) > 0:
+		k := callKey(who, msg.ID)
+		p.calls.Store(k, token)
+		return []string{k}
+	case msg.Method == "notifications/cancelled" && len(msg.Params.RequestID) > 0:
+		if t, ok := p.calls.Load(callKey(who, msg.Params.RequestID)); ok {
+			if f, ok := p.reqs.Load(t); ok {
+				f.(*inflight).cancel()
+			}
+		}
+	}
+	return nil
+}
+
+func callKey(who string, id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		b.Reset()
+		b.Write(id)
+	}
+	return who + "\x00" + b.String()
+}
+
+// bind ties a tool handler's context to the HTTP request the call came on,
+// when it came over HTTP.
+func (p *Plugin) bind(ctx context.Context, req *mcp.CallToolRequest) (context.Context, func()) {
+	if req == nil || req.Extra == nil || req.Extra.Header == nil {
+		return ctx, func() {}
+	}
+	f, ok := p.reqs.Load(req.Extra.Header.Get(requestHeader))
+	if !ok {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(f.(*inflight).ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// hostAllowed checks a Host header: its name (port ignored) must be
+// loopback or in AllowedHosts.
+func (p *Plugin) hostAllowed(host string) bool {
+	return p.nameAllowed(hostname(host))
+}
+
+func (p *Plugin) originAllowed(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return p.nameAllowed(strings.ToLower(u.Hostname()))
+}
+
+func (p *Plugin) nameAllowed(name string) bool {
+	if name == "" {
+		return false
+	}
+	if len(p.opts.AllowedHosts) == 0 {
+		return name == "localhost" || name == "127.0.0.1" || name == "::1"
+	}
+	return slices.ContainsFunc(p.opts.AllowedHosts, func(h string) bool { return strings.EqualFold(h, name) })
+}
+
+// hostname strips the port and brackets of a Host header.
+func hostname(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		return strings.ToLower(h)
+	}
+	return strings.ToLower(strings.Trim(host, "[]"))
+}
