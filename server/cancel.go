@@ -13,13 +13,6 @@ type Canceller interface {
 	Cancel(ctx context.Context, runID string) (bool, error)
 }
 
-// StreamAuthorizer is implemented by transports that guard access to runs
-// (httpchunked and httpsse, through their AuthorizeStream option). The
-// cancel route consults it after the action grant, as the run stream does.
-type StreamAuthorizer interface {
-	AuthorizeStream(ctx context.Context, identity *core.AuthIdentity, runID string) bool
-}
-
 type instanceCanceller struct{ inst core.Runtime }
 
 func (c instanceCanceller) Cancel(_ context.Context, runID string) (bool, error) {

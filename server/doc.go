@@ -1,7 +1,8 @@
 // Package server is bread's HTTP server: the non-streaming routes of the
 // HTTP API (agents, sessions, loops, task runs, cancel), the streaming
-// routes a transport mounts (transports/httpchunked or transports/httpsse),
-// plugin middleware and routes, and the guard around all of them.
+// routes (an httpstream.Ingress, NDJSON and SSE on the same routes, chosen
+// per request by the Accept header), plugin middleware and routes, and the
+// guard around all of them.
 //
 // Every route is registered through one core.Router with an action name
 // (core.ActionAgentList, ...). With auth on (Options.Auth strategies or an

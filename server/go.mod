@@ -9,6 +9,7 @@ require (
 
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
+	github.com/breadai/bread/typed v0.0.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
 	github.com/go-playground/locales v0.14.2 // indirect
@@ -28,10 +29,12 @@ require (
 require (
 	github.com/breadai/bread/core v0.0.0
 	github.com/breadai/bread/engine v0.0.0
+	github.com/breadai/bread/transports/httpstream v0.0.0
 )
 
 replace (
 	github.com/breadai/bread/core => ../core
 	github.com/breadai/bread/engine => ../engine
+	github.com/breadai/bread/transports/httpstream => ../transports/httpstream
 	github.com/breadai/bread/typed => ../typed
 )

@@ -1,8 +1,10 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/modeltest"
 	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 )
@@ -118,11 +121,11 @@ func TestAuthMatrix(t *testing.T) {
 			if r := do(t, ts.URL, "GET", "/agents/analyst?id=writer", "", "X-Identity", "bob"); r.status != 403 {
 				t.Fatalf("bob with ?id=writer = %d %s", r.status, r.body)
 			}
-			// Transport routes are named too.
+			// Streaming routes are named too.
 			if r := do(t, ts.URL, "POST", "/agents/writer/run", "{}", "X-Identity", "bob"); r.status != 403 {
 				t.Fatalf("bob runs = %d %s", r.status, r.body)
 			}
-			if r := do(t, ts.URL, "POST", "/agents/writer/run", "{}", "X-Identity", "alice"); r.status != 200 || string(r.body) != "run writer {}" {
+			if r := do(t, ts.URL, "POST", "/agents/writer/run", "{}", "X-Identity", "alice"); r.status != 200 || !strings.Contains(string(r.body), `"type":"agent:run:end"`) {
 				t.Fatalf("alice runs = %d %s", r.status, r.body)
 			}
 			// An unnamed plugin route is refused even to alice; a named one is not.
@@ -203,7 +206,7 @@ func TestListenChecks(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			srv, err := server.New(f.inst, server.Options{Host: c.host, Port: freePort(t), Auth: c.auth, Transport: &fakeTransport{}, ShutdownTimeout: time.Second})
+			srv, err := server.New(f.inst, server.Options{Host: c.host, Port: freePort(t), Auth: c.auth, ShutdownTimeout: time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,7 +237,7 @@ func TestListenChecks(t *testing.T) {
 
 func TestServeChecksTheListener(t *testing.T) {
 	f := newFixture(t, engine.Config{})
-	srv, err := server.New(f.inst, server.Options{Transport: &fakeTransport{}})
+	srv, err := server.New(f.inst, server.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +309,7 @@ func TestBodyCap(t *testing.T) {
 	if r := post(chunked(5000), -1); r.status != 413 || r.errorCode(t) != core.CodeBodyTooLarge {
 		t.Fatalf("chunked over the cap = %d %s", r.status, r.body)
 	}
-	// The cap also covers transport routes.
+	// The cap also covers the streaming routes.
 	if r := post(bytes.NewReader(make([]byte, 2<<20)), 2<<20); r.status != 413 {
 		t.Fatalf("2 MiB = %d", r.status)
 	}
@@ -354,13 +357,17 @@ func TestPluginMiddlewareWrapsEveryRouteInOrder(t *testing.T) {
 	order = nil
 	do(t, ts.URL, "POST", "/agents/writer/run", "{}")
 	if strings.Join(order, ",") != "first,second" {
-		t.Fatalf("transport route middleware order %v", order)
+		t.Fatalf("streaming route middleware order %v", order)
 	}
 }
 
+// Shutdown ends the context of every request: a run started over HTTP ends
+// (RUN_CANCELLED) and a passive tail closes, both cleanly, and Serve
+// returns nil.
 func TestGracefulShutdownEndsOpenStreams(t *testing.T) {
-	f := newFixture(t, engine.Config{})
-	srv, err := server.New(f.inst, server.Options{Transport: &fakeTransport{}, ShutdownTimeout: 5 * time.Second})
+	reached := make(chan struct{})
+	f := newFixture(t, engine.Config{}, modeltest.Block(reached, "half"))
+	srv, err := server.New(f.inst, server.Options{ShutdownTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,20 +378,38 @@ func TestGracefulShutdownEndsOpenStreams(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
+	base := "http://" + ln.Addr().String()
 
-	res, err := http.Get("http://" + ln.Addr().String() + "/runs/r1/stream")
+	run, err := http.Post(base+"/agents/writer/run", "application/json", strings.NewReader(`{"input":"hi"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	buf := make([]byte, 5)
-	if _, err := io.ReadFull(res.Body, buf); err != nil || string(buf) != "open\n" {
-		t.Fatalf("stream start %q %v", buf, err)
+	defer run.Body.Close()
+	first, err := bufio.NewReader(run.Body).ReadBytes('\n')
+	if err != nil {
+		t.Fatal(err)
 	}
+	var frame struct{ RunID string }
+	if err := json.Unmarshal(first, &frame); err != nil || frame.RunID == "" {
+		t.Fatalf("first frame %s: %v", first, err)
+	}
+	<-reached
+	req, _ := http.NewRequest("GET", base+"/runs/"+frame.RunID+"/stream", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	tail, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tail.Body.Close()
+	if _, err := bufio.NewReader(tail.Body).ReadString('\n'); err != nil {
+		t.Fatalf("the tail did not open: %v", err)
+	}
+
 	cancel()
-	rest, err := io.ReadAll(res.Body)
-	if err != nil || string(rest) != "bye\n" {
-		t.Fatalf("stream end %q %v: the stream must end cleanly", rest, err)
+	for name, body := range map[string]io.Reader{"run": run.Body, "tail": tail.Body} {
+		if _, err := io.ReadAll(body); err != nil {
+			t.Fatalf("the %s stream did not end cleanly: %v", name, err)
+		}
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("Serve = %v", err)

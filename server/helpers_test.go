@@ -14,38 +14,8 @@ import (
 	"github.com/breadai/bread/core/modeltest"
 	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
+	"github.com/breadai/bread/transports/httpstream"
 )
-
-// fakeTransport stands in for a streaming transport: a run route that
-// echoes its id and a stream route that ticks until its request ends.
-type fakeTransport struct {
-	allowStream func(id *core.AuthIdentity, runID string) bool
-}
-
-func (f *fakeTransport) Mount(r core.Router, _ core.Runtime) {
-	r.Handle(core.ActionRunStart, "POST", "/agents/{id}/run", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain")
-		_, _ = w.Write([]byte("run " + r.PathValue("id") + " " + string(body)))
-	}))
-	r.Handle(core.ActionRunStream, "GET", "/runs/{runId}/stream", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(200)
-		rc := http.NewResponseController(w)
-		_, _ = w.Write([]byte("open\n"))
-		_ = rc.Flush()
-		<-r.Context().Done()
-		_, _ = w.Write([]byte("bye\n"))
-		_ = rc.Flush()
-	}))
-}
-
-func (f *fakeTransport) AuthorizeStream(_ context.Context, id *core.AuthIdentity, runID string) bool {
-	return f.allowStream == nil || f.allowStream(id, runID)
-}
 
 // fixture is a started instance on a memory store with one scripted agent.
 type fixture struct {
@@ -83,9 +53,6 @@ func newFixture(t *testing.T, cfg engine.Config, turns ...modeltest.Turn) *fixtu
 // serve starts a real socket for the server's handler.
 func (f *fixture) serve(t *testing.T, opts server.Options) *httptest.Server {
 	t.Helper()
-	if opts.Transport == nil {
-		opts.Transport = &fakeTransport{}
-	}
 	srv, err := server.New(f.inst, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -165,3 +132,9 @@ func (headerAuth) Authenticate(r *http.Request) (*core.AuthIdentity, error) {
 }
 
 func newFixtureStore() *memory.Store { return memory.New() }
+
+// allowStreams is the stream options of a server whose AuthorizeStream is
+// allow.
+func allowStreams(allow func(id *core.AuthIdentity, runID string) bool) httpstream.Options {
+	return httpstream.Options{AuthorizeStream: func(_ context.Context, id *core.AuthIdentity, runID string) bool { return allow(id, runID) }}
+}

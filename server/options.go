@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/transports/httpstream"
 )
 
 // Defaults of Options.
@@ -27,12 +28,15 @@ type Options struct {
 	MaxBodyBytes int64
 	// Auth turns authentication and authorization on.
 	Auth *Auth
-	// Transport serves the streaming routes. Nil uses the instance's
-	// transport when it is a core.Mounter (httpchunked.New or httpsse.New
-	// as engine.Config.Bus); with neither, New fails with
-	// TRANSPORT_NOT_CONFIGURED, because bread never picks a wire format for
-	// you.
-	Transport core.Mounter
+	// Streams configures the streaming routes (POST /agents/{id}/run,
+	// POST /pipelines/{id}/run, POST /resume/{checkpointId},
+	// GET /runs/{runId}/stream), which every server mounts: an
+	// httpstream.Ingress serving NDJSON and SSE, chosen per request from the
+	// Accept header, with live frames from the engine's bus. The zero value
+	// takes every default (15 s heartbeat, no stream authorization, no
+	// liveness); a nil Streams.Logger is Logger. Streams.AuthorizeStream
+	// also guards the cancel route.
+	Streams httpstream.Options
 	// Canceller cancels runs for POST /runs/{runId}/cancel; nil cancels the
 	// runs of this instance.
 	Canceller Canceller

@@ -49,10 +49,10 @@ func (s *Server) blobRoutes(r core.Router) {
 // must have announced the blob (a file:generated crumb or agent:run:end's
 // files in the crumb log); any other key is NOT_FOUND, so access to a run
 // grants its files and nothing else. After the action grant, the
-// transport's stream authorization applies as for the run's stream.
+// streams' AuthorizeStream (Options.Streams) applies as for the run's stream.
 func (s *Server) readRunFile(w http.ResponseWriter, r *http.Request) {
 	runID, key := r.PathValue("runId"), r.PathValue("key")
-	if sa, ok := s.transport.(StreamAuthorizer); ok && !sa.AuthorizeStream(r.Context(), core.IdentityFrom(r.Context()), runID) {
+	if !s.streams.AuthorizeStream(r.Context(), core.IdentityFrom(r.Context()), runID) {
 		forbidden(w)
 		return
 	}

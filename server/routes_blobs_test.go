@@ -94,13 +94,13 @@ func TestRunFilesAreServedToWhoMayReadTheRun(t *testing.T) {
 	}
 }
 
-func TestRunFilesFollowTheTransportsStreamAuthorization(t *testing.T) {
+func TestRunFilesFollowTheStreamAuthorization(t *testing.T) {
 	blobs, _ := blobfs.New(blobfs.Options{Dir: t.TempDir()})
 	f := newFixture(t, engine.Config{BlobStore: blobs}, modeltest.File("text/plain", []byte("hi"), "a.txt"))
 	runID, key := generated(t, f)
 	ts := f.serve(t, server.Options{
-		Auth:      &server.Auth{Strategies: []core.BreadAuthStrategy{headerAuth{}}, Authorize: func(context.Context, *core.AuthIdentity, string, map[string]string) bool { return true }},
-		Transport: &fakeTransport{allowStream: func(id *core.AuthIdentity, _ string) bool { return id != nil && id.Subject == "owner" }},
+		Auth:    &server.Auth{Strategies: []core.BreadAuthStrategy{headerAuth{}}, Authorize: func(context.Context, *core.AuthIdentity, string, map[string]string) bool { return true }},
+		Streams: allowStreams(func(id *core.AuthIdentity, _ string) bool { return id != nil && id.Subject == "owner" }),
 	})
 	if r := do(t, ts.URL, "GET", server.RunFilePath(runID, key), "", "X-Identity", "mallory"); r.status != 403 {
 		t.Errorf("a caller who may not watch the run: %d, want 403", r.status)

@@ -36,7 +36,7 @@ func (s *Server) readRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotImplemented, core.CodeNotImplemented, "the configured store does not record runs")
 		return
 	}
-	if sa, ok := s.transport.(StreamAuthorizer); ok && !sa.AuthorizeStream(r.Context(), core.IdentityFrom(r.Context()), runID) {
+	if !s.streams.AuthorizeStream(r.Context(), core.IdentityFrom(r.Context()), runID) {
 		forbidden(w)
 		return
 	}

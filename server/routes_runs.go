@@ -7,11 +7,11 @@ import (
 )
 
 // cancelRun serves POST /runs/{runId}/cancel. After the action grant the
-// transport's stream authorization runs too: whoever may not watch a run
-// may not stop it.
+// streams' AuthorizeStream (Options.Streams) runs too: whoever may not watch
+// a run may not stop it.
 func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	runID := r.PathValue("runId")
-	if sa, ok := s.transport.(StreamAuthorizer); ok && !sa.AuthorizeStream(r.Context(), core.IdentityFrom(r.Context()), runID) {
+	if !s.streams.AuthorizeStream(r.Context(), core.IdentityFrom(r.Context()), runID) {
 		forbidden(w)
 		return
 	}

@@ -319,7 +319,7 @@ func TestCancelRoute(t *testing.T) {
 
 func TestCancelRouteAsksStreamAuthorization(t *testing.T) {
 	f := newFixture(t, engine.Config{})
-	ts := f.serve(t, server.Options{Transport: &fakeTransport{allowStream: func(_ *core.AuthIdentity, runID string) bool { return runID != "secret" }}})
+	ts := f.serve(t, server.Options{Streams: allowStreams(func(_ *core.AuthIdentity, runID string) bool { return runID != "secret" })})
 	if r := do(t, ts.URL, "POST", "/runs/secret/cancel", ""); r.status != 403 || r.errorCode(t) != core.CodeForbidden {
 		t.Fatalf("cancel denied run = %d %s", r.status, r.body)
 	}
@@ -353,13 +353,9 @@ func TestCancelRouteUsesTheCanceller(t *testing.T) {
 	}
 }
 
-func TestNewNeedsATransport(t *testing.T) {
+func TestNewValidates(t *testing.T) {
 	f := newFixture(t, engine.Config{})
-	_, err := server.New(f.inst, server.Options{})
-	if !errors.Is(err, &core.BreadError{Code: core.CodeTransportNotConfigured}) {
-		t.Fatalf("New without a transport = %v", err)
-	}
-	if _, err := server.New(f.inst, server.Options{Transport: &fakeTransport{}, MaxBodyBytes: -1}); !errors.Is(err, &core.BreadError{Code: core.CodeInvalidConfig}) {
+	if _, err := server.New(f.inst, server.Options{MaxBodyBytes: -1}); !errors.Is(err, &core.BreadError{Code: core.CodeInvalidConfig}) {
 		t.Fatalf("negative MaxBodyBytes = %v", err)
 	}
 	if _, err := server.New(nil, server.Options{}); err == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/transports/httpstream"
 )
 
 // Engine is what the server needs of the engine: the Runtime every port
@@ -32,14 +33,15 @@ type Server struct {
 	authOn    bool
 	authorize core.AuthorizeFunc
 	canceller Canceller
-	transport core.Mounter
+	streams   *httpstream.Ingress
 	handler   http.Handler
 }
 
 // New builds the server's handler: body cap, host guard (auth off) or
 // authentication (auth on), plugin middleware in plugin order, then the
-// routes: the server's own, the transport's, and the plugins'. It does not
-// start inst; the caller owns its lifecycle.
+// routes: the server's own, the streaming routes (an httpstream.Ingress
+// built from Options.Streams), and the plugins'. It does not start inst; the
+// caller owns its lifecycle.
 func New(inst Engine, opts Options) (*Server, error) {
 	if inst == nil {
 		return nil, &core.BreadError{Code: core.CodeInvalidConfig, Message: "server.New needs an Instance"}
@@ -62,24 +64,18 @@ func New(inst Engine, opts Options) (*Server, error) {
 	if opts.ReadHeaderTimeout <= 0 {
 		opts.ReadHeaderTimeout = 10 * time.Second
 	}
-	s := &Server{inst: inst, opts: opts, log: opts.Logger, canceller: opts.Canceller, transport: opts.Transport}
+	s := &Server{inst: inst, opts: opts, log: opts.Logger, canceller: opts.Canceller}
 	if s.log == nil {
 		s.log = inst.Logger()
 	}
 	if s.canceller == nil {
 		s.canceller = instanceCanceller{inst}
 	}
-	if s.transport == nil {
-		m, ok := inst.Bus().(core.Mounter)
-		if !ok {
-			return nil, &core.BreadError{
-				Code: core.CodeTransportNotConfigured,
-				Message: "no mount-capable transport: set engine.Config.Bus (or Options.Transport) to " +
-					"httpchunked.New (NDJSON, the default choice) or httpsse.New (SSE, for EventSource)",
-			}
-		}
-		s.transport = m
+	streams := opts.Streams
+	if streams.Logger == nil {
+		streams.Logger = s.log
 	}
+	s.streams = httpstream.New(streams)
 	plugins := inst.Plugins()
 	if opts.Auth != nil {
 		s.authorize = opts.Auth.Authorize
@@ -96,7 +92,7 @@ func New(inst Engine, opts Options) (*Server, error) {
 	})
 	rt := &router{s: s, mux: mx}
 	s.routes(rt)
-	s.transport.Mount(rt, inst)
+	s.streams.Mount(rt, inst)
 	for _, p := range plugins {
 		if rp, ok := p.(core.RoutesProvider); ok {
 			rp.Routes(rt)

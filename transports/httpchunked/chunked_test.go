@@ -1,11 +1,8 @@
 package httpchunked_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,8 +14,9 @@ import (
 	"github.com/breadai/bread/core/modeltest"
 	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/extensions/auth/apikey"
-	"github.com/breadai/bread/server"
 	"github.com/breadai/bread/transports/httpchunked"
+	"github.com/breadai/bread/transports/httpstream"
+	"github.com/breadai/bread/transports/httpstream/streamtest"
 )
 
 type remote struct {
@@ -27,8 +25,9 @@ type remote struct {
 	url   string
 }
 
-// newRemote serves a bread with the chunked transport over a real socket.
-func newRemote(t testing.TB, auth *server.Auth, turns ...modeltest.Turn) *remote {
+// newRemote serves a bread over a real socket: an engine and the streaming
+// routes of an httpstream.Ingress, wrapped in middleware.
+func newRemote(t testing.TB, middleware []func(http.Handler) http.Handler, turns ...modeltest.Turn) *remote {
 	t.Helper()
 	if len(turns) == 0 {
 		turns = []modeltest.Turn{modeltest.Text("hello ", "there")}
@@ -36,7 +35,7 @@ func newRemote(t testing.TB, auth *server.Auth, turns ...modeltest.Turn) *remote
 	model := modeltest.New(turns...)
 	st := memory.New()
 	inst, err := engine.New(engine.Config{
-		Store: st, Bus: httpchunked.New(httpchunked.Options{}), Providers: model.Registry("scripted"),
+		Store: st, Providers: model.Registry("scripted"),
 		Agents: []*core.Agent{{ID: "greeter", Model: core.ModelRef{Provider: "scripted", Model: "m"}}},
 	})
 	if err != nil {
@@ -46,62 +45,8 @@ func newRemote(t testing.TB, auth *server.Auth, turns ...modeltest.Turn) *remote
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = inst.Stop(context.Background()) })
-	srv, err := server.New(inst, server.Options{Auth: auth})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
+	ts := streamtest.Serve(t, httpstream.New(httpstream.Options{}), inst, middleware...)
 	return &remote{inst: inst, store: st, url: ts.URL}
-}
-
-func TestWireIsOneCrumbFramePerLine(t *testing.T) {
-	r := newRemote(t, nil)
-	res, err := http.Post(r.url+"/agents/greeter/run", "application/json", strings.NewReader(`{"input":"hi"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if ct := res.Header.Get("Content-Type"); ct != "application/x-ndjson" || res.StatusCode != 200 {
-		t.Fatalf("status %d content type %q", res.StatusCode, ct)
-	}
-	sc := bufio.NewScanner(res.Body)
-	var last map[string]any
-	n := 0
-	for sc.Scan() {
-		var f map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
-			t.Fatalf("line %q: %v", sc.Bytes(), err)
-		}
-		if f["v"] != 1.0 || f["type"] != "crumb" || f["runId"] == "" || f["seq"] == nil {
-			t.Fatalf("not a CrumbFrame: %s", sc.Bytes())
-		}
-		last = f
-		n++
-	}
-	if n != 4 || last["crumb"].(map[string]any)["type"] != core.TypeAgentRunEnd {
-		t.Fatalf("%d frames, last %v", n, last)
-	}
-}
-
-func TestFailuresBeforeTheRunAreAgentErrorFrames(t *testing.T) {
-	r := newRemote(t, nil)
-	for _, c := range []struct{ path, body, code string }{
-		{"/agents/greeter/run", `{"input":`, core.CodeBadRequest},
-		{"/agents/ghost/run", `{}`, core.CodeAgentNotFound},
-		{"/pipelines/ghost/run", `{"input":{}}`, core.CodePipelineNotFound},
-	} {
-		res, err := http.Post(r.url+c.path, "application/json", strings.NewReader(c.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		want := `{"v":1,"type":"crumb","runId":"","seq":0,"crumb":{"type":"agent:error",`
-		if res.StatusCode != 200 || !strings.HasPrefix(string(body), want) || !strings.Contains(string(body), `"code":"`+c.code+`"`) {
-			t.Fatalf("%s = %d %s", c.path, res.StatusCode, body)
-		}
-	}
 }
 
 func collect(t *testing.T, seq func(func(core.Crumb, error) bool)) ([]core.Crumb, error) {
@@ -239,12 +184,19 @@ func TestRemoteAgentSignsWithAnAPIKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newRemote(t, &server.Auth{
-		Strategies: []core.BreadAuthStrategy{strategy},
-		Authorize: func(_ context.Context, id *core.AuthIdentity, action string, _ map[string]string) bool {
-			return id.Subject == "api-key" && action == core.ActionRunStart
-		},
-	})
+	// What the server's auth does: no identity, 401.
+	requireKey := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if id, err := strategy.Authenticate(r); err != nil || id == nil || id.Subject != "api-key" {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnauthorized)
+				_, _ = w.Write([]byte(`{"error":{"code":"UNAUTHORIZED","message":"no key"}}`))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	r := newRemote(t, []func(http.Handler) http.Handler{requireKey})
 	signer, err := apikey.Signer(apikey.Options{Scheme: "Bearer", Keys: []string{"k-1"}})
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +207,25 @@ func TestRemoteAgentSignsWithAnAPIKey(t *testing.T) {
 	}
 	_, err = collect(t, httpchunked.RemoteAgent(httpchunked.RemoteOptions{URL: r.url}).Run(context.Background(), "greeter", "hi", core.RunOptions{}))
 	var be *core.BreadError
-	if !errors.As(err, &be) || be.Context["status"] != 401 {
+	if !errors.As(err, &be) || be.Context["status"] != 401 || be.Context["remoteCode"] != "UNAUTHORIZED" {
 		t.Fatalf("unsigned run: %v", err)
+	}
+}
+
+// The server serves SSE too; this client asks for NDJSON and gets it.
+func TestRemoteAgentAsksForNDJSON(t *testing.T) {
+	var accept string
+	spy := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			accept = r.Header.Get("Accept")
+			next.ServeHTTP(w, r)
+		})
+	}
+	r := newRemote(t, []func(http.Handler) http.Handler{spy})
+	if _, err := collect(t, httpchunked.RemoteAgent(httpchunked.RemoteOptions{URL: r.url}).Run(context.Background(), "greeter", "hi", core.RunOptions{})); err != nil {
+		t.Fatal(err)
+	}
+	if accept != httpstream.ContentTypeNDJSON {
+		t.Fatalf("Accept %q", accept)
 	}
 }

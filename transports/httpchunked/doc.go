@@ -1,15 +1,12 @@
-// Package httpchunked is bread's recommended HTTP transport: NDJSON over a
-// chunked response, one Bread protocol CrumbFrame per line
-// ({"v":1,"type":"crumb","runId","seq","crumb"}), blank lines as
-// heartbeats.
+// Package httpchunked is the client of bread's NDJSON streams: RemoteAgent
+// runs an agent on another bread server and reads its response, one Bread
+// protocol CrumbFrame per line ({"v":1,"type":"crumb","runId","seq","crumb"},
+// blank lines as heartbeats), back into crumbs, for
+// engine.Config.RemoteAgents.
 //
-// New returns a core.BreadTransport that the server mounts (core.Mounter):
-// POST /agents/{id}/run, POST /pipelines/{id}/run, POST /resume/{checkpointId}
-// and GET /runs/{runId}/stream. Every failure, even one before a run exists
-// (a bad body, an unknown agent or pipeline, invalid input), arrives as an
-// agent:error frame in a 200 response, because the status line is gone by
-// the time a run can fail.
-//
-// RemoteAgent calls another bread's mounted routes and reads the lines back
-// into crumbs, for engine.Config.RemoteAgents.
+// The server side is not here: every bread server (package server, through
+// transports/httpstream) serves NDJSON and SSE on the same routes and picks
+// per request from the Accept header; this client asks for
+// application/x-ndjson. For a client that reconnects after a dropped
+// connection, use transports/httpsse.
 package httpchunked

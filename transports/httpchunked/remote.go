@@ -37,7 +37,7 @@ var _ core.RemoteAgent = (*Remote)(nil)
 // RemoteAgent returns a core.RemoteAgent for the bread at opts.URL.
 func RemoteAgent(opts RemoteOptions) *Remote {
 	r := &Remote{
-		ep:      httpstream.Endpoint{URL: opts.URL, Headers: opts.Headers, Signer: opts.Signer, Client: opts.HTTPClient, Accept: ContentType},
+		ep:      httpstream.Endpoint{URL: opts.URL, Headers: opts.Headers, Signer: opts.Signer, Client: opts.HTTPClient, Accept: httpstream.ContentTypeNDJSON},
 		maxLine: opts.MaxLineBytes,
 	}
 	if r.maxLine <= 0 {

@@ -1,18 +1,16 @@
-// Package httpsse is bread's Server-Sent Events transport, the choice for
-// browsers (EventSource) and the wire of the original hand-rolled SSE
-// routes: every crumb is an event
+// Package httpsse is the client of bread's Server-Sent Events streams:
+// RemoteAgent runs an agent on another bread server, reads its events
 //
 //	id: <seq>
 //	data: {"type":"<crumb type>","payload":<crumb>}
 //
-// The stream opens with "retry: 3000", idle streams get a ": ping" comment
-// every 15 s, and a failure is an event {"type":"error","payload":{code,
-// message}}. The seq in id is the crumb's position in the run's crumb log
-// (a watermark for text and reasoning deltas), usable as Last-Event-ID on
-// GET /runs/{runId}/stream.
+// back into crumbs, for engine.Config.RemoteAgents, and when the connection
+// drops before the run ends, reconnects through the passive run stream
+// (GET /runs/{runId}/stream) with Last-Event-ID, skipping what it already
+// yielded.
 //
-// New returns a core.BreadTransport that the server mounts (core.Mounter)
-// with the same four routes as transports/httpchunked. RemoteAgent reads a
-// remote bread's events back into crumbs and, when the connection drops,
-// reconnects through the passive run stream with Last-Event-ID.
+// The server side is not here: every bread server (package server, through
+// transports/httpstream) serves SSE and NDJSON on the same routes and picks
+// per request from the Accept header; this client asks for
+// text/event-stream.
 package httpsse

@@ -57,7 +57,7 @@ var _ core.RemoteAgent = (*Remote)(nil)
 // RemoteAgent returns a core.RemoteAgent for the bread at opts.URL.
 func RemoteAgent(opts RemoteOptions) *Remote {
 	r := &Remote{
-		ep:         httpstream.Endpoint{URL: opts.URL, Headers: opts.Headers, Signer: opts.Signer, Client: opts.HTTPClient, Accept: ContentType},
+		ep:         httpstream.Endpoint{URL: opts.URL, Headers: opts.Headers, Signer: opts.Signer, Client: opts.HTTPClient, Accept: httpstream.ContentTypeSSE},
 		maxRetries: opts.MaxRetries,
 		retryDelay: opts.RetryDelay,
 		maxEvent:   opts.MaxEventBytes,
@@ -204,7 +204,7 @@ func decodeEvent(ev event) (core.Crumb, int64, error) {
 	if err := json.Unmarshal(ev.data, &w); err != nil || w.Type == "" {
 		return nil, 0, malformed(ev.data, err)
 	}
-	if w.Type == ErrorEvent {
+	if w.Type == httpstream.SSEErrorEvent {
 		var ce core.ClientError
 		if err := json.Unmarshal(w.Payload, &ce); err != nil || ce.Code == "" {
 			return nil, 0, malformed(ev.data, err)

@@ -17,8 +17,9 @@ import (
 	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
 	"github.com/breadai/bread/engine"
-	"github.com/breadai/bread/server"
 	"github.com/breadai/bread/transports/httpsse"
+	"github.com/breadai/bread/transports/httpstream"
+	"github.com/breadai/bread/transports/httpstream/streamtest"
 )
 
 type remote struct {
@@ -27,6 +28,8 @@ type remote struct {
 	url   string
 }
 
+// newRemote serves a bread over a real socket: an engine and the streaming
+// routes of an httpstream.Ingress.
 func newRemote(t testing.TB, turns ...modeltest.Turn) *remote {
 	t.Helper()
 	if len(turns) == 0 {
@@ -35,7 +38,7 @@ func newRemote(t testing.TB, turns ...modeltest.Turn) *remote {
 	model := modeltest.New(turns...)
 	st := memory.New()
 	inst, err := engine.New(engine.Config{
-		Store: st, Bus: httpsse.New(httpsse.Options{}), Providers: model.Registry("scripted"),
+		Store: st, Providers: model.Registry("scripted"),
 		Agents: []*core.Agent{{ID: "greeter", Model: core.ModelRef{Provider: "scripted", Model: "m"}}},
 	})
 	if err != nil {
@@ -45,69 +48,15 @@ func newRemote(t testing.TB, turns ...modeltest.Turn) *remote {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = inst.Stop(context.Background()) })
-	srv, err := server.New(inst, server.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
+	ts := streamtest.Serve(t, httpstream.New(httpstream.Options{}), inst, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if a := r.Header.Get("Accept"); a != httpstream.ContentTypeSSE {
+				t.Errorf("the SSE remote agent sent Accept %q", a)
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
 	return &remote{inst: inst, store: st, url: ts.URL}
-}
-
-func post(t *testing.T, url, body string) string {
-	t.Helper()
-	res, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil || res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("POST %s = %d %q %v", url, res.StatusCode, res.Header.Get("Content-Type"), err)
-	}
-	return string(b)
-}
-
-func TestWireFormat(t *testing.T) {
-	r := newRemote(t)
-	body := post(t, r.url+"/agents/greeter/run", `{"input":"hi"}`)
-	events := strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n")
-	if events[0] != "retry: 3000" {
-		t.Fatalf("first event %q", events[0])
-	}
-	if !strings.HasPrefix(events[1], "id: 1\ndata: {\"type\":\"agent:run:start\",\"payload\":{\"type\":\"agent:run:start\"") {
-		t.Fatalf("run start event %q", events[1])
-	}
-	// Deltas repeat the last durable id: a watermark.
-	if !strings.HasPrefix(events[2], "id: 1\ndata: {\"type\":\"text:delta\",\"payload\":{") || !strings.HasPrefix(events[4], "id: 3\ndata: {\"type\":\"agent:run:end\"") {
-		t.Fatalf("events %q", events)
-	}
-	if len(events) != 5 {
-		t.Fatalf("%d events", len(events))
-	}
-}
-
-func TestFailuresAreErrorEvents(t *testing.T) {
-	r := newRemote(t, modeltest.Fail(&core.BreadError{Code: core.CodeProviderError, Message: "upstream", Context: map[string]any{"key": "sk-1"}}))
-	for _, c := range []struct{ path, body, code string }{
-		{"/agents/greeter/run", `{"input":`, core.CodeBadRequest},
-		{"/agents/ghost/run", `{}`, core.CodeAgentNotFound},
-		{"/pipelines/ghost/run", `{"input":{}}`, core.CodePipelineNotFound},
-	} {
-		body := post(t, r.url+c.path, c.body)
-		want := "retry: 3000\n\ndata: {\"type\":\"error\",\"payload\":{\"code\":\"" + c.code + "\",\"message\":"
-		if !strings.HasPrefix(body, want) || strings.Count(body, "data:") != 1 {
-			t.Fatalf("%s = %q", c.path, body)
-		}
-	}
-	// A run that fails after it started: its agent:error crumb, then the
-	// error event, and never the error's context.
-	body := post(t, r.url+"/agents/greeter/run", `{"input":"hi"}`)
-	i := strings.Index(body, `data: {"type":"agent:error"`)
-	j := strings.Index(body, `data: {"type":"error","payload":{"code":"PROVIDER_ERROR"`)
-	if i < 0 || j < i || strings.Contains(body, "sk-1") {
-		t.Fatalf("failed run %q", body)
-	}
 }
 
 func collect(seq func(func(core.Crumb, error) bool)) ([]core.Crumb, error) {

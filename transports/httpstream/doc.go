@@ -1,16 +1,24 @@
-// Package httpstream is the HTTP streaming ingress shared by bread's HTTP
-// transports (transports/httpchunked and transports/httpsse). It owns
-// everything the two have in common and leaves only the bytes on the wire to
-// a Format:
+// Package httpstream serves bread's streaming HTTP routes and holds what the
+// remote-agent clients share.
 //
-//   - the four streaming routes a transport mounts: POST /agents/{id}/run,
-//     POST /pipelines/{id}/run, POST /resume/{checkpointId} and the passive
-//     GET /runs/{runId}/stream;
-//   - the passive stream's catch-up from the crumb log, then live frames from
-//     the instance's transport, deduplicated so nothing is lost between the
-//     two and nothing is repeated beyond one delta window;
-//   - the client side both remote agents share: signed requests, status
-//     checks and the dedup rule for reconnects.
+// The server side is the Ingress, a core.Mounter: the server (package
+// server) mounts one by default, so most programs configure it through the
+// server's options and never call New. It serves
 //
-// Users do not import this package directly; they pick a transport.
+//   - POST /agents/{id}/run, POST /pipelines/{id}/run and
+//     POST /resume/{checkpointId}, which start or continue a run and stream
+//     its crumbs;
+//   - GET /runs/{runId}/stream, the passive tail of any run: catch-up from
+//     the crumb log, then live frames from the Runtime's bus, deduplicated
+//     so nothing is lost between the two and nothing is repeated beyond one
+//     delta window;
+//
+// each in two formats chosen per request from the Accept header: SSE for
+// text/event-stream, NDJSON (one core/protocol CrumbFrame per line) for
+// anything else. The bus (in-process or Redis) is the engine's business;
+// the Ingress only subscribes to it.
+//
+// The client side is Endpoint, Dedup and the error helpers that the remote
+// agents of transports/httpchunked (NDJSON) and transports/httpsse (SSE,
+// reconnecting) build on.
 package httpstream

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,22 +18,9 @@ import (
 	"github.com/breadai/bread/core/modeltest"
 	"github.com/breadai/bread/core/protocol"
 	"github.com/breadai/bread/engine"
-	"github.com/breadai/bread/server"
 	"github.com/breadai/bread/transports/httpstream"
+	"github.com/breadai/bread/transports/httpstream/streamtest"
 )
-
-// lines is a test Format: one CrumbFrame per line, like httpchunked, so the
-// tests can read the stream with core/protocol.
-type lines struct{}
-
-func (lines) ContentType() string                                      { return "application/x-test" }
-func (lines) AppendOpen(dst []byte) []byte                             { return dst }
-func (lines) AppendHeartbeat(dst []byte) []byte                        { return append(dst, '\n') }
-func (l lines) AppendFailure(dst []byte, f core.Frame) ([]byte, error) { return l.AppendCrumb(dst, f) }
-func (lines) AppendCrumb(dst []byte, f core.Frame) ([]byte, error) {
-	out, err := protocol.AppendCrumbFrame(dst, f)
-	return append(out, '\n'), err
-}
 
 type env struct {
 	inst    *engine.Instance
@@ -42,16 +30,20 @@ type env struct {
 }
 
 type setup struct {
-	cfg       engine.Config
-	opts      httpstream.Options
-	auth      *server.Auth
-	transport core.BreadTransport // the instance's transport; nil is the ingress itself
-	turns     []modeltest.Turn
+	cfg   engine.Config
+	opts  httpstream.Options
+	bus   core.BreadTransport // the engine's bus; nil is the in-process one
+	turns []modeltest.Turn
+	// middleware wraps the mounted routes (the first is outermost).
+	middleware []func(http.Handler) http.Handler
 }
 
+// newEnv starts an engine with a scripted "writer" agent and serves an
+// Ingress for it on a plain net/http router (streamtest), without the
+// server module.
 func newEnv(t *testing.T, s setup) *env {
 	t.Helper()
-	e := &env{ingress: httpstream.New(lines{}, s.opts)}
+	e := &env{ingress: httpstream.New(s.opts)}
 	if s.cfg.Store == nil {
 		s.cfg.Store = memory.New()
 	}
@@ -62,10 +54,7 @@ func newEnv(t *testing.T, s setup) *env {
 	model := modeltest.New(s.turns...)
 	s.cfg.Providers = model.Registry("scripted")
 	s.cfg.Agents = append(s.cfg.Agents, &core.Agent{ID: "writer", Model: core.ModelRef{Provider: "scripted", Model: "m"}})
-	s.cfg.Bus = s.transport
-	if s.cfg.Bus == nil {
-		s.cfg.Bus = e.ingress
-	}
+	s.cfg.Bus = s.bus
 	inst, err := engine.New(s.cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -75,21 +64,31 @@ func newEnv(t *testing.T, s setup) *env {
 	}
 	t.Cleanup(func() { _ = inst.Stop(context.Background()) })
 	e.inst = inst
-	srv, err := server.New(inst, server.Options{Transport: e.ingress, Auth: s.auth})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.ts = httptest.NewServer(srv.Handler())
-	t.Cleanup(e.ts.Close)
+	e.ts = streamtest.Serve(t, e.ingress, inst, s.middleware...)
 	return e
 }
 
-// stream is an open streamed response read frame by frame.
+// identity is middleware that trusts X-Identity as the caller's subject,
+// as an auth strategy would store it.
+func identity(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s := r.Header.Get("X-Identity"); s != "" {
+			r = r.WithContext(core.WithIdentity(r.Context(), &core.AuthIdentity{Subject: s}))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// stream is an open streamed response read frame by frame, in either
+// format (by its Content-Type).
 type stream struct {
-	t    *testing.T
-	res  *http.Response
-	sc   *bufio.Scanner
-	beat int // heartbeats seen
+	t         *testing.T
+	res       *http.Response
+	sc        *bufio.Scanner
+	sse       bool
+	beat      int // heartbeats seen
+	retry     string
+	errEvents []core.ClientError // SSE error events seen
 }
 
 func (e *env) open(t *testing.T, method, path, body string, hdr ...string) *stream {
@@ -112,12 +111,17 @@ func (e *env) open(t *testing.T, method, path, body string, hdr ...string) *stre
 	t.Cleanup(func() { res.Body.Close() })
 	sc := bufio.NewScanner(res.Body)
 	sc.Buffer(nil, 1<<20)
-	return &stream{t: t, res: res, sc: sc}
+	return &stream{t: t, res: res, sc: sc, sse: res.Header.Get("Content-Type") == httpstream.ContentTypeSSE}
 }
 
-// next returns the next frame, or false at the end of the response.
+// next returns the next frame, or false at the end of the response. An SSE
+// error event comes back as an agent:error crumb without a run, and is
+// recorded in errEvents.
 func (s *stream) next() (core.Frame, bool) {
 	s.t.Helper()
+	if s.sse {
+		return s.nextEvent()
+	}
 	for s.sc.Scan() {
 		if len(s.sc.Bytes()) == 0 {
 			s.beat++
@@ -131,6 +135,66 @@ func (s *stream) next() (core.Frame, bool) {
 	}
 	if err := s.sc.Err(); err != nil {
 		s.t.Fatalf("stream read: %v", err)
+	}
+	return core.Frame{}, false
+}
+
+func (s *stream) nextEvent() (core.Frame, bool) {
+	s.t.Helper()
+	var seq int64
+	var data string
+	for s.sc.Scan() {
+		line := s.sc.Text()
+		switch {
+		case line == "":
+			if data == "" {
+				seq = 0
+				continue
+			}
+			var ev struct {
+				Type    string          `json:"type"`
+				Payload json.RawMessage `json:"payload"`
+			}
+			if err := json.Unmarshal([]byte(data), &ev); err != nil {
+				s.t.Fatalf("bad event data %q: %v", data, err)
+			}
+			if ev.Type == httpstream.SSEErrorEvent {
+				var ce core.ClientError
+				if err := json.Unmarshal(ev.Payload, &ce); err != nil || ce.Code == "" {
+					s.t.Fatalf("bad error event %q", data)
+				}
+				s.errEvents = append(s.errEvents, ce)
+				return core.Frame{Crumb: &core.AgentError{Error: &core.BreadError{Code: ce.Code, Message: ce.Message}}}, true
+			}
+			c, err := core.DecodeCrumb(ev.Payload)
+			if err != nil || c.CrumbType() != ev.Type {
+				s.t.Fatalf("bad crumb event %q: %v", data, err)
+			}
+			return core.Frame{RunID: c.Base().RunID, Seq: seq, Crumb: c}, true
+		case line == ": ping":
+			s.beat++
+		case strings.HasPrefix(line, "retry: "):
+			s.retry = line[len("retry: "):]
+		case strings.HasPrefix(line, "id: "):
+			n, err := strconv.ParseInt(line[len("id: "):], 10, 64)
+			if err != nil {
+				s.t.Fatalf("bad id line %q", line)
+			}
+			seq = n
+		case strings.HasPrefix(line, "data: "):
+			if data != "" {
+				s.t.Fatalf("an event with two data lines: %q", line)
+			}
+			data = line[len("data: "):]
+		default:
+			s.t.Fatalf("unexpected SSE line %q", line)
+		}
+	}
+	if err := s.sc.Err(); err != nil {
+		s.t.Fatalf("stream read: %v", err)
+	}
+	if data != "" {
+		s.t.Fatalf("the stream ended inside an event: %q", data)
 	}
 	return core.Frame{}, false
 }

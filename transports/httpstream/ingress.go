@@ -2,18 +2,20 @@ package httpstream
 
 import (
 	"context"
-	"io"
-	"iter"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/core/stream"
 )
 
 // DefaultHeartbeat is how often an idle passive stream sends a keep-alive,
 // comfortably under the 30 to 60 s idle timeouts of common proxies.
 const DefaultHeartbeat = 15 * time.Second
+
+// DefaultLivenessInterval is how often an idle passive stream checks its run
+// is alive.
+const DefaultLivenessInterval = 2 * time.Second
 
 // Options configure an Ingress. Zero values take the defaults.
 type Options struct {
@@ -26,12 +28,8 @@ type Options struct {
 	// Heartbeat is the keep-alive interval of the passive stream (default
 	// 15 s).
 	Heartbeat time.Duration
-	// Bus carries the frames this transport publishes and subscribes to:
-	// the embedded core/stream transport by default (one process); a shared
-	// bus such as Redis fans crumbs out across replicas.
-	Bus core.BreadTransport
 	// Logger receives failures that cannot reach a client; nil uses the
-	// instance's logger.
+	// Runtime's logger.
 	Logger *slog.Logger
 	// Liveness, when set, tells whether a run is still running somewhere
 	// (a replica holds its lease). A passive stream whose run started, is not
@@ -50,16 +48,12 @@ type Liveness interface {
 	Alive(ctx context.Context, runID string) (bool, error)
 }
 
-// DefaultLivenessInterval is how often an idle passive stream checks its run
-// is alive.
-const DefaultLivenessInterval = 2 * time.Second
-
-// Ingress is a BreadTransport that also serves bread's streaming HTTP
-// routes in one wire Format. Publishing and subscribing are delegated to
-// its bus.
+// Ingress serves bread's streaming HTTP routes in both formats, NDJSON and
+// SSE, chosen per request from the Accept header. It is a core.Mounter, not
+// a bus: live frames come from the Runtime's bus (core.Runtime.Bus), history
+// from its store's crumb log. One Ingress may be mounted for several
+// Runtimes; it holds no per-Runtime state.
 type Ingress struct {
-	format    Format
-	bus       core.BreadTransport
 	authorize core.AuthorizeStreamFunc
 	heartbeat time.Duration
 	log       *slog.Logger
@@ -67,19 +61,11 @@ type Ingress struct {
 	livecheck time.Duration
 }
 
-var (
-	_ core.BreadTransport = (*Ingress)(nil)
-	_ core.Subscriber     = (*Ingress)(nil)
-	_ core.Mounter        = (*Ingress)(nil)
-	_ core.Starter        = (*Ingress)(nil)
-	_ io.Closer           = (*Ingress)(nil)
-)
+var _ core.Mounter = (*Ingress)(nil)
 
-// New returns an Ingress speaking format.
-func New(format Format, opts Options) *Ingress {
+// New returns an Ingress.
+func New(opts Options) *Ingress {
 	g := &Ingress{
-		format:    format,
-		bus:       opts.Bus,
 		authorize: opts.AuthorizeStream,
 		heartbeat: opts.Heartbeat,
 		log:       opts.Logger,
@@ -89,46 +75,10 @@ func New(format Format, opts Options) *Ingress {
 	if g.livecheck <= 0 {
 		g.livecheck = DefaultLivenessInterval
 	}
-	if g.bus == nil {
-		g.bus = stream.New(stream.Options{})
-	}
 	if g.heartbeat <= 0 {
 		g.heartbeat = DefaultHeartbeat
 	}
 	return g
-}
-
-// Capability reports the bus's capability.
-func (g *Ingress) Capability() core.Capability { return g.bus.Capability() }
-
-// Publish hands f to the bus.
-func (g *Ingress) Publish(ctx context.Context, f core.Frame) error { return g.bus.Publish(ctx, f) }
-
-// Subscribe tails a run on the bus. A bus that cannot subscribe yields
-// TRANSPORT_NOT_CONFIGURED.
-func (g *Ingress) Subscribe(ctx context.Context, runID string, afterSeq int64) iter.Seq2[core.Frame, error] {
-	if s, ok := g.bus.(core.Subscriber); ok {
-		return s.Subscribe(ctx, runID, afterSeq)
-	}
-	return func(yield func(core.Frame, error) bool) {
-		yield(core.Frame{}, &core.BreadError{Code: core.CodeTransportNotConfigured, Message: "the transport's bus cannot subscribe"})
-	}
-}
-
-// Start starts the bus when it opens connections.
-func (g *Ingress) Start(ctx context.Context) error {
-	if s, ok := g.bus.(core.Starter); ok {
-		return s.Start(ctx)
-	}
-	return nil
-}
-
-// Close closes the bus when it holds resources.
-func (g *Ingress) Close() error {
-	if c, ok := g.bus.(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
 }
 
 // AuthorizeStream applies Options.AuthorizeStream; without one every caller
@@ -137,25 +87,45 @@ func (g *Ingress) AuthorizeStream(ctx context.Context, identity *core.AuthIdenti
 	return g.authorize == nil || g.authorize(ctx, identity, runID)
 }
 
-// Mount adds the streaming routes, each named by its core action.
-func (g *Ingress) Mount(r core.Router, inst core.Runtime) {
+// Mount adds the streaming routes, each named by its core action:
+// POST /agents/{id}/run, POST /pipelines/{id}/run,
+// POST /resume/{checkpointId} and GET /runs/{runId}/stream.
+func (g *Ingress) Mount(r core.Router, rt core.Runtime) {
 	log := g.log
 	if log == nil {
-		log = inst.Logger()
+		log = rt.Logger()
 	}
-	if _, ok := inst.Store().(core.CrumbLog); !ok {
+	_, hasLog := rt.Store().(core.CrumbLog)
+	if !hasLog {
 		log.Info("bread: the store keeps no crumb log; GET /runs/{runId}/stream serves live frames only, without Last-Event-ID catch-up")
 	}
-	h := &handlers{g: g, inst: inst, log: log}
+	sub := subscriber(rt.Bus())
+	if sub == nil {
+		log.Info("bread: the bus cannot subscribe; GET /runs/{runId}/stream serves the crumb log only, without live frames")
+	}
+	h := &handlers{g: g, inst: rt, log: log, sub: sub}
 	r.Handle(core.ActionRunStart, "POST", "/agents/{id}/run", h.run())
 	r.Handle(core.ActionPipelineStart, "POST", "/pipelines/{id}/run", h.pipeline())
 	r.Handle(core.ActionRunResume, "POST", "/resume/{checkpointId}", h.resume())
 	r.Handle(core.ActionRunStream, "GET", "/runs/{runId}/stream", h.passive())
 }
 
-// handlers serve the mounted routes of one Instance.
+// subscriber returns the bus as a Subscriber when it is a duplex one.
+func subscriber(bus core.BreadTransport) core.Subscriber {
+	if bus == nil || bus.Capability() != core.Duplex {
+		return nil
+	}
+	sub, _ := bus.(core.Subscriber)
+	return sub
+}
+
+// handlers serve the mounted routes of one Runtime.
 type handlers struct {
 	g    *Ingress
 	inst core.Runtime
 	log  *slog.Logger
+	sub  core.Subscriber // nil when the bus cannot subscribe
 }
+
+// vary marks a response as chosen by the Accept header, for caches.
+func vary(w http.ResponseWriter) { w.Header().Add("Vary", "Accept") }

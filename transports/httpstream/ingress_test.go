@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -15,15 +14,14 @@ import (
 	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
 	"github.com/breadai/bread/engine"
-	"github.com/breadai/bread/server"
 	"github.com/breadai/bread/transports/httpstream"
 )
 
 func TestRunStreamsEveryCrumb(t *testing.T) {
 	e := newEnv(t, setup{})
 	s := e.open(t, "POST", "/agents/writer/run", `{"input":"hi","session":{"id":"user-42","tags":{"user":"42"}}}`)
-	if ct := s.res.Header.Get("Content-Type"); s.res.StatusCode != 200 || ct != "application/x-test" {
-		t.Fatalf("status %d content type %q", s.res.StatusCode, ct)
+	if ct := s.res.Header.Get("Content-Type"); s.res.StatusCode != 200 || ct != "application/x-ndjson" || s.res.Header.Get("Vary") != "Accept" {
+		t.Fatalf("status %d content type %q vary %q", s.res.StatusCode, ct, s.res.Header.Get("Vary"))
 	}
 	fs := s.rest()
 	if got := types(fs); got != "agent:run:start,text:delta,text:delta,text:delta,agent:run:end" {
@@ -233,7 +231,7 @@ func (sink) Publish(context.Context, core.Frame) error { return nil }
 
 func TestPassiveStreamReplaysOnlyWithASinkTransport(t *testing.T) {
 	reached := make(chan struct{})
-	e := newEnv(t, setup{transport: sink{}, turns: []modeltest.Turn{modeltest.Block(reached, "partial")}})
+	e := newEnv(t, setup{bus: sink{}, turns: []modeltest.Turn{modeltest.Block(reached, "partial")}})
 	id, run := e.start(t, `{"input":"hi"}`)
 	defer run.close()
 	<-reached
@@ -268,10 +266,7 @@ func TestPassiveStreamHeartbeats(t *testing.T) {
 func TestAuthorizeStream(t *testing.T) {
 	var seen []string
 	e := newEnv(t, setup{
-		auth: &server.Auth{
-			Strategies: []core.BreadAuthStrategy{headerAuth{}},
-			Authorize:  func(context.Context, *core.AuthIdentity, string, map[string]string) bool { return true },
-		},
+		middleware: []func(http.Handler) http.Handler{identity},
 		opts: httpstream.Options{AuthorizeStream: func(_ context.Context, id *core.AuthIdentity, runID string) bool {
 			seen = append(seen, id.Subject+" "+runID)
 			return id.Subject == "alice"
@@ -292,20 +287,9 @@ func TestAuthorizeStream(t *testing.T) {
 	if len(seen) != 2 || seen[0] != "bob "+id {
 		t.Fatalf("AuthorizeStream saw %v", seen)
 	}
-	// The cancel route asks the transport too.
-	if r := e.open(t, "POST", "/runs/"+id+"/cancel", "", "X-Identity", "bob"); r.res.StatusCode != 403 {
-		t.Fatalf("bob cancels = %d", r.res.StatusCode)
+	if !e.ingress.AuthorizeStream(context.Background(), &core.AuthIdentity{Subject: "alice"}, id) || e.ingress.AuthorizeStream(context.Background(), &core.AuthIdentity{Subject: "bob"}, id) {
+		t.Fatal("Ingress.AuthorizeStream (the server's cancel route asks it) disagrees with the option")
 	}
-}
-
-type headerAuth struct{}
-
-func (headerAuth) Name() string { return "header" }
-func (headerAuth) Authenticate(r *http.Request) (*core.AuthIdentity, error) {
-	if s := r.Header.Get("X-Identity"); s != "" {
-		return &core.AuthIdentity{Subject: s}, nil
-	}
-	return nil, nil
 }
 
 func TestClientDisconnectCancelsTheRun(t *testing.T) {
@@ -317,81 +301,6 @@ func TestClientDisconnectCancelsTheRun(t *testing.T) {
 	le := waitLogged(t, e.store, id, func(le core.CrumbLogEntry) bool { return le.Type == core.TypeAgentError })
 	if code := errorCode(le.Crumb); code != core.CodeRunCancelled {
 		t.Fatalf("run ended with %s, want RUN_CANCELLED", code)
-	}
-}
-
-func TestCancelRouteEndsTheStream(t *testing.T) {
-	reached := make(chan struct{})
-	e := newEnv(t, setup{turns: []modeltest.Turn{modeltest.Block(reached, "half")}})
-	id, s := e.start(t, `{"input":"hi"}`)
-	<-reached
-	if r := e.open(t, "POST", "/runs/"+id+"/cancel", ""); r.res.StatusCode != 200 {
-		t.Fatalf("cancel = %d", r.res.StatusCode)
-	}
-	fs := s.rest()
-	if len(fs) == 0 || errorCode(fs[len(fs)-1].Crumb) != core.CodeRunCancelled {
-		t.Fatalf("stream after cancel: %s", types(fs))
-	}
-}
-
-func TestShutdownEndsOpenStreamsCleanly(t *testing.T) {
-	reached := make(chan struct{})
-	ingress := httpstream.New(lines{}, httpstream.Options{})
-	model := modeltest.New(modeltest.Block(reached, "half"))
-	inst, err := engine.New(engine.Config{Store: memory.New(), Bus: ingress, Providers: model.Registry("scripted"),
-		Agents: []*core.Agent{{ID: "writer", Model: core.ModelRef{Provider: "scripted", Model: "m"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := inst.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer inst.Stop(context.Background())
-	srv, err := server.New(inst, server.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	base := "http://" + ln.Addr().String()
-
-	res, err := http.Post(base+"/agents/writer/run", "application/json", strings.NewReader(`{"input":"hi"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	<-reached
-	var first struct{ RunID string }
-	line := make([]byte, 1)
-	var buf []byte
-	for line[0] != '\n' {
-		if _, err := res.Body.Read(line); err != nil {
-			t.Fatal(err)
-		}
-		buf = append(buf, line[0])
-	}
-	_ = json.Unmarshal(buf, &first)
-	watch, err := http.Get(base + "/runs/" + first.RunID + "/stream")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watch.Body.Close()
-
-	cancel()
-	for _, body := range []io.Reader{res.Body, watch.Body} {
-		rest, err := io.ReadAll(body)
-		if err != nil {
-			t.Fatalf("a stream did not end cleanly: %v", err)
-		}
-		_ = rest
-	}
-	if err := <-served; err != nil {
-		t.Fatalf("Serve = %v", err)
 	}
 }
 
@@ -452,5 +361,49 @@ func TestPassiveStreamStaysOpenAcrossHumanRequired(t *testing.T) {
 	rest := watch.rest()
 	if !strings.HasSuffix(types(rest), core.TypeAgentRunEnd) || text(rest) != "confirmed" {
 		t.Fatalf("passive stream after resume: %s %q", types(rest), text(rest))
+	}
+}
+
+func TestPassiveStreamWithNeitherLogNorSubscriberIsNotConfigured(t *testing.T) {
+	e := newEnv(t, setup{bus: sink{}, cfg: engine.Config{Store: plainStore{memory.New()}}})
+	for _, accept := range []string{"", "text/event-stream"} {
+		s := e.open(t, "GET", "/runs/r-1/stream", "", "Accept", accept)
+		body, _ := io.ReadAll(s.res.Body)
+		if s.res.StatusCode != http.StatusNotImplemented || !strings.Contains(string(body), core.CodeTransportNotConfigured) {
+			t.Fatalf("Accept %q: %d %s", accept, s.res.StatusCode, body)
+		}
+	}
+	// Runs still stream: only the passive tail needs a log or a bus.
+	if fs := e.open(t, "POST", "/agents/writer/run", `{"input":"hi"}`).rest(); types(fs[len(fs)-1:]) != core.TypeAgentRunEnd {
+		t.Fatalf("run %s", types(fs))
+	}
+}
+
+// A router that caps bodies with http.MaxBytesReader (as http.MaxBytesHandler
+// does) turns an oversized body into BODY_TOO_LARGE in the stream; the
+// server refuses such bodies with 413 before the route, see server's tests.
+func TestBodyOverARoutersCapIsBodyTooLarge(t *testing.T) {
+	e := newEnv(t, setup{middleware: []func(http.Handler) http.Handler{func(h http.Handler) http.Handler { return http.MaxBytesHandler(h, 64) }}})
+	big := `{"input":"` + strings.Repeat("x", 100) + `"}`
+	for _, accept := range []string{"", "text/event-stream"} {
+		// An io.Reader of unknown length: the body goes chunked, so only the
+		// cap notices.
+		req, err := http.NewRequest("POST", e.ts.URL+"/agents/writer/run", io.MultiReader(strings.NewReader(big)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", accept)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || !strings.Contains(string(body), `"code":"BODY_TOO_LARGE"`) {
+			t.Fatalf("Accept %q: %d %s", accept, res.StatusCode, body)
+		}
+	}
+	if fs := e.open(t, "POST", "/agents/writer/run", `{"input":"hi"}`).rest(); types(fs[len(fs)-1:]) != core.TypeAgentRunEnd {
+		t.Fatalf("a body under the cap runs: %s", types(fs))
 	}
 }

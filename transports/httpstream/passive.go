@@ -19,7 +19,9 @@ const maxSubscriptionFailures = 3
 // passive serves GET /runs/{runId}/stream: catch-up from the crumb log,
 // then live frames, until the run's terminal crumb.
 func (h *handlers) passive() http.Handler {
+	_, hasLog := h.inst.Store().(core.CrumbLog)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		vary(w)
 		runID := r.PathValue("runId")
 		after, err := afterSeq(r)
 		if err != nil {
@@ -30,7 +32,12 @@ func (h *handlers) passive() http.Handler {
 			writeError(w, http.StatusForbidden, core.CodeForbidden, "Forbidden")
 			return
 		}
-		h.tail(r.Context(), h.open(w), runID, after)
+		if h.sub == nil && !hasLog {
+			writeError(w, http.StatusNotImplemented, core.CodeTransportNotConfigured,
+				"this server can neither replay a run (the store keeps no crumb log) nor follow it (the bus cannot subscribe)")
+			return
+		}
+		h.tail(r.Context(), h.open(w, r), runID, after)
 	})
 }
 
@@ -54,13 +61,10 @@ func afterSeq(r *http.Request) (int64, error) {
 // tail streams a run. It subscribes before it reads the log, so a frame
 // published while the log is read is buffered rather than lost, then drains
 // the subscription through the dedup rule. A subscription that fails (the
-// transport dropped a slow reader) is resumed from the log.
+// bus dropped a slow reader) is resumed from the log.
 func (h *handlers) tail(ctx context.Context, s *response, runID string, after int64) {
 	clog, _ := h.inst.Store().(core.CrumbLog)
-	var sub core.Subscriber
-	if t := h.inst.Bus(); t.Capability() == core.Duplex {
-		sub, _ = t.(core.Subscriber)
-	}
+	sub := h.sub
 	d := Dedup{Last: after}
 	st := &runState{}
 	for failures := 0; ; {
@@ -68,8 +72,7 @@ func (h *handlers) tail(ctx context.Context, s *response, runID string, after in
 		if sub != nil {
 			// One below the last seq: the deltas of the open window carry
 			// the last seq as their watermark and are in no log entry yet,
-			// so the transport must replay them (the dedup rule keeps
-			// them).
+			// so the bus must replay them (the dedup rule keeps them).
 			live = follow(ctx, sub, runID, max(d.Last-1, 0))
 		}
 		terminal, ok := h.replay(ctx, s, clog, runID, &d, st)

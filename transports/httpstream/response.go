@@ -21,16 +21,18 @@ type response struct {
 	wrote  bool // something was written since the last heartbeat check
 }
 
-// open sends the headers and the format's preamble; from here on the status
-// is 200 whatever happens, so failures travel in the stream.
-func (h *handlers) open(w http.ResponseWriter) *response {
+// open sends the headers and the preamble of the format the request asked
+// for; from here on the status is 200 whatever happens, so failures travel
+// in the stream.
+func (h *handlers) open(w http.ResponseWriter, r *http.Request) *response {
+	format := negotiate(r.Header)
 	hd := w.Header()
-	hd.Set("Content-Type", h.g.format.ContentType())
+	hd.Set("Content-Type", format.ContentType())
 	hd.Set("Cache-Control", "no-cache")
 	// Reverse proxies such as nginx buffer responses unless told not to.
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	s := &response{w: w, rc: http.NewResponseController(w), format: h.g.format, log: h.log}
+	s := &response{w: w, rc: http.NewResponseController(w), format: format, log: h.log}
 	s.buf = s.format.AppendOpen(s.buf)
 	s.flush()
 	return s

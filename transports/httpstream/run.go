@@ -14,10 +14,11 @@ import (
 
 func (h *handlers) run() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		vary(w)
 		id := r.PathValue("id")
 		var body runBody
 		err := decodeBody(r, &body)
-		s := h.open(w)
+		s := h.open(w, r)
 		if err != nil {
 			s.fail(id, err)
 			return
@@ -29,10 +30,11 @@ func (h *handlers) run() http.Handler {
 
 func (h *handlers) pipeline() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		vary(w)
 		id := r.PathValue("id")
 		var body pipelineBody
 		err := decodeBody(r, &body)
-		s := h.open(w)
+		s := h.open(w, r)
 		if err != nil {
 			s.fail(id, err)
 			return
@@ -43,10 +45,11 @@ func (h *handlers) pipeline() http.Handler {
 
 func (h *handlers) resume() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		vary(w)
 		id := r.PathValue("checkpointId")
 		var body resumeBody
 		err := decodeBody(r, &body)
-		s := h.open(w)
+		s := h.open(w, r)
 		if err != nil {
 			s.fail("", err)
 			return

@@ -1,32 +1,39 @@
-package httpsse
+package httpstream
 
 import (
 	"encoding/json"
 	"strconv"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/transports/httpstream"
 )
 
-// ContentType is the media type of an SSE crumb stream.
-const ContentType = "text/event-stream"
+// SSEErrorEvent is the type of the SSE event that reports a failure.
+const SSEErrorEvent = "error"
 
-// ErrorEvent is the type of the event that reports a failure.
-const ErrorEvent = "error"
+// SSE is the Server-Sent Events format, for browsers (EventSource) and the
+// wire of the original SSE routes. Every crumb is an event
+//
+//	id: <seq>
+//	data: {"type":"<crumb type>","payload":<crumb>}
+//
+// (no id line when the seq is 0). The stream opens with "retry: 3000", a
+// heartbeat is the comment ": ping", and a failure is the event
+// {"type":"error","payload":{"code","message"}}.
+type SSE struct{}
 
-// sse writes crumbs as SSE events.
-type sse struct{}
-
-func (sse) ContentType() string { return ContentType }
+// ContentType is text/event-stream.
+func (SSE) ContentType() string { return ContentTypeSSE }
 
 // AppendOpen asks EventSource clients to reconnect after 3 s.
-func (sse) AppendOpen(dst []byte) []byte { return append(dst, "retry: 3000\n\n"...) }
+func (SSE) AppendOpen(dst []byte) []byte { return append(dst, "retry: 3000\n\n"...) }
 
-func (sse) AppendHeartbeat(dst []byte) []byte { return append(dst, ": ping\n\n"...) }
+// AppendHeartbeat appends the comment ": ping".
+func (SSE) AppendHeartbeat(dst []byte) []byte { return append(dst, ": ping\n\n"...) }
 
-func (sse) AppendCrumb(dst []byte, f core.Frame) ([]byte, error) {
+// AppendCrumb appends one crumb event.
+func (SSE) AppendCrumb(dst []byte, f core.Frame) ([]byte, error) {
 	if f.Crumb == nil {
-		return dst, errNoCrumb
+		return dst, errNoEventCrumb
 	}
 	start := len(dst)
 	if f.Seq > 0 {
@@ -37,19 +44,19 @@ func (sse) AppendCrumb(dst []byte, f core.Frame) ([]byte, error) {
 	dst = append(dst, `data: {"type":"`...)
 	dst = append(dst, f.Crumb.CrumbType()...)
 	dst = append(dst, `","payload":`...)
-	dst, err := httpstream.AppendCrumbJSON(dst, f.Crumb)
+	dst, err := AppendCrumbJSON(dst, f.Crumb)
 	if err != nil {
 		return dst[:start], err
 	}
 	return append(dst, "}\n\n"...), nil
 }
 
-var errNoCrumb = &core.BreadError{Code: core.CodeValidationError, Message: "an SSE crumb event needs a crumb"}
+var errNoEventCrumb = &core.BreadError{Code: core.CodeValidationError, Message: "an SSE crumb event needs a crumb"}
 
 // AppendFailure ends a failed stream with an error event. A run that had
 // started also gets its agent:error crumb first; a failure before any run
 // (a bad body, an unknown agent or pipeline) is the error event alone.
-func (s sse) AppendFailure(dst []byte, f core.Frame) ([]byte, error) {
+func (s SSE) AppendFailure(dst []byte, f core.Frame) ([]byte, error) {
 	ce := core.ClientError{Code: core.CodeAgentError, Message: "the run failed"}
 	if ae, ok := f.Crumb.(*core.AgentError); ok && ae.Error != nil {
 		ce = core.ClientError{Code: ae.Error.Code, Message: ae.Error.Message}
