@@ -23,7 +23,7 @@ const (
 	ColorNever
 )
 
-// Options configure a Transport.
+// Options configure a Printer.
 type Options struct {
 	// Writer receives the rendering (default os.Stdout).
 	Writer io.Writer
@@ -34,12 +34,19 @@ type Options struct {
 	Verbose bool
 	// MaxResultBytes truncates tool results and arguments (default 200).
 	MaxResultBytes int
+	// Filter, when set, selects the crumbs to print; nil prints every crumb
+	// the rendering covers.
+	Filter func(core.Crumb) bool
 	// Getenv reads NO_COLOR (default os.Getenv); tests replace it.
 	Getenv func(string) string
 }
 
-// Transport renders crumbs. It is a sink: nothing subscribes to it.
-type Transport struct {
+// Printer renders crumbs. It is a listener, not a bus: register Listen with
+// the engine (inst.On(p.Listen)) and it prints every crumb of every run next
+// to whatever else serves them (HTTP streams, the bus), or call Print for
+// the crumbs of a stream you range over. It is safe for concurrent use;
+// each crumb is written whole.
+type Printer struct {
 	w       io.Writer
 	color   bool
 	opts    Options
@@ -47,10 +54,10 @@ type Transport struct {
 	midLine bool // the last write left the cursor after streamed text
 }
 
-var _ core.BreadTransport = (*Transport)(nil)
+var _ core.Listener = (*Printer)(nil).Listen
 
 // New returns a terminal renderer.
-func New(opts Options) *Transport {
+func New(opts Options) *Printer {
 	if opts.Writer == nil {
 		opts.Writer = os.Stdout
 	}
@@ -60,7 +67,7 @@ func New(opts Options) *Transport {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
-	t := &Transport{w: opts.Writer, opts: opts}
+	t := &Printer{w: opts.Writer, opts: opts}
 	switch opts.Color {
 	case ColorAlways:
 		t.color = true
@@ -80,15 +87,22 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// Capability reports Sink.
-func (t *Transport) Capability() core.Capability { return core.Sink }
-
-// Publish renders one crumb. Rendering errors of the writer are returned;
-// the choke point logs them and the run goes on.
-func (t *Transport) Publish(_ context.Context, f core.Frame) error {
+// Print renders one crumb (unless Options.Filter refuses it) and returns
+// the writer's error.
+func (t *Printer) Print(c core.Crumb) error {
+	if c == nil || (t.opts.Filter != nil && !t.opts.Filter(c)) {
+		return nil
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.render(f.Crumb)
+	return t.render(c)
+}
+
+// Listen is Print as a core.Listener, for the engine's On. A listener runs
+// on the run's goroutine, so a writer that blocks slows the run; the
+// writer's errors are dropped (a closed terminal must not fail runs).
+func (t *Printer) Listen(_ context.Context, c core.Crumb) {
+	_ = t.Print(c)
 }
 
 const (
@@ -101,7 +115,7 @@ const (
 	reset  = "\x1b[0m"
 )
 
-func (t *Transport) paint(style, s string) string {
+func (t *Printer) paint(style, s string) string {
 	if !t.color {
 		return s
 	}
@@ -109,14 +123,14 @@ func (t *Transport) paint(style, s string) string {
 }
 
 // stream writes streamed text, staying on the line.
-func (t *Transport) stream(s string) error {
+func (t *Printer) stream(s string) error {
 	t.midLine = !strings.HasSuffix(s, "\n")
 	_, err := io.WriteString(t.w, s)
 	return err
 }
 
 // line writes a block on its own line.
-func (t *Transport) line(s string) error {
+func (t *Printer) line(s string) error {
 	prefix := ""
 	if t.midLine {
 		prefix = "\n"
@@ -126,14 +140,14 @@ func (t *Transport) line(s string) error {
 	return err
 }
 
-func (t *Transport) symbol(fancy, plain string) string {
+func (t *Printer) symbol(fancy, plain string) string {
 	if t.color {
 		return fancy
 	}
 	return plain
 }
 
-func (t *Transport) render(c core.Crumb) error {
+func (t *Printer) render(c core.Crumb) error {
 	switch v := c.(type) {
 	case *core.TextDelta:
 		return t.stream(v.Delta)
@@ -180,7 +194,7 @@ func (t *Transport) render(c core.Crumb) error {
 }
 
 // frame describes structural crumbs in verbose mode.
-func (t *Transport) frame(c core.Crumb) string {
+func (t *Printer) frame(c core.Crumb) string {
 	switch v := c.(type) {
 	case *core.AgentRunStart:
 		s := "▶ " + v.AgentID
@@ -213,7 +227,7 @@ func (t *Transport) frame(c core.Crumb) string {
 }
 
 // brief renders a payload as compact JSON, truncated.
-func (t *Transport) brief(v any) string {
+func (t *Printer) brief(v any) string {
 	var s string
 	switch x := v.(type) {
 	case string:

@@ -9,13 +9,16 @@ import (
 	"testing"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
+	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/transports/stdout"
 )
 
-func publish(t *testing.T, tr *stdout.Transport, cs ...core.Crumb) {
+func publish(t *testing.T, tr *stdout.Printer, cs ...core.Crumb) {
 	t.Helper()
-	for i, c := range cs {
-		if err := tr.Publish(context.Background(), core.Frame{RunID: "r", Seq: int64(i + 1), Crumb: c}); err != nil {
+	for _, c := range cs {
+		if err := tr.Print(c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -74,9 +77,11 @@ func TestColorAndVerbose(t *testing.T) {
 }
 
 func TestNoColorEnv(t *testing.T) {
-	tr := stdout.New(stdout.Options{Writer: &bytes.Buffer{}, Getenv: func(string) string { return "1" }})
-	if tr.Capability() != core.Sink {
-		t.Error("stdout is a sink")
+	var buf bytes.Buffer
+	tr := stdout.New(stdout.Options{Writer: &buf, Getenv: func(string) string { return "1" }})
+	publish(t, tr, &core.ToolCall{CrumbBase: base(), ToolName: "t"})
+	if strings.Contains(buf.String(), "\x1b[") {
+		t.Error("NO_COLOR: no escape codes")
 	}
 }
 
@@ -86,9 +91,10 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("closed p
 
 func TestWriterErrorsAreReturned(t *testing.T) {
 	tr := stdout.New(stdout.Options{Writer: failingWriter{}})
-	if err := tr.Publish(context.Background(), core.Frame{Crumb: &core.TextDelta{Delta: "x"}}); err == nil {
+	if err := tr.Print(&core.TextDelta{Delta: "x"}); err == nil {
 		t.Fatal("want the writer's error")
 	}
+	tr.Listen(context.Background(), &core.TextDelta{Delta: "x"}) // a listener drops it
 }
 
 func TestConcurrentPublish(t *testing.T) {
@@ -98,7 +104,7 @@ func TestConcurrentPublish(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range 50 {
-				_ = tr.Publish(context.Background(), core.Frame{Crumb: &core.ToolCall{ToolName: "t"}})
+				tr.Listen(context.Background(), &core.ToolCall{ToolName: "t"})
 			}
 		})
 	}
@@ -111,10 +117,49 @@ func TestConcurrentPublish(t *testing.T) {
 func TestRunEndAfterACompleteLinePrintsNothing(t *testing.T) {
 	var buf bytes.Buffer
 	tr := stdout.New(stdout.Options{Writer: &buf})
-	if err := tr.Publish(context.Background(), core.Frame{Crumb: &core.AgentRunEnd{CrumbBase: base()}}); err != nil {
+	if err := tr.Print(&core.AgentRunEnd{CrumbBase: base()}); err != nil {
 		t.Fatal(err)
 	}
 	if buf.Len() != 0 {
 		t.Errorf("a run end after a complete line prints nothing: %q", buf.String())
+	}
+}
+
+func TestFilter(t *testing.T) {
+	var buf bytes.Buffer
+	tools := func(c core.Crumb) bool { _, ok := c.(*core.ToolCall); return ok }
+	tr := stdout.New(stdout.Options{Writer: &buf, Filter: tools})
+	publish(t, tr, &core.TextDelta{CrumbBase: base(), Delta: "hidden"}, &core.ToolCall{CrumbBase: base(), ToolName: "t"}, nil)
+	if buf.String() != "> t(null)\n" {
+		t.Errorf("filtered output %q", buf.String())
+	}
+}
+
+// A Printer registered with the engine prints every run while the runs'
+// own streams go on (the engine's bus and consumers are untouched).
+func TestListenerOnAnEngine(t *testing.T) {
+	var buf bytes.Buffer
+	model := modeltest.New(modeltest.Text("Bread ", "is ", "good."))
+	inst, err := engine.New(engine.Config{Store: memory.New(), Providers: model.Registry("m"),
+		Agents: []*core.Agent{{ID: "writer", Model: core.ModelRef{Provider: "m", Model: "x"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inst.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Stop(context.Background())
+	remove := inst.On(stdout.New(stdout.Options{Writer: &buf, Verbose: true}).Listen)
+	out, err := inst.RunSync(context.Background(), "writer", "hi", core.RunOptions{})
+	if err != nil || out.Output != "Bread is good." {
+		t.Fatalf("run: %v %v", out, err)
+	}
+	if got := buf.String(); !strings.HasPrefix(got, "▶ writer\nBread is good.\n") {
+		t.Errorf("printed %q", got)
+	}
+	remove()
+	buf.Reset()
+	if _, err := inst.RunSync(context.Background(), "writer", "hi", core.RunOptions{}); err == nil && buf.Len() != 0 {
+		t.Errorf("printed after the listener was removed: %q", buf.String())
 	}
 }
