@@ -45,3 +45,25 @@ func Tree(spans []Span) string {
 	}
 	return b.String()
 }
+
+// InTrace returns the spans of one trace: the trace of the first root span
+// (no parent) that root accepts, or nil when there is none.
+func InTrace(spans []Span, root func(Span) bool) []Span {
+	id := ""
+	for _, s := range spans {
+		if s.ParentSpanID == "" && root(s) {
+			id = s.TraceID
+			break
+		}
+	}
+	if id == "" {
+		return nil
+	}
+	var out []Span
+	for _, s := range spans {
+		if s.TraceID == id {
+			out = append(out, s)
+		}
+	}
+	return out
+}
