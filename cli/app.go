@@ -32,6 +32,8 @@ type app struct {
 	// coordinator is the Redis cluster coordinator, set when the transport
 	// fans out over Redis.
 	coordinator *redis.Coordinator
+	// tel is the otel plugin of the loaded project, once built.
+	tel *telemetry
 }
 
 // load reads the project in a.cwd and merges the Go extensions of Options.
@@ -96,6 +98,7 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 	if c.BlobStore, err = a.blobStore(cfg.BlobStore); err != nil {
 		return nil, nil, err
 	}
+	c.BlobStore, c.Plugins = a.serveBlobs(c.BlobStore, c.Plugins, m)
 	if c.Credentials, err = a.credentials(cfg.Credentials); err != nil {
 		return nil, nil, err
 	}
@@ -118,9 +121,9 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 	}
 	c.Plugins = append(c.Plugins, a.opts.Plugins...)
 	for _, pc := range cfg.Plugins {
-		f, ok := a.opts.PluginTypes[pc.Type]
+		f, ok := a.pluginTypes()[pc.Type]
 		if !ok {
-			return nil, nil, unknown(pc, "plugin", slices.Collect(maps.Keys(a.opts.PluginTypes)))
+			return nil, nil, unknown(pc, "plugin", slices.Collect(maps.Keys(a.pluginTypes())))
 		}
 		p, err := f(ctx, pc, a.project)
 		if err != nil {
@@ -128,6 +131,7 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 		}
 		c.Plugins = append(c.Plugins, p)
 	}
+	c.Providers = a.traceProviders(c.Providers)
 	inst, err := engine.New(c)
 	if err != nil {
 		return nil, nil, err

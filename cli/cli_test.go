@@ -172,7 +172,7 @@ func TestConfigErrorsNameFileAndLine(t *testing.T) {
 		{"unknown store", map[string]string{"bread.yaml": "entrypoints: [echo]\nstore: mongo\n"}, "bread.yaml:2: INVALID_CONFIG: unknown store \"mongo\"; known: memory, postgres, sqlite"},
 		{"no store", map[string]string{"bread.yaml": "entrypoints: [echo]\n"}, "STORE_NOT_CONFIGURED"},
 		{"unknown transport", map[string]string{"bread.yaml": "store: memory\ntransport: carrier-pigeon\n"}, "known: httpchunked, httpsse, redis, stdout"},
-		{"unknown plugin", map[string]string{"bread.yaml": "store: memory\nplugins:\n  - otel\n"}, "bread.yaml:3"},
+		{"unknown plugin", map[string]string{"bread.yaml": "store: memory\nplugins:\n  - telepathy\n"}, "bread.yaml:3"},
 		{"store option typo", map[string]string{"bread.yaml": "store: {type: sqlite, paht: x.db}\n"}, "bread.yaml:1: INVALID_CONFIG: sqlite options"},
 	}
 	for _, tt := range tests {

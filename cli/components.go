@@ -22,6 +22,7 @@ import (
 	"github.com/breadai/bread/providers/replay"
 	"github.com/breadai/bread/server/project"
 	"github.com/breadai/bread/stores/postgres"
+	"github.com/breadai/bread/stores/s3"
 	"github.com/breadai/bread/stores/sqlite"
 	"github.com/breadai/bread/transports/httpchunked"
 	"github.com/breadai/bread/transports/httpsse"
@@ -276,24 +277,84 @@ func (a *app) providers() (core.ProviderRegistry, error) {
 	return reg, nil
 }
 
+// blobStore builds bread.yaml's blobs: (default fs under .bread/blobs),
+// wrapped so runs file blobs by session and name them by the server's
+// route (see runBlobs).
 func (a *app) blobStore(c *project.Component) (core.BlobStore, error) {
 	if c == nil {
-		return blobfs.New(blobfs.Options{Dir: filepath.Join(a.project.Dir, ".bread", "blobs")})
+		bs, err := blobfs.New(blobfs.Options{Dir: filepath.Join(a.project.Dir, ".bread", "blobs")})
+		if err != nil {
+			return nil, err
+		}
+		return &runBlobs{inner: bs, serverURLs: true}, nil
 	}
-	if c.Type != "fs" {
-		return nil, unknown(c, "blob store", []string{"fs"})
+	urls := func(v string) (bool, error) {
+		switch v {
+		case "", "server":
+			return true, nil
+		case "store":
+			return false, nil
+		}
+		return false, c.Errorf(core.CodeInvalidConfig, "blobs urls %q is not server or store", v)
 	}
-	var o struct {
-		Dir      string `json:"dir"`
-		MaxBytes int64  `json:"maxBytes"`
+	switch c.Type {
+	case "fs":
+		var o struct {
+			Dir      string `json:"dir"`
+			MaxBytes int64  `json:"maxBytes"`
+			URLs     string `json:"urls"`
+		}
+		if err := decode(c, &o); err != nil {
+			return nil, err
+		}
+		served, err := urls(o.URLs)
+		if err != nil {
+			return nil, err
+		}
+		if o.Dir == "" {
+			o.Dir = ".bread/blobs"
+		}
+		bs, err := blobfs.New(blobfs.Options{Dir: projectPath(a.project, o.Dir), MaxBytes: o.MaxBytes})
+		if err != nil {
+			return nil, located(c, err)
+		}
+		return &runBlobs{inner: bs, serverURLs: served}, nil
+	case "s3":
+		var o struct {
+			Bucket          string   `json:"bucket"`
+			Region          string   `json:"region"`
+			Endpoint        string   `json:"endpoint"`
+			PathStyle       bool     `json:"pathStyle"`
+			AccessKeyID     string   `json:"accessKeyId"`
+			SecretAccessKey string   `json:"secretAccessKey"`
+			SessionToken    string   `json:"sessionToken"`
+			Profile         string   `json:"profile"`
+			KeyPrefix       string   `json:"keyPrefix"`
+			PartSize        int64    `json:"partSize"`
+			MaxBytes        int64    `json:"maxBytes"`
+			PresignExpiry   duration `json:"presignExpiry"`
+			CreateBucket    bool     `json:"createBucket"`
+			URLs            string   `json:"urls"`
+		}
+		if err := decode(c, &o); err != nil {
+			return nil, err
+		}
+		served, err := urls(o.URLs)
+		if err != nil {
+			return nil, err
+		}
+		bs, err := s3.New(context.Background(), s3.Options{
+			Bucket: o.Bucket, Region: o.Region, Endpoint: o.Endpoint, PathStyle: o.PathStyle,
+			AccessKeyID: o.AccessKeyID, SecretAccessKey: o.SecretAccessKey, SessionToken: o.SessionToken, Profile: o.Profile,
+			KeyPrefix: o.KeyPrefix, PartSize: o.PartSize, MaxBytes: o.MaxBytes, PresignExpiry: time.Duration(o.PresignExpiry),
+			CreateBucket: o.CreateBucket,
+		})
+		if err != nil {
+			return nil, located(c, err)
+		}
+		return &runBlobs{inner: bs, serverURLs: served}, nil
 	}
-	if err := decode(c, &o); err != nil {
-		return nil, err
-	}
-	if o.Dir == "" {
-		o.Dir = ".bread/blobs"
-	}
-	return blobfs.New(blobfs.Options{Dir: projectPath(a.project, o.Dir), MaxBytes: o.MaxBytes})
+	return nil, unknown(c, "blob store", []string{"fs", "s3"})
 }
 
 func (a *app) credentials(c *project.Component) (core.CredentialProvider, error) {
@@ -375,9 +436,9 @@ func (a *app) remoteAgent(c *project.Component) (core.RemoteAgent, error) {
 	}
 	switch c.Type {
 	case "httpchunked":
-		return httpchunked.RemoteAgent(httpchunked.RemoteOptions{URL: o.URL, Headers: h, Signer: signer}), nil
+		return httpchunked.RemoteAgent(httpchunked.RemoteOptions{URL: o.URL, Headers: h, Signer: signer, HTTPClient: a.remoteHTTPClient()}), nil
 	case "httpsse":
-		return httpsse.RemoteAgent(httpsse.RemoteOptions{URL: o.URL, Headers: h, Signer: signer}), nil
+		return httpsse.RemoteAgent(httpsse.RemoteOptions{URL: o.URL, Headers: h, Signer: signer, HTTPClient: a.remoteHTTPClient()}), nil
 	}
 	return nil, unknown(c, "remote agent transport", []string{"httpchunked", "httpsse"})
 }

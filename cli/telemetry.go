@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"context"
+	"maps"
+	"net/http"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/extensions/otel"
+	"github.com/breadai/bread/server/project"
+)
+
+// telemetry is the OpenTelemetry plugin bread.yaml configures (plugins:
+// - type: otel), built once per loaded project: the plugin itself, the
+// providers wrapped for model spans, and the HTTP client remote agents use
+// so remote servers continue the trace.
+type telemetry struct {
+	project *project.Project
+	plugin  *otel.Plugin
+	err     error
+}
+
+// pluginTypes are the plugin types bread.yaml may name: the built-in otel,
+// then Options.PluginTypes (which may replace it).
+func (a *app) pluginTypes() map[string]PluginFactory {
+	types := map[string]PluginFactory{
+		"otel": func(context.Context, *project.Component, *project.Project) (core.BreadPlugin, error) {
+			p, err := a.otelPlugin()
+			if err != nil {
+				return nil, err
+			}
+			return p, nil
+		},
+	}
+	maps.Copy(types, a.opts.PluginTypes)
+	return types
+}
+
+// otelPlugin builds (once per project) the otel plugin of bread.yaml's first
+// `type: otel` entry; nil when there is none or Options.PluginTypes
+// replaces the type.
+func (a *app) otelPlugin() (*otel.Plugin, error) {
+	if _, replaced := a.opts.PluginTypes["otel"]; replaced {
+		return nil, nil
+	}
+	if a.tel != nil && a.tel.project == a.project {
+		return a.tel.plugin, a.tel.err
+	}
+	a.tel = &telemetry{project: a.project}
+	for _, c := range a.project.Config.Plugins {
+		if c.Type != "otel" {
+			continue
+		}
+		var o otel.Options
+		if err := decode(c, &o); err != nil {
+			a.tel.err = err
+			break
+		}
+		o.LookupEnv = a.lookup
+		p, err := otel.New(context.Background(), o)
+		if err != nil {
+			a.tel.err = located(c, err)
+			break
+		}
+		a.tel.plugin = p
+		break
+	}
+	return a.tel.plugin, a.tel.err
+}
+
+// remoteHTTPClient is the client remote agents send with: traced and
+// carrying W3C trace context when the otel plugin is configured, else nil
+// (the transport's default).
+func (a *app) remoteHTTPClient() *http.Client {
+	if p, _ := a.otelPlugin(); p != nil {
+		return p.HTTPClient()
+	}
+	return nil
+}
+
+// traceProviders wraps the model providers so every model call is a span,
+// when the otel plugin is configured.
+func (a *app) traceProviders(reg core.ProviderRegistry) core.ProviderRegistry {
+	if p, _ := a.otelPlugin(); p != nil {
+		return p.WrapProviders(reg)
+	}
+	return reg
+}
