@@ -23,6 +23,7 @@ const (
 	CodeTaskNotFound       = "TASK_NOT_FOUND"
 	CodeToolNotFound       = "TOOL_NOT_FOUND"
 	CodeCheckpointNotFound = "CHECKPOINT_NOT_FOUND"
+	CodeCheckpointClaimed  = "CHECKPOINT_CLAIMED" // another resume holds it; retry once its claim lapses
 	CodeSessionNotFound    = "SESSION_NOT_FOUND"
 	CodeLoopNotFound       = "LOOP_NOT_FOUND"
 	CodeTaskRunNotFound    = "TASK_RUN_NOT_FOUND"
@@ -99,6 +100,7 @@ var (
 	ErrPipelineNotFound   = &BreadError{Code: CodePipelineNotFound}
 	ErrTaskNotFound       = &BreadError{Code: CodeTaskNotFound}
 	ErrCheckpointNotFound = &BreadError{Code: CodeCheckpointNotFound}
+	ErrCheckpointClaimed  = &BreadError{Code: CodeCheckpointClaimed}
 	ErrSessionNotFound    = &BreadError{Code: CodeSessionNotFound}
 	ErrLoopNotFound       = &BreadError{Code: CodeLoopNotFound}
 	ErrTaskRunNotFound    = &BreadError{Code: CodeTaskRunNotFound}

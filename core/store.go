@@ -53,10 +53,22 @@ type CheckpointStore interface {
 	// SaveCheckpoint inserts or replaces a checkpoint.
 	SaveCheckpoint(ctx context.Context, cp CheckpointRecord) error
 	GetCheckpoint(ctx context.Context, id string) (CheckpointRecord, error)
-	// DeleteCheckpoint atomically removes and returns a checkpoint. It is the
-	// claim resume uses: of concurrent calls for one id exactly one gets the
-	// record, the others ErrCheckpointNotFound.
+	// DeleteCheckpoint atomically removes and returns a checkpoint: of
+	// concurrent calls for one id exactly one gets the record, the others
+	// ErrCheckpointNotFound. Resume deletes a checkpoint only once its
+	// continuation is durably recorded.
 	DeleteCheckpoint(ctx context.Context, id string) (CheckpointRecord, error)
+	// ClaimCheckpoint atomically claims a checkpoint for claimant until the
+	// given time (Unix ms) and returns it, when it is unclaimed or its claim
+	// lapsed before now: of concurrent claims exactly one wins, the others
+	// get ErrCheckpointClaimed; a missing checkpoint is
+	// ErrCheckpointNotFound. A claimant that dies stops renewing (see
+	// RenewCheckpointClaims), its claim lapses, and the checkpoint can be
+	// resumed again.
+	ClaimCheckpoint(ctx context.Context, id, claimant string, now, until int64) (CheckpointRecord, error)
+	// RenewCheckpointClaims extends every claim held by claimant to until
+	// and returns how many it extended.
+	RenewCheckpointClaims(ctx context.Context, claimant string, until int64) (int, error)
 	// ListCheckpoints returns every checkpoint, oldest first.
 	ListCheckpoints(ctx context.Context) ([]CheckpointRecord, error)
 	// SuspendRun appends a suspending run's messages and saves its checkpoint
@@ -206,6 +218,11 @@ type CheckpointRecord struct {
 	// runs it waits for. Such a checkpoint is resumed through its children.
 	Pending   []PendingDelegation `json:"pending,omitempty"`
 	CreatedAt int64               `json:"createdAt"`
+	// ClaimedBy and ClaimedUntil are set while a resume holds the
+	// checkpoint (see ClaimCheckpoint). SaveCheckpoint stores what it is
+	// given, so saving a record without them releases a claim.
+	ClaimedBy    string `json:"claimedBy,omitempty"`
+	ClaimedUntil int64  `json:"claimedUntil,omitempty"`
 }
 
 // ParentKind says which composition a checkpoint belongs to.

@@ -39,6 +39,13 @@ type ToolContext struct {
 	SessionID string
 	// ToolCallID is the model's id for this call.
 	ToolCallID string
+	// IdempotencyKey is the same every time this call executes: an approved
+	// tool runs at least once across a crash (a resume whose process dies
+	// is retried once its claim lapses), so a tool with a side effect can
+	// use the key to make it happen exactly once. It is
+	// "<checkpointId>:<toolCallId>" for a call a human approved and
+	// "<runId>:<toolCallId>" otherwise.
+	IdempotencyKey string
 	// Credentials resolves the secrets the tool declared.
 	Credentials CredentialProvider
 	// BlobStore is set when Config.BlobStore is.

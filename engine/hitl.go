@@ -33,7 +33,10 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 	}
 	// Claim before anything observable: a concurrent resume of the same
 	// checkpoint loses here instead of executing a tool or answering twice.
-	if _, err := in.store.DeleteCheckpoint(ctx, checkpointID); err != nil {
+	// The checkpoint stays until the continuation is recorded, so a process
+	// that dies mid-resume loses no approval: its claim lapses (the keeper
+	// stops renewing it) and the resume can be retried.
+	if err := in.records.claim(ctx, checkpointID); err != nil {
 		return outcome{}, checkpointMissing(err, checkpointID)
 	}
 
@@ -50,6 +53,7 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 		return r.answer(ctx, cp, response)
 	}()
 	in.records.ended(ctx, r.record(), res, err)
+	in.records.settle(ctx, cp, err)
 	if err != nil {
 		return res, err
 	}
@@ -88,7 +92,7 @@ func (r *run) answer(ctx context.Context, cp core.CheckpointRecord, response any
 	if !r.emit(&core.HumanResumed{CrumbBase: r.base(), CheckpointID: cp.ID, Response: response, Kind: kind}) {
 		return outcome{}, r.fail(ctx, errConsumerGone)
 	}
-	call := toolCall{ID: cp.ToolCallID, Name: cp.ToolName, Input: cp.Schema}
+	call := toolCall{ID: cp.ToolCallID, Name: cp.ToolName, Input: cp.Schema, idempotencyKey: cp.ID + ":" + cp.ToolCallID}
 	var part core.Part
 	switch {
 	case kind == core.HumanInput:

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -13,10 +14,12 @@ import (
 // RUN_LOST within about one and a half leases.
 const DefaultRunLease = 15 * time.Second
 
-// records keeps the store's run records (core.RunStore): a record per run,
-// this instance's leases renewed while it runs, and lapsed leases of dead
-// instances turned into lost runs with a durable RUN_LOST crumb. Without a
-// RunStore every method is a no-op.
+// records keeps what makes runs survive this process: the store's run
+// records (core.RunStore: a record per run, this instance's leases renewed
+// while it runs, lapsed leases of dead instances turned into lost runs with
+// a durable RUN_LOST crumb) and the checkpoint claims of resumes in flight,
+// renewed by the same keeper. Without a RunStore the record methods are
+// no-ops; claims work with every store.
 type records struct {
 	in    *Instance
 	store core.RunStore
@@ -40,9 +43,6 @@ func newRecords(in *Instance, owner string) *records {
 // and stopped by close. The first sweep runs at once, so runs a dead
 // process left behind end as soon as their leases lapse.
 func (rc *records) start() {
-	if rc.store == nil {
-		return
-	}
 	rc.stop, rc.done = make(chan struct{}), make(chan struct{})
 	go rc.keep()
 }
@@ -78,7 +78,14 @@ func (rc *records) keep() {
 			return
 		case <-renew.C:
 			now := time.Now()
-			if _, err := rc.store.RenewRunLeases(ctx, rc.owner, now.Add(rc.lease).UnixMilli(), now.UnixMilli()); err != nil && ctx.Err() == nil {
+			until := now.Add(rc.lease).UnixMilli()
+			if _, err := rc.in.store.RenewCheckpointClaims(ctx, rc.owner, until); err != nil && ctx.Err() == nil {
+				rc.in.log.Warn("bread: renewing checkpoint claims failed; another instance may resume them again", "owner", rc.owner, "error", err)
+			}
+			if rc.store == nil {
+				continue
+			}
+			if _, err := rc.store.RenewRunLeases(ctx, rc.owner, until, now.UnixMilli()); err != nil && ctx.Err() == nil {
 				rc.in.log.Warn("bread: renewing run leases failed; other instances may declare this instance's runs lost", "owner", rc.owner, "error", err)
 			}
 		case <-sweep.C:
@@ -90,6 +97,9 @@ func (rc *records) keep() {
 // sweep ends every run whose lease lapsed: one LoseRun per run decides,
 // across replicas, who writes its RUN_LOST crumb.
 func (rc *records) sweep(ctx context.Context) {
+	if rc.store == nil {
+		return
+	}
 	for {
 		now := core.NowMillis()
 		lapsed, err := rc.store.ExpiredRuns(ctx, now, 100)
@@ -144,6 +154,33 @@ func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
 	}
 	if err := rc.in.transport.Publish(ctx, core.Frame{RunID: r.ID, Seq: seq, Crumb: crumb}); err != nil {
 		rc.in.log.Warn("bread: publishing a lost run's RUN_LOST failed", "runId", r.ID, "error", err)
+	}
+}
+
+// claim claims a checkpoint for this instance, for one lease; the keeper
+// renews the claim while the resume runs.
+func (rc *records) claim(ctx context.Context, checkpointID string) error {
+	now := time.Now()
+	_, err := rc.in.store.ClaimCheckpoint(ctx, checkpointID, rc.owner, now.UnixMilli(), now.Add(rc.lease).UnixMilli())
+	return err
+}
+
+// settle ends a claimed checkpoint once its run's part of the continuation
+// is recorded (its messages, its record, a new checkpoint if it suspended
+// again): the checkpoint is deleted. A run cut short because this instance
+// is stopping gives the claim back instead, so another replica can resume
+// it at once.
+func (rc *records) settle(ctx context.Context, cp core.CheckpointRecord, err error) {
+	ctx = context.WithoutCancel(ctx)
+	if err != nil && errors.Is(err, ErrInstanceStopped) {
+		cp.ClaimedBy, cp.ClaimedUntil = "", 0
+		if serr := rc.in.store.SaveCheckpoint(ctx, cp); serr != nil {
+			rc.in.log.Warn("bread: releasing a checkpoint at stop failed; it is resumable once its claim lapses", "checkpointId", cp.ID, "error", serr)
+		}
+		return
+	}
+	if _, derr := rc.in.store.DeleteCheckpoint(ctx, cp.ID); derr != nil && !errors.Is(derr, core.ErrCheckpointNotFound) {
+		rc.in.log.Warn("bread: removing a resumed checkpoint failed", "checkpointId", cp.ID, "error", derr)
 	}
 }
 

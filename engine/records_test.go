@@ -158,8 +158,17 @@ func TestALostRunEndsWithADurableRunLost(t *testing.T) {
 	}()
 
 	eventually(t, "the run is lost", func() bool { return getRun(t, store, "run-dead").Status == core.RunLost })
-	logged, err := store.GetCrumbs(ctx, "run-dead", 3, 0)
+	// The record turns lost first; the crumb follows from the same sweeper.
+	var logged []core.CrumbLogEntry
+	eventually(t, "the lost run's end is logged", func() bool {
+		logged, err = store.GetCrumbs(ctx, "run-dead", 3, 0)
+		return err != nil || len(logged) > 0
+	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // room for a wrong second end to show up
+	if logged, err = store.GetCrumbs(ctx, "run-dead", 3, 0); err != nil {
 		t.Fatal(err)
 	}
 	if len(logged) != 1 || logged[0].Seq != 4 || logged[0].Type != core.TypeAgentError {

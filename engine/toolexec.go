@@ -14,6 +14,9 @@ type toolCall struct {
 	ID    string
 	Name  string
 	Input json.RawMessage
+	// idempotencyKey overrides the tool context's default key (an approved
+	// call resumed from a checkpoint keys on the checkpoint).
+	idempotencyKey string
 }
 
 // toolOutcome is how one call ended: the part the model sees, and the error
@@ -104,7 +107,11 @@ func (r *run) invokeTool(ctx context.Context, bt *boundTool, call toolCall, send
 	if err != nil {
 		return failed(core.Errorf(core.CodeValidationError, "arguments of %s are not JSON: %w", bt.leaf, err))
 	}
-	tc := core.ToolContext{AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID, ToolCallID: call.ID, Credentials: creds, BlobStore: r.in.cfg.BlobStore, Emit: send}
+	key := call.idempotencyKey
+	if key == "" {
+		key = r.id + ":" + call.ID
+	}
+	tc := core.ToolContext{AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID, ToolCallID: call.ID, IdempotencyKey: key, Credentials: creds, BlobStore: r.in.cfg.BlobStore, Emit: send}
 
 	var result any
 	if t.ExecuteStream != nil {

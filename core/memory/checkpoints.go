@@ -3,6 +3,7 @@ package memory
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -160,4 +161,37 @@ func cloneSteps(steps []core.PipelineStep) []core.PipelineStep {
 		out[i] = st
 	}
 	return out
+}
+
+// ClaimCheckpoint implements core.CheckpointStore.
+func (s *Store) ClaimCheckpoint(ctx context.Context, id, claimant string, now, until int64) (core.CheckpointRecord, error) {
+	if err := s.lock(ctx); err != nil {
+		return core.CheckpointRecord{}, err
+	}
+	defer s.mu.Unlock()
+	sc, ok := s.checkpoints[id]
+	if !ok {
+		return core.CheckpointRecord{}, &core.BreadError{Code: core.CodeCheckpointNotFound, Message: fmt.Sprintf("checkpoint %q not found", id)}
+	}
+	if sc.rec.ClaimedBy != "" && sc.rec.ClaimedUntil >= now {
+		return core.CheckpointRecord{}, &core.BreadError{Code: core.CodeCheckpointClaimed, Message: fmt.Sprintf("checkpoint %q is being resumed; retry once that resume ends or its claim lapses", id)}
+	}
+	sc.rec.ClaimedBy, sc.rec.ClaimedUntil = claimant, until
+	return cloneCheckpoint(sc.rec), nil
+}
+
+// RenewCheckpointClaims implements core.CheckpointStore.
+func (s *Store) RenewCheckpointClaims(ctx context.Context, claimant string, until int64) (int, error) {
+	if err := s.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	n := 0
+	for _, sc := range s.checkpoints {
+		if sc.rec.ClaimedBy == claimant {
+			sc.rec.ClaimedUntil = until
+			n++
+		}
+	}
+	return n, nil
 }

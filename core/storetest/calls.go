@@ -73,6 +73,11 @@ func everyCall(s core.BreadStore, seed seeded) []call {
 		{"GetCheckpoint", func(ctx context.Context) error { _, err := s.GetCheckpoint(ctx, "cp"); return err }},
 		{"DeleteCheckpoint", func(ctx context.Context) error { _, err := s.DeleteCheckpoint(ctx, "cp"); return err }},
 		{"ListCheckpoints", func(ctx context.Context) error { _, err := s.ListCheckpoints(ctx); return err }},
+		{"ClaimCheckpoint", func(ctx context.Context) error {
+			_, err := s.ClaimCheckpoint(ctx, "cp", "a", baseTime, baseTime+1)
+			return err
+		}},
+		{"RenewCheckpointClaims", func(ctx context.Context) error { _, err := s.RenewCheckpointClaims(ctx, "a", baseTime+1); return err }},
 		{"SuspendRun", func(ctx context.Context) error {
 			return s.SuspendRun(ctx, "s", turnMessages(baseTime)[:1], checkpoint("cp-suspend", "s", baseTime))
 		}},

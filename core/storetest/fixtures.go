@@ -69,6 +69,9 @@ func fullCheckpoint(id, sessionID string) core.CheckpointRecord {
 	cp.Prompt = "Approve the refund?"
 	cp.Kind = core.HumanApproval
 	cp.Skill = "refunds"
+	// A claim that lapsed before baseTime: the record round-trips it, and a
+	// claim at baseTime wins over it.
+	cp.ClaimedBy, cp.ClaimedUntil = "replica-z", baseTime-1
 	cp.Parent = &core.CheckpointParent{
 		Kind:          core.ParentPipeline,
 		PipelineID:    "pipe-1",

@@ -86,6 +86,7 @@ func groups() []group {
 		{"Sessions", sessionCases()},
 		{"Messages", messageCases()},
 		{"Checkpoints", checkpointCases()},
+		{"Claims", claimCases()},
 		{"SuspendRun", suspendCases()},
 		{"Cascade", cascadeCases()},
 		{"Loops", loopCases()},

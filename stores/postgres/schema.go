@@ -54,6 +54,8 @@ var schema = []string{
   parent JSON,
   pending JSON,
   created_at BIGINT NOT NULL,
+  claimed_by TEXT,
+  claimed_until BIGINT,
   pos BIGINT GENERATED ALWAYS AS IDENTITY
 )`,
 	`CREATE INDEX IF NOT EXISTS idx_bread_checkpoints_session ON bread_checkpoints(session_id)`,
@@ -181,6 +183,8 @@ var addedColumns = []struct{ table, column, ddl string }{
 	{"bread_checkpoints", "skill", "TEXT"},
 	{"bread_checkpoints", "parent", "JSON"},
 	{"bread_checkpoints", "pending", "JSON"},
+	{"bread_checkpoints", "claimed_by", "TEXT"},
+	{"bread_checkpoints", "claimed_until", "BIGINT"},
 	{"bread_checkpoints", "pos", "BIGINT GENERATED ALWAYS AS IDENTITY"},
 	{"bread_loops", "pos", "BIGINT GENERATED ALWAYS AS IDENTITY"},
 	{"bread_loop_iterations", "pos", "BIGINT GENERATED ALWAYS AS IDENTITY"},

@@ -36,6 +36,17 @@ func (dialect) Migrate(ctx context.Context, tx bun.Tx) (func(), error) {
 			return nil, err
 		}
 	}
+	for _, c := range addedColumns {
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_info(?) WHERE name = ?", c.table, c.column).Scan(&n); err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			if _, err := tx.ExecContext(ctx, "ALTER TABLE "+c.table+" ADD COLUMN "+c.column+" "+c.ddl); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return nil, nil
 }
 

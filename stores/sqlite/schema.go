@@ -43,7 +43,9 @@ var schema = []string{
   skill TEXT,
   parent TEXT,
   pending TEXT,
-  created_at INTEGER NOT NULL
+  created_at INTEGER NOT NULL,
+  claimed_by TEXT,
+  claimed_until INTEGER
 )`,
 	`CREATE INDEX IF NOT EXISTS idx_bread_checkpoints_session ON bread_checkpoints(session_id)`,
 	`CREATE INDEX IF NOT EXISTS idx_bread_checkpoints_created ON bread_checkpoints(created_at)`,
@@ -153,4 +155,12 @@ var schema = []string{
   created_at INTEGER NOT NULL
 )`,
 	`CREATE INDEX IF NOT EXISTS idx_bread_documents_agent ON bread_documents(agent_id)`,
+}
+
+// addedColumns are columns added after the first release of this schema:
+// Migrate adds each one a database created earlier lacks (SQLite has no
+// ADD COLUMN IF NOT EXISTS).
+var addedColumns = []struct{ table, column, ddl string }{
+	{"bread_checkpoints", "claimed_by", "TEXT"},
+	{"bread_checkpoints", "claimed_until", "INTEGER"},
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 
 	"github.com/uptrace/bun"
 
@@ -40,7 +41,9 @@ func upsertCheckpoint(db bun.IDB, row *checkpointRow) *bun.InsertQuery {
 		Set("skill = EXCLUDED.skill").
 		Set("parent = EXCLUDED.parent").
 		Set("pending = EXCLUDED.pending").
-		Set("created_at = EXCLUDED.created_at")
+		Set("created_at = EXCLUDED.created_at").
+		Set("claimed_by = EXCLUDED.claimed_by").
+		Set("claimed_until = EXCLUDED.claimed_until")
 }
 
 // GetCheckpoint implements core.CheckpointStore.
@@ -134,4 +137,66 @@ func (s *Store) SuspendRun(ctx context.Context, sessionID string, msgs []core.Se
 		_, err := upsertCheckpoint(tx, &cpRow).Exec(ctx)
 		return err
 	})
+}
+
+// ClaimCheckpoint implements core.CheckpointStore as one conditional UPDATE,
+// so the database picks the single winner of concurrent claims.
+func (s *Store) ClaimCheckpoint(ctx context.Context, id, claimant string, now, until int64) (core.CheckpointRecord, error) {
+	if hasNUL(id) {
+		return core.CheckpointRecord{}, notFound(core.ErrCheckpointNotFound, "checkpoint %q not found", id)
+	}
+	if err := s.checkText("a checkpoint claimant", claimant); err != nil {
+		return core.CheckpointRecord{}, err
+	}
+	unlock, lerr := s.lockWrites(ctx)
+	if lerr != nil {
+		return core.CheckpointRecord{}, lerr
+	}
+	defer unlock()
+	var rows []checkpointRow
+	err := s.db.NewUpdate().Model(&rows).
+		Set("claimed_by = ?", claimant).
+		Set("claimed_until = ?", until).
+		Where("id = ?", id).
+		Where("(claimed_by IS NULL OR claimed_until IS NULL OR claimed_until < ?)", now).
+		Returning("*").
+		Scan(ctx)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return core.CheckpointRecord{}, s.mapErr("claim checkpoint", err, nil)
+	}
+	if len(rows) == 1 {
+		return rows[0].checkpoint(s.errs)
+	}
+	exists, err := s.db.NewSelect().Model((*checkpointRow)(nil)).Where("id = ?", id).Exists(ctx)
+	if err != nil {
+		return core.CheckpointRecord{}, s.mapErr("claim checkpoint", err, nil)
+	}
+	if !exists {
+		return core.CheckpointRecord{}, notFound(core.ErrCheckpointNotFound, "checkpoint %q not found", id)
+	}
+	return core.CheckpointRecord{}, &core.BreadError{Code: core.CodeCheckpointClaimed, Message: fmt.Sprintf("checkpoint %q is being resumed; retry once that resume ends or its claim lapses", id)}
+}
+
+// RenewCheckpointClaims implements core.CheckpointStore in one UPDATE.
+func (s *Store) RenewCheckpointClaims(ctx context.Context, claimant string, until int64) (int, error) {
+	if hasNUL(claimant) {
+		return 0, nil
+	}
+	unlock, err := s.lockWrites(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	res, err := s.db.NewUpdate().Model((*checkpointRow)(nil)).
+		Set("claimed_until = ?", until).
+		Where("claimed_by = ?", claimant).
+		Exec(ctx)
+	if err != nil {
+		return 0, s.mapErr("renew checkpoint claims", err, nil)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, s.mapErr("renew checkpoint claims", err, nil)
+	}
+	return int(n), nil
 }

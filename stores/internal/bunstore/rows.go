@@ -62,6 +62,9 @@ type checkpointRow struct {
 	Parent     json.RawMessage `bun:"parent"`
 	Pending    json.RawMessage `bun:"pending"`
 	CreatedAt  int64           `bun:"created_at"`
+	// ClaimedBy and ClaimedUntil hold a resume's claim.
+	ClaimedBy    string `bun:"claimed_by,nullzero"`
+	ClaimedUntil int64  `bun:"claimed_until,nullzero"`
 	// Pos is only read back: where the table has a pos column (PostgreSQL's
 	// insertion order), DELETE … RETURNING * returns it too.
 	Pos int64 `bun:"pos,scanonly"`
@@ -69,13 +72,14 @@ type checkpointRow struct {
 
 func newCheckpointRow(e errs, cp core.CheckpointRecord) (checkpointRow, error) {
 	if err := e.checkText("a checkpoint field", cp.ID, cp.AgentID, cp.RunID, cp.SessionID, cp.ToolName,
-		cp.ToolCallID, cp.Prompt, string(cp.Kind), cp.Skill); err != nil {
+		cp.ToolCallID, cp.Prompt, string(cp.Kind), cp.Skill, cp.ClaimedBy); err != nil {
 		return checkpointRow{}, err
 	}
 	r := checkpointRow{
 		ID: cp.ID, AgentID: cp.AgentID, RunID: cp.RunID, SessionID: cp.SessionID,
 		ToolName: cp.ToolName, ToolCallID: cp.ToolCallID, Prompt: cp.Prompt,
 		Kind: string(cp.Kind), Skill: cp.Skill, CreatedAt: cp.CreatedAt,
+		ClaimedBy: cp.ClaimedBy, ClaimedUntil: cp.ClaimedUntil,
 	}
 	var err error
 	if r.Schema, err = e.rawJSON("checkpoint schema", cp.Schema); err != nil {
@@ -99,6 +103,7 @@ func (r checkpointRow) checkpoint(e errs) (core.CheckpointRecord, error) {
 		ID: r.ID, AgentID: r.AgentID, RunID: r.RunID, SessionID: r.SessionID,
 		ToolName: r.ToolName, ToolCallID: r.ToolCallID, Schema: r.Schema, Prompt: r.Prompt,
 		Kind: core.HumanKind(r.Kind), Skill: r.Skill, CreatedAt: r.CreatedAt,
+		ClaimedBy: r.ClaimedBy, ClaimedUntil: r.ClaimedUntil,
 	}
 	if r.Parent != nil {
 		cp.Parent = new(core.CheckpointParent)
