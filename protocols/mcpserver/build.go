@@ -83,6 +83,16 @@ func (p *Plugin) build() (*mcp.Server, error) {
 	return s, nil
 }
 
+// newTool declares an MCP tool; a nil output schema is left out, not sent
+// as null.
+func newTool(name, desc string, in, out json.RawMessage) *mcp.Tool {
+	t := &mcp.Tool{Name: name, Description: desc, InputSchema: in}
+	if out != nil {
+		t.OutputSchema = out
+	}
+	return t
+}
+
 func describe(s string) string {
 	if s == "" {
 		return "."
@@ -136,7 +146,7 @@ func (p *Plugin) agentTool(a *core.Agent, name, skill, desc string) exposed {
 	out, outWrapped := outputSchema(agentOutputSchema(a))
 	agentID := a.ID
 	return exposed{
-		tool: &mcp.Tool{Name: name, Description: desc, InputSchema: in, OutputSchema: out},
+		tool: newTool(name, desc, in, out),
 		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			ctx, done := p.bind(ctx, req)
 			defer done()
@@ -244,7 +254,7 @@ func (p *Plugin) taskTool(t *core.Task) exposed {
 		desc = "Run the bread task " + name + "."
 	}
 	return exposed{
-		tool: &mcp.Tool{Name: name, Description: desc, InputSchema: in, OutputSchema: out},
+		tool: newTool(name, desc, in, out),
 		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			ctx, done := p.bind(ctx, req)
 			defer done()
@@ -281,7 +291,7 @@ func (p *Plugin) directTool(name, agentID string, t core.Tool) exposed {
 		agentID = "mcp"
 	}
 	return exposed{
-		tool: &mcp.Tool{Name: name, Description: cmpOr(t.Description, name), InputSchema: in, OutputSchema: out},
+		tool: newTool(name, cmpOr(t.Description, name), in, out),
 		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			ctx, done := p.bind(ctx, req)
 			defer done()

@@ -400,6 +400,15 @@ func TestTasksAndDirectTools(t *testing.T) {
 	if err != nil || !res.IsError || !strings.HasPrefix(text(res), core.CodeValidationError) {
 		t.Fatalf("invalid arguments: %v %+v", err, res)
 	}
+	lt, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range lt.Tools {
+		if tl.Name == "image" && tl.OutputSchema != nil {
+			t.Errorf("a tool without an output schema declares %v", tl.OutputSchema)
+		}
+	}
 	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "image"})
 	if err != nil || len(res.Content) != 1 {
 		t.Fatalf("image: %v %+v", err, res)
