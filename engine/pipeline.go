@@ -144,6 +144,11 @@ type branchResult struct {
 func (in *Instance) parallel(ctx context.Context, out sink, p pipelineRun, index int, branches []core.PipelineStep, input any, cont *core.CheckpointParent) (outcome, error) {
 	results := make([]branchResult, len(branches))
 	ch := make(chan core.Crumb, 64)
+	// The branches share one cancelable context: the moment the consumer
+	// stops reading, every branch is cancelled, and the drain below waits
+	// only for them to wind down.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	var wg sync.WaitGroup
 	for b, step := range branches {
 		link := *cont
@@ -166,7 +171,8 @@ func (in *Instance) parallel(ctx context.Context, out sink, p pipelineRun, index
 			continue
 		}
 		if !gone && !out.put(c) {
-			gone = true // keep draining so the branches can finish
+			gone = true
+			cancel(errConsumerGone) // and keep draining so the branches can finish
 		}
 	}
 	if gone {

@@ -7,6 +7,7 @@ import (
 	"iter"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/modeltest"
@@ -270,5 +271,40 @@ func TestHITLInsideMap(t *testing.T) {
 	}
 	if got := stepTrace(cont); !slices.Equal(got, []string{`end:publisher=["one","two","three"]`}) {
 		t.Errorf("the map finishes its remaining items: %q", got)
+	}
+}
+
+// TestBreakingOutOfAParallelStepCancelsItsBranches: a consumer that stops
+// reading mid-step gets its range back at once, not when the caller's
+// context ends (here it never does), and every branch is cancelled.
+func TestBreakingOutOfAParallelStepCancelsItsBranches(t *testing.T) {
+	left, right := make(chan struct{}), make(chan struct{})
+	l, lm := scripted("left", modeltest.Block(left, "l"))
+	r, rm := scripted("right", modeltest.Block(right, "r"))
+	tb := newTestbed(t, modeltest.New(), []*core.Agent{l, r}, func(c *engine.Config) {
+		c.Pipelines = map[string][]core.PipelineStep{"p": {{Type: core.StepParallel, Steps: []core.PipelineStep{
+			{Type: core.StepAgent, AgentID: "left"}, {Type: core.StepAgent, AgentID: "right"},
+		}}}}
+	})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for c := range tb.in.RunPipeline(context.Background(), "p", "x") {
+			if _, ok := c.(*core.TextDelta); ok {
+				<-left
+				<-right
+				return // both branches are inside their model calls
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("breaking out of the range did not return: the branches were not cancelled")
+	}
+	for _, m := range []*modeltest.Model{lm, rm} {
+		if n := len(m.Requests()); n != 1 {
+			t.Errorf("%d model calls, want 1", n)
+		}
 	}
 }
