@@ -63,24 +63,39 @@ func (r *run) observe(ctx context.Context) (context.Context, func()) {
 }
 
 // observeScope lets every ScopeObserver plugin wrap the context of scope,
-// in plugin order; the returned function ends them in reverse order.
+// in plugin order; the returned function ends them in reverse order. With
+// one observer (the usual case) its own end function is returned as is.
 func (in *Instance) observeScope(ctx context.Context, scope core.Crumb) (context.Context, func()) {
-	var ends []func()
+	var first func()
+	var more []func()
 	for _, p := range in.cfg.Plugins {
 		if o, ok := p.(ScopeObserver); ok {
 			var end func()
 			ctx, end = o.ObserveScope(ctx, scope)
-			if end != nil {
-				ends = append(ends, end)
+			switch {
+			case end == nil:
+			case first == nil:
+				first = end
+			default:
+				more = append(more, end)
 			}
 		}
 	}
+	switch {
+	case first == nil:
+		return ctx, noop
+	case more == nil:
+		return ctx, first
+	}
 	return ctx, func() {
-		for i := len(ends) - 1; i >= 0; i-- {
-			ends[i]()
+		for i := len(more) - 1; i >= 0; i-- {
+			more[i]()
 		}
+		first()
 	}
 }
+
+func noop() {}
 
 // observeCrumbLog passes the crumb log through every CrumbLogObserver.
 func (in *Instance) observeCrumbLog(log core.CrumbLog) core.CrumbLog {

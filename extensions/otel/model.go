@@ -30,71 +30,108 @@ func (p *Plugin) WrapProviders(reg core.ProviderRegistry) core.ProviderRegistry 
 			if err != nil || m == nil {
 				return m, err
 			}
-			return &tracedModel{p: p, inner: m, system: name, model: modelID}, nil
+			return &tracedModel{p: p, inner: m, model: modelID, a: p.modelAttrs(name, modelID)}, nil
 		}
 	}
 	return out
 }
 
 type tracedModel struct {
-	p      *Plugin
-	inner  core.LanguageModel
-	system string
-	model  string
+	p     *Plugin
+	inner core.LanguageModel
+	model string
+	a     *modelAttrs
 }
+
+// modelAttrs are a model's span attributes and metric options, built once
+// per provider and model.
+type modelAttrs struct {
+	span          trace.SpanStartOption
+	name          string
+	ok            metric.MeasurementOption
+	input, output metric.MeasurementOption
+	base          []attribute.KeyValue
+}
+
+func (p *Plugin) modelAttrs(system, model string) *modelAttrs {
+	key := system + "\x00" + model
+	if v, ok := p.models.Load(key); ok {
+		return v.(*modelAttrs)
+	}
+	base := []attribute.KeyValue{
+		AttrGenAIOperation.String("chat"), AttrGenAISystem.String(system), AttrGenAIProvider.String(system),
+		AttrGenAIRequestModel.String(model),
+	}
+	with := func(kv attribute.KeyValue) metric.MeasurementOption {
+		return metric.WithAttributes(append(base[:len(base):len(base)], kv)...)
+	}
+	a := &modelAttrs{
+		span: trace.WithAttributes(base...), name: "chat " + model, base: base,
+		ok: metric.WithAttributes(base...), input: with(AttrGenAITokenType.String("input")), output: with(AttrGenAITokenType.String("output")),
+	}
+	v, _ := p.models.LoadOrStore(key, a)
+	return v.(*modelAttrs)
+}
+
+var clientKind = trace.WithSpanKind(trace.SpanKindClient)
 
 func (m *tracedModel) Stream(ctx context.Context, req core.ModelRequest) iter.Seq2[core.ModelEvent, error] {
 	return func(yield func(core.ModelEvent, error) bool) {
-		attrs := []attribute.KeyValue{
-			AttrGenAIOperation.String("chat"), AttrGenAISystem.String(m.system), AttrGenAIProvider.String(m.system),
-			AttrGenAIRequestModel.String(m.model),
+		var c modelCall
+		c.start = time.Now()
+		ctx, c.span = m.p.tracer.Start(ctx, m.a.name, clientKind, m.a.span)
+		if s := req.Settings; s.MaxOutputTokens != nil {
+			c.span.SetAttributes(attribute.Int("gen_ai.request.max_tokens", *s.MaxOutputTokens))
 		}
-		start := time.Now()
-		ctx, span := m.p.tracer.Start(ctx, "chat "+m.model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-		if s := req.Settings; s.MaxOutputTokens != nil || s.Temperature != nil {
-			if s.MaxOutputTokens != nil {
-				span.SetAttributes(attribute.Int("gen_ai.request.max_tokens", *s.MaxOutputTokens))
-			}
-			if s.Temperature != nil {
-				span.SetAttributes(attribute.Float64("gen_ai.request.temperature", *s.Temperature))
-			}
+		if s := req.Settings; s.Temperature != nil {
+			c.span.SetAttributes(attribute.Float64("gen_ai.request.temperature", *s.Temperature))
 		}
-		var failed error
-		var usage core.Usage
-		var finish core.FinishReason
-		defer func() {
-			if finish != "" {
-				span.SetAttributes(AttrGenAIFinish.StringSlice([]string{string(finish)}))
-			}
-			if usage.InputTokens > 0 || usage.OutputTokens > 0 {
-				span.SetAttributes(AttrGenAIInputTokens.Int64(usage.InputTokens), AttrGenAIOutputTokens.Int64(usage.OutputTokens))
-			}
-			metricAttrs := attrs
-			if failed != nil {
-				typ := core.AsBreadError(failed, core.CodeProviderError).Code
-				span.SetAttributes(AttrErrorType.String(typ))
-				span.SetStatus(codes.Error, typ)
-				metricAttrs = append(metricAttrs[:len(metricAttrs):len(metricAttrs)], AttrErrorType.String(typ))
-			}
-			span.End()
-			m.p.m.modelTime.Record(context.Background(), time.Since(start).Seconds(), metric.WithAttributes(metricAttrs...))
-			if usage.InputTokens > 0 {
-				m.p.m.tokens.Record(context.Background(), usage.InputTokens, metric.WithAttributes(append(attrs[:len(attrs):len(attrs)], AttrGenAITokenType.String("input"))...))
-			}
-			if usage.OutputTokens > 0 {
-				m.p.m.tokens.Record(context.Background(), usage.OutputTokens, metric.WithAttributes(append(attrs[:len(attrs):len(attrs)], AttrGenAITokenType.String("output"))...))
-			}
-		}()
+		defer m.end(&c)
 		for ev, err := range m.inner.Stream(ctx, req) {
 			if err != nil {
-				failed = err
+				c.failed = err
 			}
 			if ev.Type == core.EventFinish {
-				finish, usage = ev.FinishReason, ev.Usage
+				c.finish, c.usage = ev.FinishReason, ev.Usage
 			}
 			if !yield(ev, err) {
 				return
 			}
 		}
+	}
+}
+
+// modelCall is what one model call's span learns as the stream goes.
+type modelCall struct {
+	span   trace.Span
+	start  time.Time
+	failed error
+	usage  core.Usage
+	finish core.FinishReason
+}
+
+// end ends a model call's span and records its metrics.
+func (m *tracedModel) end(c *modelCall) {
+	a := m.a
+	if c.finish != "" {
+		c.span.SetAttributes(AttrGenAIFinish.StringSlice([]string{string(c.finish)}))
+	}
+	if c.usage.InputTokens > 0 || c.usage.OutputTokens > 0 {
+		c.span.SetAttributes(AttrGenAIInputTokens.Int64(c.usage.InputTokens), AttrGenAIOutputTokens.Int64(c.usage.OutputTokens))
+	}
+	outcome := a.ok
+	if c.failed != nil {
+		typ := core.AsBreadError(c.failed, core.CodeProviderError).Code
+		c.span.SetAttributes(AttrErrorType.String(typ))
+		c.span.SetStatus(codes.Error, typ)
+		outcome = metric.WithAttributes(append(a.base[:len(a.base):len(a.base)], AttrErrorType.String(typ))...)
+	}
+	c.span.End()
+	m.p.m.modelTime.Record(context.Background(), time.Since(c.start).Seconds(), outcome)
+	if c.usage.InputTokens > 0 {
+		m.p.m.tokens.Record(context.Background(), c.usage.InputTokens, a.input)
+	}
+	if c.usage.OutputTokens > 0 {
+		m.p.m.tokens.Record(context.Background(), c.usage.OutputTokens, a.output)
 	}
 }

@@ -60,6 +60,20 @@ type Plugin struct {
 	loops     map[string]*child // open loop and iteration spans
 	tasks     map[string]*child // open task spans by task run id
 	suspended *spanRing         // span contexts of suspended runs, for the resumed run's link
+
+	// Metric attribute sets, built once per distinct value: building one
+	// allocates, and runs repeat the same few.
+	attrSets sync.Map // string -> metric.MeasurementOption
+	models   sync.Map // provider + "\x00" + model -> *modelAttrs
+}
+
+// measurement returns the cached metric option for key, built by mk.
+func (p *Plugin) measurement(key string, mk func() metric.MeasurementOption) metric.MeasurementOption {
+	if v, ok := p.attrSets.Load(key); ok {
+		return v.(metric.MeasurementOption)
+	}
+	v, _ := p.attrSets.LoadOrStore(key, mk())
+	return v.(metric.MeasurementOption)
 }
 
 var (

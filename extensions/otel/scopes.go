@@ -154,7 +154,10 @@ func (p *Plugin) openRun(ctx context.Context, v *core.AgentRunStart) (context.Co
 	p.mu.Lock()
 	p.runs[v.RunID] = s
 	p.mu.Unlock()
-	p.m.runsStarted.Add(ctx, 1, metric.WithAttributes(AttrAgentID.String(v.AgentID), AttrResumed.Bool(s.resumed)))
+	resumed := "\x00" + strconv.FormatBool(s.resumed)
+	p.m.runsStarted.Add(ctx, 1, p.measurement("start\x00"+v.AgentID+resumed, func() metric.MeasurementOption {
+		return metric.WithAttributes(AttrAgentID.String(v.AgentID), AttrResumed.Bool(s.resumed))
+	}))
 	return context.WithValue(ctx, scopeKey{}, s), func() { p.close(s) }
 }
 
@@ -221,7 +224,9 @@ func (p *Plugin) end(s *scope, at time.Time) {
 		}
 		d := at.Sub(s.start)
 		s.span.SetAttributes(AttrStatus.String(status), AttrDurationMs.Int64(d.Milliseconds()))
-		attrs := metric.WithAttributes(AttrAgentID.String(s.agentID), AttrStatus.String(status))
+		attrs := p.measurement("end\x00"+s.agentID+"\x00"+status, func() metric.MeasurementOption {
+			return metric.WithAttributes(AttrAgentID.String(s.agentID), AttrStatus.String(status))
+		})
 		p.m.runsEnded.Add(context.Background(), 1, attrs)
 		p.m.runDuration.Record(context.Background(), d.Seconds(), attrs)
 	case kindStep:
@@ -417,8 +422,9 @@ func (p *Plugin) endTool(runID, callID, name string, durationMs int64, be *core.
 		c.span.SetStatus(codes.Error, be.Code+": "+be.Message)
 	}
 	c.span.End()
-	p.m.toolTime.Record(context.Background(), time.Since(c.start).Seconds(), metric.WithAttributes(
-		AttrToolName.String(name), attribute.String("bread.outcome", outcome)))
+	p.m.toolTime.Record(context.Background(), time.Since(c.start).Seconds(), p.measurement("tool\x00"+name+"\x00"+outcome, func() metric.MeasurementOption {
+		return metric.WithAttributes(AttrToolName.String(name), attribute.String("bread.outcome", outcome))
+	}))
 }
 
 func (p *Plugin) endLoop(key string, attrs []attribute.KeyValue) {
