@@ -53,6 +53,7 @@ require (
 	github.com/go-playground/validator/v10 v10.30.6 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/s2a-go v0.1.9 // indirect
 	github.com/googleapis/enterprise-certificate-proxy v0.3.11 // indirect
 	github.com/googleapis/gax-go/v2 v2.17.0 // indirect
@@ -78,6 +79,7 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mitchellh/go-homedir v1.1.0 // indirect
 	github.com/mitchellh/mapstructure v1.5.0 // indirect
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/openai/openai-go/v3 v3.98.0 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
@@ -86,6 +88,8 @@ require (
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/ryanuber/go-glob v1.0.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
@@ -97,6 +101,7 @@ require (
 	github.com/uptrace/bun/dialect/sqlitedialect v1.3.0 // indirect
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.70.0 // indirect
 	go.opentelemetry.io/otel v1.47.0 // indirect
@@ -117,10 +122,11 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
-	golang.org/x/time v0.14.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/genai v1.77.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
@@ -138,6 +144,8 @@ require (
 	github.com/breadai/bread/extensions/auth/apikey v0.0.0
 	github.com/breadai/bread/extensions/credentials/vault v0.0.0
 	github.com/breadai/bread/extensions/otel v0.0.0
+	github.com/breadai/bread/protocols/mcpclient v0.0.0
+	github.com/breadai/bread/protocols/mcpserver v0.0.0
 	github.com/breadai/bread/providers/catalog v0.0.0
 	github.com/breadai/bread/providers/decisions v0.0.0
 	github.com/breadai/bread/providers/llm v0.0.0
@@ -160,6 +168,8 @@ replace (
 	github.com/breadai/bread/extensions/auth/apikey => ../extensions/auth/apikey
 	github.com/breadai/bread/extensions/credentials/vault => ../extensions/credentials/vault
 	github.com/breadai/bread/extensions/otel => ../extensions/otel
+	github.com/breadai/bread/protocols/mcpclient => ../protocols/mcpclient
+	github.com/breadai/bread/protocols/mcpserver => ../protocols/mcpserver
 	github.com/breadai/bread/providers/catalog => ../providers/catalog
 	github.com/breadai/bread/providers/decisions => ../providers/decisions
 	github.com/breadai/bread/providers/llm => ../providers/llm

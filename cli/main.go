@@ -41,6 +41,7 @@ func commands() []command {
 		{"sessions", "sessions list [--tag k=v] | sessions cleanup --older-than DAYS [--tag k=v]", "list or delete sessions", cmdSessions},
 		{"provider", "provider list | provider add <name>", "list the model providers, or add one to bread.yaml", cmdProvider},
 		{"init", "init [dir]", "scaffold a new project that runs offline", cmdInit},
+		{"mcp", "mcp", "serve the project's mcpserver plugin over stdio, for MCP clients that launch it", cmdMCP},
 	}
 }
 

@@ -21,7 +21,8 @@ type telemetry struct {
 }
 
 // pluginTypes are the plugin types bread.yaml may name: the built-in otel,
-// then Options.PluginTypes (which may replace it).
+// mcpclient and mcpserver, then Options.PluginTypes (which may replace
+// them).
 func (a *app) pluginTypes() map[string]PluginFactory {
 	types := map[string]PluginFactory{
 		"otel": func(context.Context, *project.Component, *project.Project) (core.BreadPlugin, error) {
@@ -32,6 +33,7 @@ func (a *app) pluginTypes() map[string]PluginFactory {
 			return p, nil
 		},
 	}
+	maps.Copy(types, a.mcpPluginTypes())
 	maps.Copy(types, a.opts.PluginTypes)
 	return types
 }

@@ -107,6 +107,8 @@ replace (
 	github.com/breadai/bread/engine => ../../engine
 	github.com/breadai/bread/extensions/auth/apikey => ../../extensions/auth/apikey
 	github.com/breadai/bread/extensions/credentials/vault => ../../extensions/credentials/vault
+	github.com/breadai/bread/protocols/mcpclient => ../../protocols/mcpclient
+	github.com/breadai/bread/protocols/mcpserver => ../../protocols/mcpserver
 	github.com/breadai/bread/providers/catalog => ../../providers/catalog
 	github.com/breadai/bread/providers/decisions => ../../providers/decisions
 	github.com/breadai/bread/providers/llm => ../../providers/llm
