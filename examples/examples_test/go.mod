@@ -2,7 +2,10 @@ module github.com/breadai/bread/examples/examplestest
 
 go 1.26.0
 
-require github.com/jackc/pgx/v5 v5.12.0
+require (
+	github.com/jackc/pgx/v5 v5.12.0
+	github.com/modelcontextprotocol/go-sdk v1.8.0
+)
 
 require (
 	cloud.google.com/go v0.116.0 // indirect
