@@ -69,6 +69,16 @@ type CheckpointStore interface {
 	// RenewCheckpointClaims extends every claim held by claimant to until
 	// and returns how many it extended.
 	RenewCheckpointClaims(ctx context.Context, claimant string, until int64) (int, error)
+	// SettleJoin records one slot's output of a join, the point where a
+	// composition waits for several suspended children (a parallel step's
+	// branches, a supervisor's delegations), creating the join with slots
+	// slots on first use. complete is true for exactly one caller: the one
+	// whose call settled the last unsettled slot; outputs then holds every
+	// slot's output by index. Settling a slot again keeps its first output
+	// and is never complete. It is how "the last child continues the
+	// composition" is decided once, whatever runs concurrently; a slot out
+	// of range is VALIDATION_ERROR.
+	SettleJoin(ctx context.Context, joinID string, slots, slot int, output json.RawMessage) (outputs []json.RawMessage, complete bool, err error)
 	// ListCheckpoints returns every checkpoint, oldest first.
 	ListCheckpoints(ctx context.Context) ([]CheckpointRecord, error)
 	// SuspendRun appends a suspending run's messages and saves its checkpoint
@@ -267,12 +277,14 @@ type MapProgress struct {
 	RemainingItems []json.RawMessage `json:"remainingItems"`
 }
 
-// ParallelProgress is a suspended parallel step's branch state. Suspended
-// siblings are null in SettledOutputs until their own resume.
+// ParallelProgress places a run inside a parallel step's branch. The step
+// continues when its last branch settles: each branch, when it completes,
+// settles its slot of the join JoinID (CheckpointStore.SettleJoin), and the
+// one whose settlement completes the join carries the merged output on.
 type ParallelProgress struct {
-	BranchIndex          int               `json:"branchIndex"`
-	SettledOutputs       []json.RawMessage `json:"settledOutputs"`
-	PendingCheckpointIDs []string          `json:"pendingCheckpointIds"`
+	BranchIndex int    `json:"branchIndex"`
+	Branches    int    `json:"branches"`
+	JoinID      string `json:"joinId"`
 }
 
 // PendingDelegation is one suspended child of a supervisor.

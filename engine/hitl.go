@@ -58,9 +58,6 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 		return res, err
 	}
 	if res.suspended {
-		if err := in.relinkParallel(ctx, cp, res.checkpoints()); err != nil {
-			return res, err
-		}
 		return res, nil
 	}
 	if cp.Parent == nil {
@@ -130,36 +127,4 @@ func approved(response any) bool {
 		Approved bool `json:"approved"`
 	}
 	return json.Unmarshal(raw, &v) == nil && v.Approved
-}
-
-// relinkParallel keeps a parallel step's bookkeeping right when a resumed
-// branch suspends again under new checkpoints: everywhere the step lists the
-// old checkpoint as pending, the new ones replace it.
-func (in *Instance) relinkParallel(ctx context.Context, old core.CheckpointRecord, fresh []string) error {
-	for p := old.Parent; p != nil; p = p.Outer {
-		if p.Kind != core.ParentPipeline || p.Parallel == nil {
-			continue
-		}
-		replace := func(ids []string) []string {
-			var out []string
-			for _, id := range ids {
-				if id == old.ID {
-					out = append(out, fresh...)
-				} else {
-					out = append(out, id)
-				}
-			}
-			return out
-		}
-		ids := replace(p.Parallel.PendingCheckpointIDs)
-		for _, id := range ids {
-			err := in.updateParallelNode(ctx, id, p.PipelineRunID, p.StepIndex, func(pp *core.ParallelProgress) {
-				pp.PendingCheckpointIDs = replace(pp.PendingCheckpointIDs)
-			})
-			if err != nil && !isCode(err, core.CodeCheckpointNotFound) {
-				return err
-			}
-		}
-	}
-	return nil
 }

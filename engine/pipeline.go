@@ -150,10 +150,13 @@ func (in *Instance) parallel(ctx context.Context, out sink, p pipelineRun, index
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
+	// Every checkpoint made inside a branch knows its slot of the step's
+	// join from the start, so a branch resumed at any time settles it.
+	joinID := p.stepRunID(index)
 	for b, step := range branches {
 		link := *cont
 		link.StepAgentID = "parallel"
-		link.Parallel = &core.ParallelProgress{BranchIndex: b}
+		link.Parallel = &core.ParallelProgress{BranchIndex: b, Branches: len(branches), JoinID: joinID}
 		sub := pipelineRun{id: p.id, runID: p.stepRunID(index) + ":" + strconv.Itoa(b)}
 		wg.Go(func() {
 			results[b].res, results[b].err = in.pipeline(ctx, nested{funcSink(func(c core.Crumb) { ch <- c })}, sub, []core.PipelineStep{step}, input, 0, &link)
@@ -181,7 +184,6 @@ func (in *Instance) parallel(ctx context.Context, out sink, p pipelineRun, index
 
 	var errs []error
 	var suspended []string
-	outputs := make([]json.RawMessage, len(branches))
 	values := make([]any, len(branches))
 	for b, br := range results {
 		switch {
@@ -189,10 +191,8 @@ func (in *Instance) parallel(ctx context.Context, out sink, p pipelineRun, index
 			errs = append(errs, br.err)
 		case br.res.suspended:
 			suspended = append(suspended, br.res.checkpoints()...)
-			outputs[b] = json.RawMessage("null")
 		default:
 			values[b] = br.res.output
-			outputs[b], _ = asJSON(br.res.output)
 		}
 	}
 	if len(errs) == 1 {
@@ -208,12 +208,18 @@ func (in *Instance) parallel(ctx context.Context, out sink, p pipelineRun, index
 	if len(suspended) == 0 {
 		return outcome{output: values}, nil
 	}
-	for _, id := range suspended {
-		err := in.updateParallelNode(ctx, id, p.runID, index, func(pp *core.ParallelProgress) {
-			pp.SettledOutputs = slices.Clone(outputs)
-			pp.PendingCheckpointIDs = slices.Clone(suspended)
-		})
+	// The branches that finished settle their slots now, before any
+	// human:required surfaces; the suspended ones settle theirs when they
+	// complete, and whichever completes the join carries the step on.
+	for b, br := range results {
+		if br.res.suspended {
+			continue
+		}
+		raw, err := asJSON(br.res.output)
 		if err != nil {
+			return outcome{}, err
+		}
+		if _, _, err := in.store.SettleJoin(ctx, joinID, len(branches), b, raw); err != nil {
 			return outcome{}, err
 		}
 	}
@@ -221,21 +227,6 @@ func (in *Instance) parallel(ctx context.Context, out sink, p pipelineRun, index
 		out.put(c)
 	}
 	return outcome{suspended: true, checkpointIDs: suspended}, nil
-}
-
-// updateParallelNode rewrites, in a stored checkpoint's continuation chain,
-// the node of one parallel step (pipeline run + step index).
-func (in *Instance) updateParallelNode(ctx context.Context, checkpointID, pipelineRunID string, stepIndex int, update func(*core.ParallelProgress)) error {
-	cp, err := in.store.GetCheckpoint(ctx, checkpointID)
-	if err != nil {
-		return err
-	}
-	node := parallelNode(cp.Parent, pipelineRunID, stepIndex)
-	if node == nil {
-		return nil
-	}
-	update(node.Parallel)
-	return in.store.SaveCheckpoint(ctx, cp)
 }
 
 // parallelNode finds the node of a parallel step in a continuation chain,
@@ -275,10 +266,10 @@ func (in *Instance) continuePipeline(ctx context.Context, out sink, p *core.Chec
 		stepOutput = res.output
 	}
 	if pp := p.Parallel; pp != nil {
-		if len(pp.PendingCheckpointIDs) == 0 {
+		if pp.JoinID == "" || pp.Branches <= 0 {
 			return outcome{}, &core.BreadError{
 				Code:    core.CodePipelineStateLost,
-				Message: fmt.Sprintf("pipeline %s lost its parallel state: branch %d suspended but the process stopped before its siblings settled; the pipeline cannot continue", p.PipelineID, pp.BranchIndex),
+				Message: fmt.Sprintf("pipeline %s lost its parallel state: branch %d was suspended by an earlier version that kept no join; the pipeline cannot continue", p.PipelineID, pp.BranchIndex),
 				Context: map[string]any{"pipelineId": p.PipelineID, "stepIndex": p.StepIndex, "branchIndex": pp.BranchIndex},
 			}
 		}
@@ -286,34 +277,16 @@ func (in *Instance) continuePipeline(ctx context.Context, out sink, p *core.Chec
 		if err != nil {
 			return outcome{}, err
 		}
-		var pending []string
-		for _, id := range pp.PendingCheckpointIDs {
-			if _, err := in.store.GetCheckpoint(ctx, id); err == nil {
-				pending = append(pending, id)
-			} else if !isCode(err, core.CodeCheckpointNotFound) {
-				return outcome{}, err
-			}
+		outputs, complete, err := in.store.SettleJoin(ctx, pp.JoinID, pp.Branches, pp.BranchIndex, raw)
+		if err != nil {
+			return outcome{}, err
 		}
-		if len(pending) > 0 {
-			// The step stays suspended on its other branches; they learn
-			// this branch's output.
-			for _, id := range pending {
-				err := in.updateParallelNode(ctx, id, p.PipelineRunID, p.StepIndex, func(sib *core.ParallelProgress) {
-					if pp.BranchIndex < len(sib.SettledOutputs) {
-						sib.SettledOutputs[pp.BranchIndex] = raw
-					}
-				})
-				if err != nil {
-					return outcome{}, err
-				}
-			}
-			return outcome{suspended: true, checkpointIDs: pending}, nil
+		if !complete {
+			// Other branches are still out; the last one to settle carries
+			// the step on.
+			return outcome{suspended: true}, nil
 		}
-		merged := rawItems(pp.SettledOutputs)
-		if pp.BranchIndex < len(merged) {
-			merged[pp.BranchIndex] = stepOutput
-		}
-		stepOutput = merged
+		stepOutput = rawItems(outputs)
 	}
 	run := pipelineRun{id: p.PipelineID, runID: p.PipelineRunID}
 	end := core.CrumbBase{AgentID: p.StepAgentID, RunID: run.stepRunID(p.StepIndex), Timestamp: core.NowMillis()}

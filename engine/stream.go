@@ -83,14 +83,17 @@ func errorCrumb(base core.CrumbBase, err error) (*core.AgentError, *core.BreadEr
 func (in *Instance) stream(ctx context.Context, agentID string, yield func(core.Crumb, error) bool, body func(ctx context.Context, out *streamSink) error) {
 	out := &streamSink{ctx: ctx, yield: yield}
 	out.cp = in.newChokePoint(ctx)
-	defer out.cp.finish()
-
 	release, err := in.admit()
 	if err != nil {
 		out.end(errorCrumb(core.CrumbBase{AgentID: agentID}, err))
+		out.cp.finish()
 		return
 	}
+	// Deferred in this order so the choke point's last log writes land
+	// before the run slot is released: Stop's drain waits on the slot, then
+	// closes the store.
 	defer release()
+	defer out.cp.finish()
 
 	err = body(ctx, out)
 	if err != nil && !out.reported {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -259,9 +260,9 @@ func (r *run) chainSuspend(ctx context.Context, fresh []core.Message, pending []
 }
 
 // continueSupervisor feeds a completed child's output back to the supervisor
-// waiting on it. Earlier children only record their result; the last one
-// claims the supervisor's checkpoint and continues its run, which may hand
-// its own output up to its parent in turn.
+// waiting on it. Every child records its result; the one whose settlement
+// completes the supervisor's join removes the supervisor's checkpoint and
+// continues its run, which may hand its own output up to its parent in turn.
 func (in *Instance) continueSupervisor(ctx context.Context, out sink, link *core.CheckpointParent, childOutput any) (outcome, error) {
 	scp, err := in.store.GetCheckpoint(ctx, link.CheckpointID)
 	if err != nil {
@@ -280,15 +281,14 @@ func (in *Instance) continueSupervisor(ctx context.Context, out sink, link *core
 	if err := in.persist(ctx, scp.SessionID, toolMsg); err != nil {
 		return outcome{}, err
 	}
-	var remaining []core.PendingDelegation
-	for _, p := range scp.Pending {
-		if p.ToolCallID != link.ToolCallID {
-			remaining = append(remaining, p)
-		}
+	// Children finishing at the same moment each answer their own delegate
+	// call; the supervisor's join decides, once, which of them continues it.
+	slot := slices.IndexFunc(scp.Pending, func(p core.PendingDelegation) bool { return p.ToolCallID == link.ToolCallID })
+	if slot < 0 {
+		return outcome{}, core.Errorf(core.CodePipelineStateLost, "supervisor checkpoint %s does not wait on delegation %s", scp.ID, link.ToolCallID)
 	}
-	if len(remaining) > 0 {
-		scp.Pending = remaining
-		return outcome{suspended: true, checkpointID: scp.ID}, in.store.SaveCheckpoint(ctx, scp)
+	if _, complete, err := in.store.SettleJoin(ctx, scp.ID, len(scp.Pending), slot, result); err != nil || !complete {
+		return outcome{suspended: true, checkpointID: scp.ID}, err
 	}
 	if _, err := in.store.DeleteCheckpoint(ctx, scp.ID); err != nil {
 		if isCode(err, core.CodeCheckpointNotFound) {

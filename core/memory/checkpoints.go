@@ -142,8 +142,6 @@ func cloneParent(p *core.CheckpointParent) *core.CheckpointParent {
 	}
 	if p.Parallel != nil {
 		par := *p.Parallel
-		par.SettledOutputs = cloneRaws(par.SettledOutputs)
-		par.PendingCheckpointIDs = slices.Clone(par.PendingCheckpointIDs)
 		c.Parallel = &par
 	}
 	c.Outer = cloneParent(p.Outer)

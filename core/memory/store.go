@@ -25,6 +25,7 @@ type Store struct {
 	loops       map[string]*storedLoop
 	taskRuns    map[string]*storedTaskRun
 	runRecords  map[string]*core.RunRecord // run lifecycles (core.RunStore)
+	joins       map[string]*join           // composition settlements
 	runs        map[string]*crumbRun
 	// sessionRuns indexes, per session, the runs holding entries anchored to
 	// it, so deleting a session touches only its own runs.
@@ -53,6 +54,7 @@ func New() *Store {
 		loops:       make(map[string]*storedLoop),
 		taskRuns:    make(map[string]*storedTaskRun),
 		runRecords:  make(map[string]*core.RunRecord),
+		joins:       make(map[string]*join),
 		runs:        make(map[string]*crumbRun),
 		sessionRuns: make(map[string]map[string]struct{}),
 		nodes:       make(map[string]*storedNode),
@@ -69,7 +71,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	s.sessions, s.checkpoints, s.loops, s.taskRuns, s.runRecords = nil, nil, nil, nil, nil
+	s.sessions, s.checkpoints, s.loops, s.taskRuns, s.runRecords, s.joins = nil, nil, nil, nil, nil, nil
 	s.runs, s.sessionRuns, s.nodes, s.edges, s.documents = nil, nil, nil, nil, nil
 	return nil
 }

@@ -78,6 +78,10 @@ func everyCall(s core.BreadStore, seed seeded) []call {
 			return err
 		}},
 		{"RenewCheckpointClaims", func(ctx context.Context) error { _, err := s.RenewCheckpointClaims(ctx, "a", baseTime+1); return err }},
+		{"SettleJoin", func(ctx context.Context) error {
+			_, _, err := s.SettleJoin(ctx, "join", 2, 0, json.RawMessage(`1`))
+			return err
+		}},
 		{"SuspendRun", func(ctx context.Context) error {
 			return s.SuspendRun(ctx, "s", turnMessages(baseTime)[:1], checkpoint("cp-suspend", "s", baseTime))
 		}},

@@ -111,10 +111,10 @@ func testCheckpointParent(t *testing.T, s core.BreadStore) {
 		t.Errorf("a checkpoint saved without a parent came back with %+v", plain.Parent)
 	}
 
-	// Parallel steps re-save the record once siblings settle.
+	// A composition can re-save the record with its parent changed.
 	updated := fullCheckpoint("cp-1", "s")
-	updated.Parent.Parallel.SettledOutputs[0] = []byte(`"A"`)
-	updated.Parent.Parallel.PendingCheckpointIDs = nil
+	updated.Parent.Parallel.BranchIndex = 0
+	updated.Parent.RemainingSteps = updated.Parent.RemainingSteps[:1]
 	noErr(t, s.SaveCheckpoint(t.Context(), updated), "SaveCheckpoint with an updated parent")
 	got, err = s.GetCheckpoint(t.Context(), "cp-1")
 	noErr(t, err, "GetCheckpoint")

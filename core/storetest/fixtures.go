@@ -91,11 +91,7 @@ func fullCheckpoint(id, sessionID string) core.CheckpointRecord {
 			SettledOutputs: []json.RawMessage{json.RawMessage(`{"n":1}`), json.RawMessage(bigPayload)},
 			RemainingItems: []json.RawMessage{json.RawMessage(`"item-3"`), json.RawMessage(`4`)},
 		},
-		Parallel: &core.ParallelProgress{
-			BranchIndex:          1,
-			SettledOutputs:       []json.RawMessage{json.RawMessage(`null`), json.RawMessage(`"B"`)},
-			PendingCheckpointIDs: []string{"cp-sibling-0"},
-		},
+		Parallel: &core.ParallelProgress{BranchIndex: 1, Branches: 2, JoinID: "pipe-run:1"},
 		Outer: &core.CheckpointParent{
 			Kind:         core.ParentSupervisor,
 			CheckpointID: "cp-supervisor",

@@ -92,7 +92,7 @@ func testIsolationCheckpoints(t *testing.T, s core.BreadStore) {
 		p.RemainingSteps[2].Routes["yes"] = "mutated"
 		scribble(p.Map.SettledOutputs[0])
 		p.Map.RemainingItems[0] = json.RawMessage(`"mutated"`)
-		p.Parallel.PendingCheckpointIDs[0] = "mutated"
+		p.Parallel.JoinID = "mutated"
 		p.Outer.CheckpointID = "mutated"
 		p.Outer.Outer.PipelineID = "mutated"
 	}

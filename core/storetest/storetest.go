@@ -87,6 +87,7 @@ func groups() []group {
 		{"Messages", messageCases()},
 		{"Checkpoints", checkpointCases()},
 		{"Claims", claimCases()},
+		{"Joins", joinCases()},
 		{"SuspendRun", suspendCases()},
 		{"Cascade", cascadeCases()},
 		{"Loops", loopCases()},

@@ -78,6 +78,19 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS idx_bread_runs_lease ON bread_runs(status, lease_until)`,
 	`CREATE INDEX IF NOT EXISTS idx_bread_runs_owner ON bread_runs(owner, status)`,
 
+	`CREATE TABLE IF NOT EXISTS bread_joins (
+  id TEXT PRIMARY KEY,
+  slots BIGINT NOT NULL,
+  settled TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+)`,
+	`CREATE TABLE IF NOT EXISTS bread_join_outputs (
+  join_id TEXT NOT NULL REFERENCES bread_joins(id) ON DELETE CASCADE,
+  slot BIGINT NOT NULL,
+  output JSON,
+  PRIMARY KEY (join_id, slot)
+)`,
+
 	`CREATE TABLE IF NOT EXISTS bread_loops (
   id TEXT PRIMARY KEY,
   agent_id TEXT NOT NULL,
