@@ -14,6 +14,7 @@ import (
 	"github.com/breadai/bread/providers/replay"
 	"github.com/breadai/bread/server"
 	"github.com/breadai/bread/server/project"
+	"github.com/breadai/bread/transports/httpstream"
 	"github.com/breadai/bread/transports/redis"
 )
 
@@ -29,8 +30,8 @@ type app struct {
 	cwd      string
 	project  *project.Project
 	recorder *replay.Recorder
-	// coordinator is the Redis cluster coordinator, set when the transport
-	// fans out over Redis.
+	// coordinator is the Redis cluster coordinator, set when the bus is
+	// Redis.
 	coordinator *redis.Coordinator
 	// tel is the otel plugin of the loaded project, once built.
 	tel *telemetry
@@ -55,8 +56,9 @@ func (a *app) load() error {
 	return nil
 }
 
-// mode says what an instance is for: serving HTTP needs a mount-capable
-// transport; a terminal command uses the embedded one.
+// mode says what an instance is for: serving HTTP uses the configured bus
+// and listeners; a terminal command runs on the in-process bus and prints
+// for itself.
 type mode uint8
 
 const (
@@ -81,19 +83,16 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 	if c.Store, err = a.store(ctx, cfg.Store); err != nil {
 		return nil, nil, err
 	}
-	switch {
-	case cfg.Transport != nil && m == modeServe:
-		if c.Bus, err = a.transport(ctx, cfg.Transport); err != nil {
+	// A terminal command runs on the in-process bus, but a typo in
+	// bread.yaml fails it as it would fail the server.
+	w, err := a.wiring()
+	if err != nil {
+		return nil, nil, err
+	}
+	if m == modeServe {
+		if c.Bus, err = a.bus(ctx, w.bus); err != nil {
 			return nil, nil, err
 		}
-	case cfg.Transport != nil:
-		// A terminal command runs on the embedded transport, but a typo in
-		// bread.yaml fails it as it would fail the server.
-		if err := a.knownTransport(cfg.Transport); err != nil {
-			return nil, nil, err
-		}
-	case m == modeServe:
-		c.Bus, _ = a.builtinTransports()["httpchunked"](ctx, &project.Component{Type: "httpchunked", Options: map[string]any{}}, a.project)
 	}
 	if c.BlobStore, err = a.blobStore(cfg.BlobStore); err != nil {
 		return nil, nil, err
@@ -136,9 +135,20 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 	if err != nil {
 		return nil, nil, err
 	}
-	so := &server.Options{Host: cfg.Server.Host, Port: cfg.Server.Port, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: a.log}
+	so := &server.Options{Host: cfg.Server.Host, Port: cfg.Server.Port, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: a.log,
+		Streams: httpstream.Options{Heartbeat: w.heartbeat, Logger: a.log}}
 	if a.coordinator != nil {
 		so.Canceller = a.coordinator
+		so.Streams.Liveness = a.coordinator
+	}
+	if m == modeServe {
+		for _, lc := range w.listeners {
+			l, err := a.listener(lc)
+			if err != nil {
+				return nil, nil, err
+			}
+			inst.On(l)
+		}
 	}
 	if ac := cfg.Server.Auth; ac != nil {
 		strategy, authorize, err := a.authStrategy(ac)
@@ -177,29 +187,6 @@ func (a *app) store(ctx context.Context, c *project.Component) (core.BreadStore,
 		return nil, located(c, err)
 	}
 	return s, nil
-}
-
-func (a *app) knownTransport(c *project.Component) error {
-	factories := a.builtinTransports()
-	maps.Copy(factories, a.opts.Transports)
-	if _, ok := factories[c.Type]; !ok {
-		return unknown(c, "transport", slices.Collect(maps.Keys(factories)))
-	}
-	return nil
-}
-
-func (a *app) transport(ctx context.Context, c *project.Component) (core.BreadTransport, error) {
-	factories := a.builtinTransports()
-	maps.Copy(factories, a.opts.Transports)
-	f, ok := factories[c.Type]
-	if !ok {
-		return nil, unknown(c, "transport", slices.Collect(maps.Keys(factories)))
-	}
-	t, err := f(ctx, c, a.project)
-	if err != nil {
-		return nil, located(c, err)
-	}
-	return t, nil
 }
 
 // located puts an adapter's error at its component's line.

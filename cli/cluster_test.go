@@ -167,9 +167,10 @@ func TestThreeReplicasShareRunsThroughPostgresAndRedis(t *testing.T) {
 	pg, rd := services(t)
 	dbURL := freshSchema(t, pg)
 	prefix := "bread:cluster:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":"
-	dir := project(t, map[string]string{
+	files := map[string]string{
 		"bread.yaml": `store: {type: postgres, url: "${DB_URL}"}
-transport: {type: httpchunked, heartbeat: 200ms, bus: {type: redis, url: "${REDIS_URL}", keyPrefix: "${PREFIX}", leaseTTL: 1s}}
+bus: {type: redis, url: "${REDIS_URL}", keyPrefix: "${PREFIX}", leaseTTL: 1s}
+streams: {heartbeat: 200ms}
 providers: {replay: {mode: conversation}}
 `,
 		"agents/publisher/agent.yaml":         "model: {provider: replay, model: t/publisher.jsonl}\n",
@@ -186,11 +187,19 @@ providers: {replay: {mode: conversation}}
 {"call":0,"type":"text-delta","delta":" forever","delayMs":600000}
 {"call":0,"type":"finish","finishReason":"stop"}
 `,
-	})
+	}
+	dir := project(t, files)
+	// C reads the older spelling of the same wiring: transport: with a
+	// nested bus means the same Redis bus and coordinator.
+	files["bread.yaml"] = `store: {type: postgres, url: "${DB_URL}"}
+transport: {type: httpchunked, heartbeat: 200ms, bus: {type: redis, url: "${REDIS_URL}", keyPrefix: "${PREFIX}", leaseTTL: 1s}}
+providers: {replay: {mode: conversation}}
+`
+	legacy := project(t, files)
 	env := []string{"DB_URL=" + dbURL, "REDIS_URL=" + rd, "PREFIX=" + prefix}
 	a := startReplica(t, dir, env)
 	b := startReplica(t, dir, env)
-	c := startReplica(t, dir, env)
+	c := startReplica(t, legacy, env)
 
 	t.Run("start on A, tail on B, resume on C", func(t *testing.T) {
 		run := open(t, "POST", a.base+"/agents/publisher/run", `{"input":"publish hello"}`)
@@ -239,35 +248,42 @@ providers: {replay: {mode: conversation}}
 		}
 	})
 
-	t.Run("killing A ends B's tail with RUN_LOST", func(t *testing.T) {
+	t.Run("killing A ends the tails on B and C with RUN_LOST", func(t *testing.T) {
 		run := open(t, "POST", a.base+"/agents/slow/run", `{"input":"go"}`)
 		start, _ := run.next()
 		run.until(core.TypeTextDelta)
-		tail := open(t, "GET", b.base+"/runs/"+start.RunID+"/stream", "")
-		tail.until(core.TypeTextDelta)
+		tails := map[string]*frames{
+			"B": open(t, "GET", b.base+"/runs/"+start.RunID+"/stream", ""),
+			"C": open(t, "GET", c.base+"/runs/"+start.RunID+"/stream", ""),
+		}
+		for _, tail := range tails {
+			tail.until(core.TypeTextDelta)
+		}
 		if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		last := make(chan core.Frame, 1)
-		go func() {
-			var fr core.Frame
-			for {
-				next, ok := tail.next()
-				if !ok {
-					break
+		for name, tail := range tails {
+			last := make(chan core.Frame, 1)
+			go func() {
+				var fr core.Frame
+				for {
+					next, ok := tail.next()
+					if !ok {
+						break
+					}
+					fr = next
 				}
-				fr = next
+				last <- fr
+			}()
+			select {
+			case fr := <-last:
+				ae, ok := fr.Crumb.(*core.AgentError)
+				if !ok || ae.Error.Code != core.CodeRunLost {
+					t.Fatalf("%s's tail ends with %#v, want agent:error RUN_LOST", name, fr.Crumb)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%s's tail hangs after A died", name)
 			}
-			last <- fr
-		}()
-		select {
-		case fr := <-last:
-			ae, ok := fr.Crumb.(*core.AgentError)
-			if !ok || ae.Error.Code != core.CodeRunLost {
-				t.Fatalf("B's tail ends with %#v, want agent:error RUN_LOST", fr.Crumb)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatal("B's tail hangs after A died")
 		}
 	})
 }

@@ -64,11 +64,9 @@ func cmdBuild(ctx context.Context, a *app, args []string) int {
 		failures++
 		fmt.Fprintf(a.stderr, "[bread] %v\n", err)
 	}
-	if cfg.Transport != nil {
-		if err := a.knownTransport(cfg.Transport); err != nil {
-			failures++
-			fmt.Fprintf(a.stderr, "[bread] %v\n", err)
-		}
+	if _, err := a.wiring(); err != nil {
+		failures++
+		fmt.Fprintf(a.stderr, "[bread] %v\n", err)
 	}
 	if failures > 0 {
 		fmt.Fprintf(a.stderr, "[bread] build failed: %d problem(s)\n", failures)

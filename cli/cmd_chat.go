@@ -44,7 +44,12 @@ func cmdChat(ctx context.Context, a *app, args []string) int {
 	fmt.Fprintf(a.stdout, "chatting with %s (session %s); /exit to leave\n", agentID, *session)
 	in := bufio.NewScanner(a.stdin)
 	in.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	r := newRenderer(a, *verbose)
+	// Everything a run emits is printed as it passes the engine; a human
+	// request is asked below instead.
+	defer inst.On(a.printer(a.stdout, *verbose, func(c core.Crumb) bool {
+		_, human := c.(*core.HumanRequired)
+		return !human
+	}).Listen)()
 	for {
 		fmt.Fprint(a.stdout, "> ")
 		if !in.Scan() {
@@ -60,7 +65,7 @@ func cmdChat(ctx context.Context, a *app, args []string) int {
 		}
 		stream := inst.Run(ctx, agentID, parseInput(line), core.RunOptions{Session: core.SessionOptions{ID: *session}, Skill: *skill})
 		for stream != nil {
-			hr, ok := a.showTurn(r, stream)
+			hr, ok := a.showTurn(stream)
 			if !ok {
 				return ExitOK // the input ended while a human was needed
 			}
@@ -80,16 +85,14 @@ func cmdChat(ctx context.Context, a *app, args []string) int {
 	}
 }
 
-// showTurn renders a stream and returns the human request it ended on, if
-// any.
-func (a *app) showTurn(r renderer, stream iter.Seq2[core.Crumb, error]) (*core.HumanRequired, bool) {
+// showTurn drains a stream (the printer listening on the instance shows
+// it) and returns the human request it ended on, if any.
+func (a *app) showTurn(stream iter.Seq2[core.Crumb, error]) (*core.HumanRequired, bool) {
 	var hr *core.HumanRequired
 	for c := range stream {
 		if h, ok := c.(*core.HumanRequired); ok {
 			hr = h
-			continue
 		}
-		r.show(c)
 	}
 	return hr, true
 }

@@ -16,7 +16,8 @@ var scaffold = map[string]string{
 	"bread.yaml": `# A bread project. See https://github.com/breadai/bread for every field.
 entrypoints: [assistant]
 store: {type: sqlite, path: ./bread.db}
-transport: httpchunked
+# The bus is in-process (one replica); "bus: redis" shares runs across
+# replicas. Every server streams NDJSON and SSE (Accept: text/event-stream).
 # No providers section: every built-in provider is available by name,
 # plus replay, which plays recorded transcripts.
 `,

@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/transports/stdout"
 )
 
 // cmdInvoke runs an agent once, non-interactively: streamed text to stdout
@@ -54,9 +53,8 @@ func cmdInvoke(ctx context.Context, a *app, args []string) int {
 	}
 	defer inst.Stop(context.WithoutCancel(ctx))
 
-	var tracer *stdout.Transport
 	if *trace {
-		tracer = stdout.New(stdout.Options{Writer: a.stderr})
+		defer inst.On(a.printer(a.stderr, false, isToolCrumb).Listen)()
 	}
 	var output any
 	streamed := false
@@ -66,10 +64,6 @@ func cmdInvoke(ctx context.Context, a *app, args []string) int {
 			if !*asJSON && v.AgentID == agentID {
 				fmt.Fprint(a.stdout, v.Delta)
 				streamed = true
-			}
-		case *core.ToolCall, *core.ToolResult, *core.ToolError, *core.ToolResultPartial:
-			if tracer != nil {
-				_ = tracer.Publish(ctx, core.Frame{Crumb: c})
 			}
 		case *core.HumanRequired:
 			fmt.Fprintf(a.stderr, "bread: agent %s needs a human (%s, checkpoint %s); invoke is non-interactive, use `bread chat` for runs that need input or approval\n", v.AgentID, v.ToolName, v.CheckpointID)
@@ -100,4 +94,13 @@ func cmdInvoke(ctx context.Context, a *app, args []string) int {
 		fmt.Fprintln(a.stdout, pretty(output))
 	}
 	return ExitOK
+}
+
+// isToolCrumb selects what --trace prints: tool calls and their outcomes.
+func isToolCrumb(c core.Crumb) bool {
+	switch c.(type) {
+	case *core.ToolCall, *core.ToolResult, *core.ToolError, *core.ToolResultPartial:
+		return true
+	}
+	return false
 }

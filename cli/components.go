@@ -26,9 +26,6 @@ import (
 	"github.com/breadai/bread/stores/sqlite"
 	"github.com/breadai/bread/transports/httpchunked"
 	"github.com/breadai/bread/transports/httpsse"
-	"github.com/breadai/bread/transports/httpstream"
-	"github.com/breadai/bread/transports/redis"
-	"github.com/breadai/bread/transports/stdout"
 )
 
 // decode copies a component's options into v, refusing unknown keys so a
@@ -109,90 +106,6 @@ func (a *app) builtinStores() map[string]StoreFactory {
 				o.URL = a.getenv("DATABASE_URL")
 			}
 			return postgres.New(postgres.Options{URL: o.URL, MaxOpenConns: o.MaxOpenConns})
-		},
-	}
-}
-
-// busOptions is a transport's fan-out bus (redis) in bread.yaml.
-type busOptions struct {
-	Type      string   `json:"type"`
-	URL       string   `json:"url"`
-	KeyPrefix string   `json:"keyPrefix"`
-	MaxLen    int64    `json:"maxLen"`
-	LeaseTTL  duration `json:"leaseTTL"`
-}
-
-// redisBus builds the Redis fan-out bus and, on the same Redis, the cluster
-// coordinator: run leases, cancels that reach the replica running a run,
-// and RUN_LOST for tails of runs whose replica died.
-func (a *app) redisBus(o busOptions, ho *httpstream.Options) error {
-	bus, err := redis.New(redis.Options{URL: o.URL, KeyPrefix: o.KeyPrefix, MaxLen: o.MaxLen, Logger: a.log})
-	if err != nil {
-		return err
-	}
-	prefix := "bread:"
-	if o.KeyPrefix != "" {
-		prefix = o.KeyPrefix
-	}
-	coord, err := redis.NewCoordinator(redis.CoordinatorOptions{URL: o.URL, KeyPrefix: prefix, LeaseTTL: time.Duration(o.LeaseTTL), Logger: a.log})
-	if err != nil {
-		_ = bus.Close()
-		return err
-	}
-	ho.Bus, ho.Liveness = bus, coord
-	a.coordinator = coord
-	return nil
-}
-
-func (a *app) builtinTransports() map[string]TransportFactory {
-	http := func(format string) TransportFactory {
-		return func(ctx context.Context, c *project.Component, p *project.Project) (core.BreadTransport, error) {
-			var o struct {
-				Heartbeat duration    `json:"heartbeat"`
-				Bus       *busOptions `json:"bus"`
-			}
-			if err := decode(c, &o); err != nil {
-				return nil, err
-			}
-			opts := httpstream.Options{Heartbeat: time.Duration(o.Heartbeat), Logger: a.log}
-			if o.Bus != nil {
-				if o.Bus.Type != "redis" {
-					return nil, c.Errorf(core.CodeInvalidConfig, "unknown bus %q; known: redis", o.Bus.Type)
-				}
-				if err := a.redisBus(*o.Bus, &opts); err != nil {
-					return nil, err
-				}
-			}
-			if format == "sse" {
-				return httpsse.New(opts), nil
-			}
-			return httpchunked.New(opts), nil
-		}
-	}
-	return map[string]TransportFactory{
-		"httpchunked": http("chunked"),
-		"httpsse":     http("sse"),
-		"redis": func(ctx context.Context, c *project.Component, p *project.Project) (core.BreadTransport, error) {
-			// Redis alone fans crumbs out but serves no HTTP: the ingress
-			// is the chunked transport over it.
-			var o busOptions
-			if err := decode(c, &o); err != nil {
-				return nil, err
-			}
-			opts := httpstream.Options{Logger: a.log}
-			if err := a.redisBus(o, &opts); err != nil {
-				return nil, err
-			}
-			return httpchunked.New(opts), nil
-		},
-		"stdout": func(_ context.Context, c *project.Component, _ *project.Project) (core.BreadTransport, error) {
-			var o struct {
-				Verbose bool `json:"verbose"`
-			}
-			if err := decode(c, &o); err != nil {
-				return nil, err
-			}
-			return stdout.New(stdout.Options{Writer: a.stdout, Verbose: o.Verbose}), nil
 		},
 	}
 }

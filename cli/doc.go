@@ -14,6 +14,7 @@
 //	}
 //
 // The CLI is the one place that imports every adapter: it maps the names in
-// bread.yaml (store: sqlite, transport: httpsse, providers: [anthropic], ...)
-// to their constructors. An unknown name lists the known ones.
+// bread.yaml (store: sqlite, bus: redis, listeners: [stdout], providers:
+// [anthropic], ...) to their constructors. An unknown name lists the known
+// ones.
 package cli

@@ -48,8 +48,10 @@ type Options struct {
 	Authorize core.AuthorizeFunc
 
 	// Component factories for bread.yaml types, added to the built-in ones.
-	Stores     map[string]StoreFactory
-	Transports map[string]TransportFactory
+	Stores map[string]StoreFactory
+	// Buses build bread.yaml's bus: types (the built-in ones are inprocess
+	// and redis).
+	Buses map[string]BusFactory
 	// PluginTypes build plugins bread.yaml names under plugins:.
 	PluginTypes map[string]PluginFactory
 }
@@ -57,8 +59,10 @@ type Options struct {
 // StoreFactory builds a store from its bread.yaml component.
 type StoreFactory func(ctx context.Context, c *project.Component, p *project.Project) (core.BreadStore, error)
 
-// TransportFactory builds a transport from its bread.yaml component.
-type TransportFactory func(ctx context.Context, c *project.Component, p *project.Project) (core.BreadTransport, error)
+// BusFactory builds a replica bus from its bread.yaml component. The engine
+// starts and closes the bus (core.Starter, io.Closer); a bus that is a
+// core.Subscriber feeds the passive run streams.
+type BusFactory func(ctx context.Context, c *project.Component, p *project.Project) (core.BreadTransport, error)
 
 // PluginFactory builds a plugin from its bread.yaml component.
 type PluginFactory func(ctx context.Context, c *project.Component, p *project.Project) (core.BreadPlugin, error)

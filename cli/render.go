@@ -2,26 +2,20 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
+	"io"
 	"strings"
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/transports/stdout"
 )
 
-// renderer shows a run in the terminal: through transports/stdout, whose
-// rendering the CLI shares with any program that uses it as a transport.
-type renderer struct {
-	t *stdout.Transport
-}
-
-func newRenderer(a *app, verbose bool) renderer {
-	return renderer{t: stdout.New(stdout.Options{Writer: a.stdout, Verbose: verbose})}
-}
-
-func (r renderer) show(c core.Crumb) {
-	_ = r.t.Publish(context.Background(), core.Frame{Crumb: c})
+// printer renders runs in the terminal through transports/stdout, the
+// same printer a server's `listeners: [stdout]` uses. Terminal commands
+// register its Listen with the instance (inst.On), so it sees every crumb of
+// every run, nested ones included; filter (nil: all) picks what it prints.
+func (a *app) printer(w io.Writer, verbose bool, filter func(core.Crumb) bool) *stdout.Printer {
+	return stdout.New(stdout.Options{Writer: w, Verbose: verbose, Filter: filter})
 }
 
 // parseInput reads a command-line or typed input: JSON when it parses,

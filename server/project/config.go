@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/breadai/bread/core"
 )
@@ -13,6 +14,16 @@ type Config struct {
 	// Entrypoints are the agents served over HTTP; empty serves all.
 	Entrypoints []string
 	Store       *Component
+	// Bus is the replica bus (`bus: redis`); nil is the in-process one.
+	Bus *Component
+	// Streams configures the HTTP streaming routes.
+	Streams StreamsConfig
+	// Listeners watch every crumb of a serving instance (`listeners:
+	// [stdout]`).
+	Listeners []*Component
+	// Transport is the older spelling of bus, streams and listeners
+	// (`transport: httpchunked`, `{type: httpsse, bus: ...}`, `redis`,
+	// `stdout`), kept as it was written; the CLI maps it.
 	Transport   *Component
 	BlobStore   *Component
 	Credentials *Component
@@ -28,6 +39,14 @@ type Config struct {
 	// ErrorHandling is the default retry policy for agent runs.
 	ErrorHandling     core.ErrorHandling
 	MaxConcurrentRuns int
+}
+
+// StreamsConfig is bread.yaml's streams section: the streaming routes every
+// server serves in both formats.
+type StreamsConfig struct {
+	// Heartbeat is the passive stream's keep-alive interval; 0 is the
+	// default.
+	Heartbeat time.Duration
 }
 
 // ServerConfig is bread.yaml's server section.
@@ -127,6 +146,9 @@ func (f *yamlFile) component(path string, r *rawComponent, defaultType string) (
 type configFile struct {
 	Entrypoints   []string                  `yaml:"entrypoints"`
 	Store         *rawComponent             `yaml:"store"`
+	Bus           *rawComponent             `yaml:"bus"`
+	Streams       streamsFile               `yaml:"streams"`
+	Listeners     []*rawComponent           `yaml:"listeners"`
 	Transport     *rawComponent             `yaml:"transport"`
 	Blobs         *rawComponent             `yaml:"blobs"`
 	Credentials   *rawComponent             `yaml:"credentials"`
@@ -140,6 +162,10 @@ type configFile struct {
 	Concurrency   struct {
 		Max int `yaml:"max"`
 	} `yaml:"concurrency"`
+}
+
+type streamsFile struct {
+	Heartbeat string `yaml:"heartbeat"`
 }
 
 type serverFile struct {
@@ -209,6 +235,7 @@ func (l *loader) loadConfig(path string) (Config, error) {
 		def  string
 	}{
 		{"$.store", raw.Store, &cfg.Store, ""},
+		{"$.bus", raw.Bus, &cfg.Bus, ""},
 		{"$.transport", raw.Transport, &cfg.Transport, ""},
 		{"$.blobs", raw.Blobs, &cfg.BlobStore, "fs"},
 		{"$.credentials", raw.Credentials, &cfg.Credentials, ""},
@@ -220,6 +247,20 @@ func (l *loader) loadConfig(path string) (Config, error) {
 	}
 	if err := l.providers(f, raw.Providers, cfg.Providers); err != nil {
 		return cfg, err
+	}
+	if h := raw.Streams.Heartbeat; h != "" {
+		d, err := time.ParseDuration(h)
+		if err != nil || d <= 0 {
+			return cfg, f.errorf("$.streams.heartbeat", "heartbeat %q is not a positive duration such as 15s", h)
+		}
+		cfg.Streams.Heartbeat = d
+	}
+	for i, lc := range raw.Listeners {
+		c, err := f.component(fmt.Sprintf("$.listeners[%d]", i), lc, "")
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Listeners = append(cfg.Listeners, c)
 	}
 	for i, p := range raw.Plugins {
 		c, err := f.component(fmt.Sprintf("$.plugins[%d]", i), p, "")

@@ -1,7 +1,7 @@
 // Package project loads a bread project from disk: bread.yaml and one
 // folder per agent under agents/.
 //
-//	bread.yaml                 entrypoints, store, transport, providers, pipelines, plugins, server
+//	bread.yaml                 entrypoints, store, bus, streams, listeners, providers, pipelines, plugins, server
 //	agents/<id>/agent.yaml     model, schemas, output format, steps, permissions, tasks, ...
 //	agents/<id>/prompt.md      the system prompt
 //	agents/<id>/tools/*.yaml   command, http and human tools
@@ -15,7 +15,7 @@
 // stable code.
 //
 // The loader builds core types (core.Agent, core.Task, pipelines) and keeps
-// the named components of bread.yaml (store, transport, providers, plugins,
-// ...) as Components: turning a name into a constructor is the CLI's job, the
+// the named components of bread.yaml (store, bus, listeners, providers,
+// plugins, ...) as Components: turning a name into a constructor is the CLI's job, the
 // one place that imports every adapter.
 package project

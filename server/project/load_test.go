@@ -356,3 +356,40 @@ type nopStore struct {
 	core.BreadStore
 	core.LoopStore
 }
+
+func TestBusStreamsAndListeners(t *testing.T) {
+	dir := writeProject(t, map[string]string{
+		"bread.yaml": "store: memory\nbus: {type: redis, url: \"redis://r:6379/0\"}\nstreams: {heartbeat: 5s}\nlisteners:\n  - stdout\n  - {type: stdout, verbose: true}\ntransport: httpsse\n",
+	})
+	p, err := project.Load(dir, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Config
+	if c.Bus.Type != "redis" || c.Bus.String("url") != "redis://r:6379/0" || c.Bus.Line != 2 {
+		t.Errorf("bus %+v", c.Bus)
+	}
+	if c.Streams.Heartbeat != 5*time.Second {
+		t.Errorf("streams %+v", c.Streams)
+	}
+	if len(c.Listeners) != 2 || c.Listeners[0].Type != "stdout" || !c.Listeners[1].Bool("verbose") || c.Listeners[1].Line != 6 {
+		t.Errorf("listeners %+v", c.Listeners)
+	}
+	if c.Transport.Type != "httpsse" {
+		t.Errorf("the older transport: key is kept as written: %+v", c.Transport)
+	}
+
+	for _, tt := range []struct{ yaml, loc string }{
+		{"store: memory\nstreams:\n  heartbeat: soon\n", "bread.yaml:3"},
+		{"store: memory\nstreams:\n  heartbeat: -1s\n", "bread.yaml:3"},
+		{"store: memory\nstreams:\n  hartbeat: 1s\n", "bread.yaml:3"},
+		{"store: memory\nlisteners:\n  - {verbose: true}\n", "bread.yaml:3"},
+		{"store: memory\nbus: {url: x}\n", "bread.yaml:2"},
+	} {
+		_, err := project.Load(writeProject(t, map[string]string{"bread.yaml": tt.yaml}), env(nil))
+		var be *core.BreadError
+		if !errors.As(err, &be) || be.Code != core.CodeInvalidConfig || !strings.HasPrefix(err.Error(), tt.loc) {
+			t.Errorf("%q: %v, want INVALID_CONFIG at %s", tt.yaml, err, tt.loc)
+		}
+	}
+}
