@@ -46,12 +46,12 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
-	google.golang.org/grpc v1.83.2 // indirect
 )
 
 require (
 	github.com/breadai/bread/engine v0.0.0
 	github.com/breadai/bread/typed v0.0.0
+	google.golang.org/grpc v1.83.2
 )
 
 replace (

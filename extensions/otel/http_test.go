@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,18 +78,23 @@ func TestTraceContextCrossesHTTP(t *testing.T) {
 }
 
 // TestExportOverOTLPHTTP exports spans and metrics to a local collector
-// that decodes the protobuf, once configured in Options and once from the
-// standard OTEL_* variables alone.
+// that decodes the protobuf: over HTTP configured in Options, over gRPC,
+// and over HTTP from the standard OTEL_* variables alone.
 func TestExportOverOTLPHTTP(t *testing.T) {
-	for _, how := range []string{"options", "environment"} {
+	for _, how := range []string{"options", "grpc", "environment"} {
 		t.Run(how, func(t *testing.T) {
 			coll := oteltest.NewCollector(t)
 			opts := breadotel.Options{ServiceName: "bread-test"}
 			env := map[string]string{}
-			if how == "options" {
+			switch how {
+			case "options":
 				opts.Traces = breadotel.Exporter{Exporter: "otlp", Endpoint: coll.URL}
 				opts.Metrics = breadotel.Exporter{Exporter: "otlp", Protocol: "http/protobuf", Endpoint: coll.URL}
-			} else {
+			case "grpc":
+				coll = oteltest.NewGRPCCollector(t)
+				opts.Traces = breadotel.Exporter{Exporter: "otlp", Protocol: "grpc", Endpoint: coll.URL}
+				opts.Metrics = breadotel.Exporter{Exporter: "otlp", Protocol: "grpc", Endpoint: coll.URL}
+			default:
 				env = map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_METRICS_EXPORTER": "otlp", "OTEL_SERVICE_NAME": "bread-env"}
 				t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", coll.URL)
 				opts.ServiceName = ""
@@ -118,7 +124,7 @@ func TestExportOverOTLPHTTP(t *testing.T) {
 			if got := oteltest.Tree(spans); !strings.HasPrefix(got, "agent.run [bread-") || !strings.Contains(got, "\n  chat m1 [") {
 				t.Errorf("received spans:\n%s", got)
 			}
-			service := map[string]string{"options": "bread-test", "environment": "bread-env"}[how]
+			service := map[string]string{"options": "bread-test", "grpc": "bread-test", "environment": "bread-env"}[how]
 			if spans[0].Service != service {
 				t.Errorf("service.name %q, want %q", spans[0].Service, service)
 			}
@@ -128,6 +134,43 @@ func TestExportOverOTLPHTTP(t *testing.T) {
 		})
 	}
 }
+
+func TestStdoutExporter(t *testing.T) {
+	var out syncBuffer
+	p, err := breadotel.New(t.Context(), breadotel.Options{Traces: breadotel.Exporter{Exporter: "stdout"}, Stdout: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := engine.New(engine.Config{Store: memoryStore(), Providers: p.WrapProviders(modeltest.New(modeltest.Text("hi")).Registry("scripted")),
+		Agents: []*core.Agent{agent("a")}, Plugins: []core.BreadPlugin{p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.RunSync(t.Context(), "a", "go", core.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, `"Name":"agent.run"`) || !strings.Contains(s, `"Name":"chat m1"`) {
+		t.Errorf("stdout exporter wrote:\n%.600s", s)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func TestUnknownExporterIsAConfigError(t *testing.T) {
 	_, err := breadotel.New(t.Context(), breadotel.Options{Traces: breadotel.Exporter{Exporter: "zipkin"}})

@@ -3,6 +3,7 @@ package otel
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"sync"
 
@@ -40,6 +41,8 @@ type Options struct {
 	Propagator propagation.TextMapPropagator `json:"-"`
 	// LookupEnv reads OTEL_* variables (default os.LookupEnv).
 	LookupEnv func(string) (string, bool) `json:"-"`
+	// Stdout is where the stdout exporters write (default os.Stdout).
+	Stdout io.Writer `json:"-"`
 }
 
 // Plugin is the bread plugin. Create it with New; it is safe for concurrent

@@ -3,6 +3,7 @@ package otel
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -93,7 +94,7 @@ func providers(ctx context.Context, opts Options) (trace.TracerProvider, metric.
 	}
 	if tp == nil {
 		kind := choose(opts.Traces.Exporter, getenv("OTEL_TRACES_EXPORTER"))
-		exp, err := traceExporter(ctx, kind, opts.Traces, getenv)
+		exp, err := traceExporter(ctx, kind, opts.Traces, getenv, stdout(opts))
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -106,7 +107,7 @@ func providers(ctx context.Context, opts Options) (trace.TracerProvider, metric.
 	}
 	if mp == nil {
 		kind := choose(opts.Metrics.Exporter, getenv("OTEL_METRICS_EXPORTER"))
-		exp, err := metricExporter(ctx, kind, opts.Metrics, getenv)
+		exp, err := metricExporter(ctx, kind, opts.Metrics, getenv, stdout(opts))
 		if err != nil {
 			for _, f := range shutdown {
 				_ = f(ctx)
@@ -125,6 +126,13 @@ func providers(ctx context.Context, opts Options) (trace.TracerProvider, metric.
 		}
 	}
 	return tp, mp, shutdown, nil
+}
+
+func stdout(opts Options) io.Writer {
+	if opts.Stdout != nil {
+		return opts.Stdout
+	}
+	return os.Stdout
 }
 
 func newResource(ctx context.Context, name string, getenv func(string) string) (*resource.Resource, error) {
@@ -172,12 +180,12 @@ func protocol(configured string, getenv func(string) string, signal string) (str
 	return "", core.Errorf(core.CodeInvalidConfig, "otel: OTLP protocol %q is not http/protobuf or grpc", p)
 }
 
-func traceExporter(ctx context.Context, kind string, e Exporter, getenv func(string) string) (sdktrace.SpanExporter, error) {
+func traceExporter(ctx context.Context, kind string, e Exporter, getenv func(string) string, out io.Writer) (sdktrace.SpanExporter, error) {
 	switch kind {
 	case "none", "":
 		return nil, nil
 	case "stdout", "console":
-		return stdouttrace.New(stdouttrace.WithWriter(os.Stdout))
+		return stdouttrace.New(stdouttrace.WithWriter(out))
 	case "otlp":
 		proto, err := protocol(e.Protocol, getenv, "TRACES")
 		if err != nil {
@@ -211,12 +219,12 @@ func traceExporter(ctx context.Context, kind string, e Exporter, getenv func(str
 	return nil, core.Errorf(core.CodeInvalidConfig, "otel: unknown traces exporter %q; known: otlp, stdout, none", kind)
 }
 
-func metricExporter(ctx context.Context, kind string, e Exporter, getenv func(string) string) (sdkmetric.Exporter, error) {
+func metricExporter(ctx context.Context, kind string, e Exporter, getenv func(string) string, out io.Writer) (sdkmetric.Exporter, error) {
 	switch kind {
 	case "none", "":
 		return nil, nil
 	case "stdout", "console":
-		return stdoutmetric.New(stdoutmetric.WithWriter(os.Stdout))
+		return stdoutmetric.New(stdoutmetric.WithWriter(out))
 	case "otlp":
 		proto, err := protocol(e.Protocol, getenv, "METRICS")
 		if err != nil {
