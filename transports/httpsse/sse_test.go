@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -219,13 +220,17 @@ func TestRemoteAgentReconnectsAfterADrop(t *testing.T) {
 	turn, full := slowText(80)
 	r := newRemote(t, turn)
 	proxy := newDropProxy(t, r.url, 1500, false)
-	agent := httpsse.RemoteAgent(httpsse.RemoteOptions{URL: proxy.url(), RetryDelay: 5 * time.Millisecond})
+	signer := &countingSigner{}
+	agent := httpsse.RemoteAgent(httpsse.RemoteOptions{URL: proxy.url(), RetryDelay: 5 * time.Millisecond, Signer: signer})
 	crumbs, err := collect(agent.Run(context.Background(), "greeter", "hi", core.RunOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := proxy.connections(); n < 2 {
 		t.Fatalf("no reconnect happened (%d connections)", n)
+	}
+	if n := signer.n.Load(); n != int64(proxy.connections()) {
+		t.Fatalf("the signer ran %d times for %d requests: every reconnect is signed", n, proxy.connections())
 	}
 	ty, tx := joined(crumbs)
 	if ty != "agent:run:start,agent:run:end" {
@@ -307,4 +312,13 @@ func TestRemoteAgentCancel(t *testing.T) {
 	if !errors.Is(last, core.ErrRunCancelled) {
 		t.Fatalf("cancel: %v", last)
 	}
+}
+
+// countingSigner counts the requests it signs.
+type countingSigner struct{ n atomic.Int64 }
+
+func (s *countingSigner) Sign(_ context.Context, h http.Header) error {
+	s.n.Add(1)
+	h.Set("Authorization", "Bearer k")
+	return nil
 }

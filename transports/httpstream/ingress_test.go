@@ -1,9 +1,11 @@
 package httpstream_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -365,7 +367,14 @@ func TestPassiveStreamStaysOpenAcrossHumanRequired(t *testing.T) {
 }
 
 func TestPassiveStreamWithNeitherLogNorSubscriberIsNotConfigured(t *testing.T) {
-	e := newEnv(t, setup{bus: sink{}, cfg: engine.Config{Store: plainStore{memory.New()}}})
+	var logs bytes.Buffer
+	e := newEnv(t, setup{bus: sink{}, cfg: engine.Config{Store: plainStore{memory.New()}},
+		opts: httpstream.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
+	for _, want := range []string{"the store keeps no crumb log", "the bus cannot subscribe"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("Mount logged %q, want %q", logs.String(), want)
+		}
+	}
 	for _, accept := range []string{"", "text/event-stream"} {
 		s := e.open(t, "GET", "/runs/r-1/stream", "", "Accept", accept)
 		body, _ := io.ReadAll(s.res.Body)
@@ -405,5 +414,16 @@ func TestBodyOverARoutersCapIsBodyTooLarge(t *testing.T) {
 	}
 	if fs := e.open(t, "POST", "/agents/writer/run", `{"input":"hi"}`).rest(); types(fs[len(fs)-1:]) != core.TypeAgentRunEnd {
 		t.Fatalf("a body under the cap runs: %s", types(fs))
+	}
+}
+
+func TestARunWithoutInputGetsAnEmptyObject(t *testing.T) {
+	e := newEnv(t, setup{})
+	for _, body := range []string{"", `{}`, `{"input":null}`} {
+		fs := e.open(t, "POST", "/agents/writer/run", body).rest()
+		start, ok := fs[0].Crumb.(*core.AgentRunStart)
+		if !ok || mustJSON(start.Input) != `{}` {
+			t.Fatalf("body %q: first crumb %s with input %s", body, fs[0].Crumb.CrumbType(), mustJSON(fs[0].Crumb))
+		}
 	}
 }

@@ -59,11 +59,11 @@ func TestEveryStreamingRouteServesBothFormats(t *testing.T) {
 		}
 	}
 	for _, a := range []string{"text/event-stream", "application/x-ndjson"} {
-		if ct := e.open(t, "POST", "/pipelines/ghost/run", `{}`, "Accept", a).res.Header.Get("Content-Type"); ct != a {
-			t.Fatalf("pipeline route, Accept %s: %s", a, ct)
-		}
-		if ct := e.open(t, "POST", "/resume/ghost", `{}`, "Accept", a).res.Header.Get("Content-Type"); ct != a {
-			t.Fatalf("resume route, Accept %s: %s", a, ct)
+		for _, path := range []string{"/pipelines/one/run", "/resume/ghost"} {
+			h := e.open(t, "POST", path, `{"input":"hi"}`, "Accept", a).res.Header
+			if h.Get("Content-Type") != a || h.Get("Vary") != "Accept" {
+				t.Fatalf("%s, Accept %s: %s, Vary %q", path, a, h.Get("Content-Type"), h.Get("Vary"))
+			}
 		}
 	}
 	// Refusals before a stream opens are JSON in both cases, and vary too.
