@@ -156,7 +156,7 @@ func TestPermissionsAsk(t *testing.T) {
 }
 
 // Two server tools that sanitise to one name are refused with
-// TOOL_NAME_COLLISION naming both.
+// TOOL_NAME_COLLISION.
 func TestCollisionRefused(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "x", Version: "1"}, nil)
 	for _, name := range []string{"list-files", "listFiles"} {
@@ -171,8 +171,15 @@ func TestCollisionRefused(t *testing.T) {
 	}
 	in := start(t, p, modeltest.New(modeltest.Text("x")), agentWith("a", mcpclient.AgentConfig{Servers: []string{"fs"}}))
 	_, err = run(t, in, "a", "go")
-	if !errors.Is(err, &core.BreadError{Code: core.CodeToolNameCollision}) || !strings.Contains(err.Error(), `"list-files"`) || !strings.Contains(err.Error(), `"listFiles"`) {
-		t.Fatalf("err = %v, want TOOL_NAME_COLLISION naming both", err)
+	if be := core.AsBreadError(err, ""); be == nil || be.Code != core.CodeToolNameCollision || !strings.Contains(be.Message, "fs__list_files") {
+		t.Fatalf("err = %v, want TOOL_NAME_COLLISION naming the tool", err)
+	}
+	// Denying the name lets the agent run without them.
+	b := agentWith("b", mcpclient.AgentConfig{Servers: []string{"fs"}})
+	b.Permissions = core.Permissions{Deny: []string{"plugin:mcp_client/fs__list_files"}}
+	in2 := start(t, mustNew(t, mcpclient.Options{Servers: []mcpclient.Server{{Name: "fs", URL: srv.URL}}}), modeltest.New(modeltest.Text("x")), b)
+	if _, err := run(t, in2, "b", "go"); err != nil {
+		t.Fatalf("with the name denied: %v", err)
 	}
 }
 

@@ -128,6 +128,13 @@ func (c *conn) connect() (*mcp.ClientSession, error) {
 		return nil, err
 	}
 	c.mu.Lock()
+	if c.ctx.Err() != nil {
+		// Close ran while this attempt was connecting: it did not see the
+		// session, so this attempt closes it.
+		c.mu.Unlock()
+		_ = sess.Close()
+		return nil, c.ctx.Err()
+	}
 	c.session, c.tools, c.err = sess, tools, nil
 	c.mu.Unlock()
 	c.log().Info("bread: MCP server connected", "tools", len(tools), "protocol", sess.InitializeResult().ProtocolVersion)

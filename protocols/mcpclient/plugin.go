@@ -2,7 +2,6 @@ package mcpclient
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -149,8 +148,9 @@ func (p *Plugin) checkAgent(a *core.Agent) error {
 // ResolveAgentTools implements core.AgentToolsResolver: the tools of every
 // server the agent names, declared or inline. A server that is down keeps
 // its last tools (a call fails with TOOL_ERROR until it is back); one that
-// never connected contributes none, with a warning. A server whose tools
-// collide after sanitising fails the run with TOOL_NAME_COLLISION.
+// never connected contributes none, with a warning. Two tools of a server
+// that sanitise to one name fail the run with the engine's
+// TOOL_NAME_COLLISION.
 func (p *Plugin) ResolveAgentTools(ctx context.Context, a *core.Agent) ([]core.Tool, error) {
 	cfg, err := agentConfig(a)
 	if err != nil || cfg == nil {
@@ -180,9 +180,6 @@ func (p *Plugin) ResolveAgentTools(ctx context.Context, a *core.Agent) ([]core.T
 		}
 		ts, err := c.snapshot()
 		if ts == nil {
-			if errors.Is(err, &core.BreadError{Code: core.CodeToolNameCollision}) {
-				return nil, err
-			}
 			reason := "not connected"
 			if err != nil {
 				reason = err.Error()

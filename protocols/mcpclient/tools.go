@@ -53,8 +53,10 @@ func toolName(server, original string) (string, error) {
 }
 
 // buildTools turns a server's listing into bread tools. Two server tools
-// that sanitize to one name are TOOL_NAME_COLLISION naming both: the
-// listing is refused rather than one of them silently shadowed.
+// that sanitize to one name both keep it: the engine then refuses any run of
+// an agent that has them with TOOL_NAME_COLLISION (a permission that denies
+// the name lets the agent run without them), rather than one silently
+// shadowing the other. The collision is logged naming both originals.
 func (c *conn) buildTools(list []*mcp.Tool) ([]core.Tool, error) {
 	seen := map[string]string{}
 	out := make([]core.Tool, 0, len(list))
@@ -64,11 +66,8 @@ func (c *conn) buildTools(list []*mcp.Tool) ([]core.Tool, error) {
 			return nil, err
 		}
 		if prev, dup := seen[name]; dup {
-			return nil, &core.BreadError{
-				Code:    core.CodeToolNameCollision,
-				Message: fmt.Sprintf("MCP server %s: tools %q and %q both become %s; rename one on the server", c.cfg.Name, prev, t.Name, name),
-				Context: map[string]any{"server": c.cfg.Name, "name": name, "originals": []string{prev, t.Name}},
-			}
+			c.log().Warn("bread: two tools of an MCP server become one name; agents using the server are refused with TOOL_NAME_COLLISION until one is renamed or denied",
+				"name", name, "originals", []string{prev, t.Name})
 		}
 		seen[name] = t.Name
 		desc := t.Description

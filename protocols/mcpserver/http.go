@@ -69,6 +69,9 @@ func (p *Plugin) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	defer p.reqs.Delete(token)
 	r.Header.Set(requestHeader, token)
 	if r.Method == http.MethodPost && r.Body != nil {
+		// The server caps bodies already; this bounds a mount of the
+		// handler elsewhere to the SDK's own limit.
+		r.Body = http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes)
 		if keys := p.track(r, token); len(keys) > 0 {
 			defer func() {
 				for _, k := range keys {
@@ -96,10 +99,12 @@ type rpcPeek struct {
 func (p *Plugin) track(r *http.Request, token string) []string {
 	body, err := io.ReadAll(r.Body)
 	r.Body.Close()
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	if err != nil {
+		// Let the SDK answer (413 for an oversized body) from what was read.
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
 		return nil
 	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	var msg rpcPeek
 	if json.Unmarshal(body, &msg) != nil {
 		return nil // batches and garbage go to the SDK as they are
@@ -178,3 +183,8 @@ func hostname(host string) string {
 	}
 	return strings.ToLower(strings.Trim(host, "[]"))
 }
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
