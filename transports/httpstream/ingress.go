@@ -34,8 +34,10 @@ type Options struct {
 	// Liveness, when set, tells whether a run is still running somewhere
 	// (a replica holds its lease). A passive stream whose run started, is not
 	// waiting for a human, and is no longer alive ends with agent:error
-	// RUN_LOST instead of waiting forever. With replicas, set it to the
-	// cluster coordinator (transports/redis.Coordinator).
+	// RUN_LOST instead of waiting forever. Nil uses the store's run records
+	// when the store is a core.RunStore (the engine marks a run lost when its
+	// lease lapses and logs its RUN_LOST); the Redis cluster coordinator
+	// (transports/redis.Coordinator) answers faster across replicas.
 	Liveness Liveness
 	// LivenessInterval is how often an idle passive stream asks Liveness
 	// (default 2 s).
@@ -103,7 +105,13 @@ func (g *Ingress) Mount(r core.Router, rt core.Runtime) {
 	if sub == nil {
 		log.Info("bread: the bus cannot subscribe; GET /runs/{runId}/stream serves the crumb log only, without live frames")
 	}
-	h := &handlers{g: g, inst: rt, log: log, sub: sub}
+	h := &handlers{g: g, inst: rt, log: log, sub: sub, liveness: g.liveness}
+	if rs, ok := rt.Store().(core.RunStore); ok {
+		h.runs = rs
+		if h.liveness == nil {
+			h.liveness = recordLiveness{rs}
+		}
+	}
 	r.Handle(core.ActionRunStart, "POST", "/agents/{id}/run", h.run())
 	r.Handle(core.ActionPipelineStart, "POST", "/pipelines/{id}/run", h.pipeline())
 	r.Handle(core.ActionRunResume, "POST", "/resume/{checkpointId}", h.resume())
@@ -121,10 +129,25 @@ func subscriber(bus core.BreadTransport) core.Subscriber {
 
 // handlers serve the mounted routes of one Runtime.
 type handlers struct {
-	g    *Ingress
-	inst core.Runtime
-	log  *slog.Logger
-	sub  core.Subscriber // nil when the bus cannot subscribe
+	g        *Ingress
+	inst     core.Runtime
+	log      *slog.Logger
+	sub      core.Subscriber // nil when the bus cannot subscribe
+	runs     core.RunStore   // nil when the store keeps no run records
+	liveness Liveness        // nil when nothing can tell a lost run
+}
+
+// recordLiveness answers from the store's run records: a run is alive until
+// its record is final (completed, failed, cancelled, lost). A run without a
+// record (relayed from a remote, or a pipeline's own id) cannot be told.
+type recordLiveness struct{ runs core.RunStore }
+
+func (l recordLiveness) Alive(ctx context.Context, runID string) (bool, error) {
+	r, err := l.runs.GetRun(ctx, runID)
+	if err != nil {
+		return false, err
+	}
+	return !r.Status.Final(), nil
 }
 
 // vary marks a response as chosen by the Accept header, for caches.

@@ -2,6 +2,7 @@ package httpstream
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -37,8 +38,41 @@ func (h *handlers) passive() http.Handler {
 				"this server can neither replay a run (the store keeps no crumb log) nor follow it (the bus cannot subscribe)")
 			return
 		}
-		h.tail(r.Context(), h.open(w, r), runID, after)
+		finished, err := h.known(r.Context(), runID)
+		if err != nil {
+			be := core.AsBreadError(err, core.CodeInternalError)
+			if be.Code == core.CodeRunNotFound {
+				writeError(w, http.StatusNotFound, be.Code, be.Message)
+				return
+			}
+			h.log.Warn("bread: reading a run's record failed; streaming it anyway", "runId", runID, "error", err)
+		}
+		h.tail(r.Context(), h.open(w, r), runID, after, finished)
 	})
+}
+
+// known checks, with the store's run records, that the run exists (an
+// unknown run is RUN_NOT_FOUND before anything streams) and reports whether
+// it has finished. Without run records every run may exist and none is
+// known to be finished. A run with crumbs in the log but no record (a
+// pipeline's own id, a relayed remote run) exists.
+func (h *handlers) known(ctx context.Context, runID string) (finished bool, err error) {
+	if h.runs == nil {
+		return false, nil
+	}
+	rec, err := h.runs.GetRun(ctx, runID)
+	if err == nil {
+		return rec.Status.Final(), nil
+	}
+	if !errors.Is(err, core.ErrRunNotFound) {
+		return false, err
+	}
+	if clog, ok := h.inst.Store().(core.CrumbLog); ok {
+		if seq, lerr := clog.MaxCrumbSeq(ctx, runID); lerr == nil && seq > 0 {
+			return false, nil
+		}
+	}
+	return false, &core.BreadError{Code: core.CodeRunNotFound, Message: "run " + strconv.Quote(truncate(runID, 64)) + " not found"}
 }
 
 // afterSeq reads where the client stopped: Last-Event-ID, else ?after=,
@@ -62,7 +96,7 @@ func afterSeq(r *http.Request) (int64, error) {
 // published while the log is read is buffered rather than lost, then drains
 // the subscription through the dedup rule. A subscription that fails (the
 // bus dropped a slow reader) is resumed from the log.
-func (h *handlers) tail(ctx context.Context, s *response, runID string, after int64) {
+func (h *handlers) tail(ctx context.Context, s *response, runID string, after int64, finished bool) {
 	clog, _ := h.inst.Store().(core.CrumbLog)
 	sub := h.sub
 	d := Dedup{Last: after}
@@ -76,7 +110,9 @@ func (h *handlers) tail(ctx context.Context, s *response, runID string, after in
 			live = follow(ctx, sub, runID, max(d.Last-1, 0))
 		}
 		terminal, ok := h.replay(ctx, s, clog, runID, &d, st)
-		if terminal || !ok || live == nil {
+		// A finished run has nothing more to send once the log is
+		// replayed, whatever position the client resumed from.
+		if terminal || !ok || live == nil || finished {
 			if live != nil {
 				live.stop()
 			}
@@ -151,7 +187,7 @@ func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID
 	ticker := time.NewTicker(h.g.heartbeat)
 	defer ticker.Stop()
 	var check <-chan time.Time
-	if h.g.liveness != nil {
+	if h.liveness != nil {
 		t := time.NewTicker(h.g.livecheck)
 		defer t.Stop()
 		check = t.C
@@ -238,7 +274,7 @@ func (h *handlers) lost(ctx context.Context, s *response, runID string, d *Dedup
 	if !st.started || st.suspended {
 		return 0, false
 	}
-	alive, err := h.g.liveness.Alive(ctx, runID)
+	alive, err := h.liveness.Alive(ctx, runID)
 	if err != nil || alive {
 		return 0, false
 	}
