@@ -36,10 +36,12 @@ func SanitizeToolName(original string) string {
 	return strings.TrimRight(s, "_")
 }
 
-// maxNameLen is core.ValidName's limit on a tool name.
-const maxNameLen = 64
+// maxNameLen keeps the name the model sees, plugin_mcp_client_<name>,
+// within 64 bytes: bread's limit on a tool name, and the limit of several
+// providers' APIs on a function name.
+const maxNameLen = 64 - len("plugin_"+PluginName+"_")
 
-// toolName is <server>__<sanitized>, cut to bread's 64-byte limit.
+// toolName is <server>__<sanitized>, cut to maxNameLen.
 func toolName(server, original string) (string, error) {
 	room := maxNameLen - len(server) - 2
 	if room < 1 {
