@@ -19,9 +19,10 @@ type RunStore interface {
 	PutRun(ctx context.Context, r RunRecord) error
 	// GetRun returns a run's record; an unknown id is ErrRunNotFound.
 	GetRun(ctx context.Context, id string) (RunRecord, error)
-	// RenewRunLeases sets LeaseUntil (and UpdatedAt to now) on every
-	// running run of owner and returns how many it renewed.
-	RenewRunLeases(ctx context.Context, owner string, until, now int64) (int, error)
+	// RenewRunLeases sets LeaseUntil on every running run of owner and
+	// returns how many it renewed. UpdatedAt stays when the run last changed
+	// state.
+	RenewRunLeases(ctx context.Context, owner string, until int64) (int, error)
 	// ExpiredRuns lists running runs whose LeaseUntil is before now, oldest
 	// lease first, at most limit (<= 0: 100).
 	ExpiredRuns(ctx context.Context, now int64, limit int) ([]RunRecord, error)
@@ -73,6 +74,8 @@ type RunRecord struct {
 	CheckpointID string `json:"checkpointId,omitempty"`
 	// ErrorCode is the code a failed, cancelled or lost run ended with.
 	ErrorCode string `json:"errorCode,omitempty"`
-	CreatedAt int64  `json:"createdAt"`
-	UpdatedAt int64  `json:"updatedAt"`
+	// CreatedAt is when the run first started; UpdatedAt when its status
+	// last changed (a resumed run's UpdatedAt is when it resumed).
+	CreatedAt int64 `json:"createdAt"`
+	UpdatedAt int64 `json:"updatedAt"`
 }

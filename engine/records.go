@@ -85,7 +85,7 @@ func (rc *records) keep() {
 			if rc.store == nil {
 				continue
 			}
-			if _, err := rc.store.RenewRunLeases(ctx, rc.owner, until, now.UnixMilli()); err != nil && ctx.Err() == nil {
+			if _, err := rc.store.RenewRunLeases(ctx, rc.owner, until); err != nil && ctx.Err() == nil {
 				rc.in.log.Warn("bread: renewing run leases failed; other instances may declare this instance's runs lost", "owner", rc.owner, "error", err)
 			}
 		case <-sweep.C:
@@ -132,6 +132,7 @@ func (rc *records) sweep(ctx context.Context) {
 // crumb, in the crumb log and on the bus.
 func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
 	rc.in.log.Warn("bread: run lost: the instance running it stopped renewing its lease", "runId", r.ID, "agentId", r.AgentID, "sessionId", r.SessionID)
+	rc.in.closeInterrupted(ctx, r.SessionID, r.UpdatedAt, core.CodeRunLost)
 	var seq int64
 	clog, _ := rc.in.store.(core.CrumbLog)
 	if clog != nil {

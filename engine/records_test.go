@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -124,6 +125,10 @@ func TestALostRunEndsWithADurableRunLost(t *testing.T) {
 	if err := store.PutRun(ctx, dead); err != nil {
 		t.Fatal(err)
 	}
+	// The dead run had written its user message and nothing else.
+	if err := store.AddMessage(ctx, sess.ID, core.SessionMessage{Role: core.RoleUser, Content: []byte(`{"role":"user","parts":[{"type":"text","text":"hi"}]}`), Timestamp: past}); err != nil {
+		t.Fatal(err)
+	}
 	var entries []core.CrumbLogEntry
 	for seq := int64(1); seq <= 3; seq++ {
 		c := &core.TextDelta{CrumbBase: core.CrumbBase{AgentID: "a", RunID: "run-dead", SessionID: sess.ID, Seq: seq}, Delta: "x"}
@@ -173,6 +178,10 @@ func TestALostRunEndsWithADurableRunLost(t *testing.T) {
 	}
 	if len(logged) != 1 || logged[0].Seq != 4 || logged[0].Type != core.TypeAgentError {
 		t.Fatalf("after the lost run's last crumb: %+v", logged)
+	}
+	msgs, err := store.GetMessages(ctx, sess.ID)
+	if err != nil || len(msgs) != 2 || msgs[1].Role != core.RoleAssistant || !strings.Contains(string(msgs[1].Content), "[interrupted: RUN_LOST]") {
+		t.Fatalf("the lost run's session: %+v, %v", msgs, err)
 	}
 	ae, ok := logged[0].Crumb.(*core.AgentError)
 	if !ok || ae.Error.Code != core.CodeRunLost || ae.RunID != "run-dead" || ae.SessionID != sess.ID {

@@ -239,6 +239,7 @@ func (r *run) fail(ctx context.Context, err error) error {
 		err = cause
 	}
 	c, be := errorCrumb(r.base(), err)
+	r.in.closeInterrupted(ctx, r.sessionID, r.started.UnixMilli(), be.Code)
 	r.out.end(c, be)
 	return be
 }

@@ -44,7 +44,7 @@ func (s *Store) GetRun(ctx context.Context, id string) (core.RunRecord, error) {
 }
 
 // RenewRunLeases implements core.RunStore.
-func (s *Store) RenewRunLeases(ctx context.Context, owner string, until, now int64) (int, error) {
+func (s *Store) RenewRunLeases(ctx context.Context, owner string, until int64) (int, error) {
 	if err := s.lock(ctx); err != nil {
 		return 0, err
 	}
@@ -52,7 +52,7 @@ func (s *Store) RenewRunLeases(ctx context.Context, owner string, until, now int
 	n := 0
 	for _, r := range s.runRecords {
 		if r.Status == core.RunRunning && r.Owner == owner {
-			r.LeaseUntil, r.UpdatedAt = until, now
+			r.LeaseUntil = until
 			n++
 		}
 	}

@@ -93,7 +93,7 @@ func everyCall(s core.BreadStore, seed seeded) []call {
 			}},
 			call{"GetRun", func(ctx context.Context) error { _, err := rs.GetRun(ctx, "run"); return err }},
 			call{"RenewRunLeases", func(ctx context.Context) error {
-				_, err := rs.RenewRunLeases(ctx, "a", baseTime+1, baseTime)
+				_, err := rs.RenewRunLeases(ctx, "a", baseTime+1)
 				return err
 			}},
 			call{"ExpiredRuns", func(ctx context.Context) error { _, err := rs.ExpiredRuns(ctx, baseTime, 0); return err }},

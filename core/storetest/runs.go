@@ -97,7 +97,7 @@ func testRunRenew(t *testing.T, s core.BreadStore) {
 	} {
 		noErr(t, rs.PutRun(t.Context(), r), "PutRun(%s)", r.ID)
 	}
-	n, err := rs.RenewRunLeases(t.Context(), "a", baseTime+5000, baseTime+100)
+	n, err := rs.RenewRunLeases(t.Context(), "a", baseTime+5000)
 	noErr(t, err, "RenewRunLeases")
 	equal(t, "runs renewed", 2, n)
 	for id, lease := range map[string]int64{"a-1": baseTime + 5000, "a-2": baseTime + 5000, "b-1": baseTime, "a-done": 0} {
@@ -105,7 +105,7 @@ func testRunRenew(t *testing.T, s core.BreadStore) {
 		noErr(t, err, "GetRun(%s)", id)
 		equal(t, "lease of "+id, lease, got.LeaseUntil)
 	}
-	n, err = rs.RenewRunLeases(t.Context(), "nobody", baseTime+5000, baseTime+100)
+	n, err = rs.RenewRunLeases(t.Context(), "nobody", baseTime+5000)
 	noErr(t, err, "RenewRunLeases(nobody)")
 	equal(t, "runs renewed for an owner with none", 0, n)
 }

@@ -83,7 +83,7 @@ func (s *Store) GetRun(ctx context.Context, id string) (core.RunRecord, error) {
 }
 
 // RenewRunLeases implements core.RunStore in one UPDATE.
-func (s *Store) RenewRunLeases(ctx context.Context, owner string, until, now int64) (int, error) {
+func (s *Store) RenewRunLeases(ctx context.Context, owner string, until int64) (int, error) {
 	if hasNUL(owner) {
 		return 0, nil
 	}
@@ -94,7 +94,6 @@ func (s *Store) RenewRunLeases(ctx context.Context, owner string, until, now int
 	defer unlock()
 	res, err := s.db.NewUpdate().Model((*runRow)(nil)).
 		Set("lease_until = ?", until).
-		Set("updated_at = ?", now).
 		Where("status = ?", string(core.RunRunning)).
 		Where("owner = ?", owner).
 		Exec(ctx)
