@@ -150,15 +150,15 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 			inst.On(l)
 		}
 	}
-	if ac := cfg.Server.Auth; ac != nil {
-		strategy, authorize, err := a.authStrategy(ac)
+	if len(cfg.Server.Auth) > 0 {
+		strategies, authorize, err := a.authStrategies(cfg.Server.Auth)
 		if err != nil {
 			return nil, nil, err
 		}
 		if a.opts.Authorize != nil {
 			authorize = a.opts.Authorize
 		}
-		so.Auth = &server.Auth{Strategies: []core.BreadAuthStrategy{strategy}, Authorize: authorize}
+		so.Auth = &server.Auth{Strategies: strategies, Authorize: authorize}
 	}
 	return inst, so, nil
 }

@@ -68,6 +68,12 @@ func cmdBuild(ctx context.Context, a *app, args []string) int {
 		failures++
 		fmt.Fprintf(a.stderr, "[bread] %v\n", err)
 	}
+	if len(cfg.Server.Auth) > 0 {
+		if _, _, err := a.authStrategies(cfg.Server.Auth); err != nil {
+			failures++
+			fmt.Fprintf(a.stderr, "[bread] %v\n", err)
+		}
+	}
 	if failures > 0 {
 		fmt.Fprintf(a.stderr, "[bread] build failed: %d problem(s)\n", failures)
 		return ExitFailure

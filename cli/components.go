@@ -331,6 +331,7 @@ func (a *app) remoteAgent(c *project.Component) (core.RemoteAgent, error) {
 		URL     string            `json:"url"`
 		Headers map[string]string `json:"headers"`
 		APIKey  string            `json:"apiKey"`
+		OAuth2  *oauth2Signer     `json:"oauth2"`
 	}
 	if err := decode(c, &o); err != nil {
 		return nil, err
@@ -340,6 +341,16 @@ func (a *app) remoteAgent(c *project.Component) (core.RemoteAgent, error) {
 		h.Set(k, v)
 	}
 	var signer core.BreadSigner
+	if o.APIKey != "" && o.OAuth2 != nil {
+		return nil, c.Errorf(core.CodeInvalidConfig, "a remote agent takes apiKey or oauth2, not both")
+	}
+	if o.OAuth2 != nil {
+		s, err := o.OAuth2.signer(c)
+		if err != nil {
+			return nil, err
+		}
+		signer = s
+	}
 	if o.APIKey != "" {
 		s, err := apikey.Signer(apikey.Options{Keys: []string{o.APIKey}, Scheme: "Bearer"})
 		if err != nil {
@@ -354,34 +365,6 @@ func (a *app) remoteAgent(c *project.Component) (core.RemoteAgent, error) {
 		return httpsse.RemoteAgent(httpsse.RemoteOptions{URL: o.URL, Headers: h, Signer: signer, HTTPClient: a.remoteHTTPClient()}), nil
 	}
 	return nil, unknown(c, "remote agent transport", []string{"httpchunked", "httpsse"})
-}
-
-// authStrategy builds server.auth: an API key strategy and the allow list.
-func (a *app) authStrategy(c *project.Component) (core.BreadAuthStrategy, core.AuthorizeFunc, error) {
-	if c.Type != "apikey" {
-		return nil, nil, unknown(c, "auth strategy", []string{"apikey"})
-	}
-	var o struct {
-		Keys   []string `json:"keys"`
-		Header string   `json:"header"`
-		Scheme string   `json:"scheme"`
-		Allow  []string `json:"allow"`
-	}
-	if err := decode(c, &o); err != nil {
-		return nil, nil, err
-	}
-	s, err := apikey.Strategy(apikey.Options{Keys: o.Keys, Header: o.Header, Scheme: o.Scheme})
-	if err != nil {
-		return nil, nil, &project.Error{File: c.File, Line: c.Line, Err: err}
-	}
-	if len(o.Allow) == 0 {
-		o.Allow = []string{"*"}
-	}
-	allow := o.Allow
-	authorize := func(_ context.Context, id *core.AuthIdentity, action string, _ map[string]string) bool {
-		return id != nil && (slices.Contains(allow, "*") || slices.Contains(allow, action))
-	}
-	return s, authorize, nil
 }
 
 func fileExists(path string) bool {

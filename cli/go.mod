@@ -42,6 +42,7 @@ require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
+	github.com/coreos/go-oidc/v3 v3.21.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
@@ -52,6 +53,7 @@ require (
 	github.com/go-playground/universal-translator v0.18.2 // indirect
 	github.com/go-playground/validator/v10 v10.30.6 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
+	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/s2a-go v0.1.9 // indirect
@@ -122,7 +124,7 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
-	golang.org/x/oauth2 v0.36.0 // indirect
+	golang.org/x/oauth2 v0.38.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
@@ -142,6 +144,9 @@ require (
 	github.com/breadai/bread/core v0.0.0
 	github.com/breadai/bread/engine v0.0.0
 	github.com/breadai/bread/extensions/auth/apikey v0.0.0
+	github.com/breadai/bread/extensions/auth/jwt v0.0.0
+	github.com/breadai/bread/extensions/auth/oauth2 v0.0.0
+	github.com/breadai/bread/extensions/auth/trusted v0.0.0
 	github.com/breadai/bread/extensions/credentials/vault v0.0.0
 	github.com/breadai/bread/extensions/otel v0.0.0
 	github.com/breadai/bread/protocols/mcpclient v0.0.0
@@ -166,6 +171,9 @@ replace (
 	github.com/breadai/bread/core => ../core
 	github.com/breadai/bread/engine => ../engine
 	github.com/breadai/bread/extensions/auth/apikey => ../extensions/auth/apikey
+	github.com/breadai/bread/extensions/auth/jwt => ../extensions/auth/jwt
+	github.com/breadai/bread/extensions/auth/oauth2 => ../extensions/auth/oauth2
+	github.com/breadai/bread/extensions/auth/trusted => ../extensions/auth/trusted
 	github.com/breadai/bread/extensions/credentials/vault => ../extensions/credentials/vault
 	github.com/breadai/bread/extensions/otel => ../extensions/otel
 	github.com/breadai/bread/protocols/mcpclient => ../protocols/mcpclient

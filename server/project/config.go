@@ -54,8 +54,9 @@ type ServerConfig struct {
 	Port         int
 	Host         string
 	MaxBodyBytes int64
-	// Auth is the auth strategy component (for example apikey), if any.
-	Auth *Component
+	// Auth are the auth strategy components, tried in order: `auth:` takes
+	// a list, or one component (the older single form).
+	Auth []*Component
 }
 
 // Component is a named adapter in bread.yaml: `store: sqlite`, or
@@ -239,11 +240,13 @@ func (l *loader) loadConfig(path string) (Config, error) {
 		{"$.transport", raw.Transport, &cfg.Transport, ""},
 		{"$.blobs", raw.Blobs, &cfg.BlobStore, "fs"},
 		{"$.credentials", raw.Credentials, &cfg.Credentials, ""},
-		{"$.server.auth", raw.Server.Auth, &cfg.Server.Auth, ""},
 	} {
 		if *c.dst, err = f.component(c.path, c.raw, c.def); err != nil {
 			return cfg, err
 		}
+	}
+	if cfg.Server.Auth, err = authComponents(f, raw.Server.Auth); err != nil {
+		return cfg, err
 	}
 	if err := l.providers(f, raw.Providers, cfg.Providers); err != nil {
 		return cfg, err
@@ -289,6 +292,38 @@ func (l *loader) loadConfig(path string) (Config, error) {
 	}
 	l.configFile = f
 	return cfg, nil
+}
+
+// authComponents reads `server.auth:` as a list of components or a single
+// one.
+func authComponents(f *yamlFile, raw *rawComponent) ([]*Component, error) {
+	if raw == nil || raw.value == nil {
+		return nil, nil
+	}
+	list, ok := raw.value.([]any)
+	if !ok {
+		c, err := f.component("$.server.auth", raw, "")
+		if err != nil {
+			return nil, err
+		}
+		return []*Component{c}, nil
+	}
+	if len(list) == 0 {
+		return nil, f.errorf("$.server.auth", "auth is an empty list: remove it, or name at least one strategy")
+	}
+	out := make([]*Component, 0, len(list))
+	for i, e := range list {
+		path := fmt.Sprintf("$.server.auth[%d]", i)
+		if e == nil {
+			return nil, f.errorf(path, "an empty auth strategy")
+		}
+		c, err := f.component(path, &rawComponent{value: e}, "")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // providers reads `providers:` as a list of names or a map of name →

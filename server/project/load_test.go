@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -123,7 +124,7 @@ loop: {pool: [writer], maxIterations: 3}
 	if c.Credentials.String("token") != "s.tok" || c.Providers["eu"].Type != "openai" || c.Providers["anthropic"].Type != "anthropic" {
 		t.Errorf("credentials/providers %+v %+v", c.Credentials, c.Providers)
 	}
-	if c.Server.Port != 4000 || c.Server.Auth.Type != "apikey" || c.MaxConcurrentRuns != 8 || c.ErrorHandling.Retry.Attempts != 3 {
+	if c.Server.Port != 4000 || len(c.Server.Auth) != 1 || c.Server.Auth[0].Type != "apikey" || c.Server.Auth[0].Line != 23 || c.MaxConcurrentRuns != 8 || c.ErrorHandling.Retry.Attempts != 3 {
 		t.Errorf("server %+v", c.Server)
 	}
 	if c.RemoteAgents["researcher"].Type != "httpchunked" || c.Decisions["triage"].String("model") != "haiku" || len(c.Plugins) != 1 {
@@ -198,6 +199,8 @@ func TestConfigErrorsNameFileAndLine(t *testing.T) {
 		{"eval scorer", map[string]string{"agents/a/evals/q.eval.yaml": "cases:\n  - name: c\n    input: x\n    scorers:\n      - type: fuzzy\n"}, "agents/a/evals/q.eval.yaml:5", core.CodeInvalidConfig},
 		{"unclosed frontmatter", map[string]string{"agents/a/skills/s/SKILL.md": "---\nname: S\n"}, "agents/a/skills/s/SKILL.md:1", core.CodeInvalidConfig},
 		{"route decider", map[string]string{"bread.yaml": "store: memory\npipelines:\n  p:\n    - type: route\n      decider: nobody\n"}, "bread.yaml:5", core.CodeInvalidConfig},
+		{"auth element without a type", map[string]string{"bread.yaml": "store: memory\nserver:\n  auth:\n    - {type: jwt}\n    - {keys: [k]}\n"}, "bread.yaml:5", core.CodeInvalidConfig},
+		{"empty auth list", map[string]string{"bread.yaml": "store: memory\nserver:\n  auth: []\n"}, "bread.yaml:3", core.CodeInvalidConfig},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -355,6 +358,23 @@ func TestHTTPTool(t *testing.T) {
 type nopStore struct {
 	core.BreadStore
 	core.LoopStore
+}
+
+func TestAuthListKeepsOrderAndLines(t *testing.T) {
+	dir := writeProject(t, map[string]string{
+		"bread.yaml": "store: memory\nserver:\n  auth:\n    - type: trusted\n      proxies: [10.0.0.0/8]\n    - {type: jwt, secret: x}\n    - apikey\n",
+	})
+	p, err := project.Load(dir, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range p.Config.Server.Auth {
+		got = append(got, fmt.Sprintf("%s@%d", c.Type, c.Line))
+	}
+	if strings.Join(got, " ") != "trusted@4 jwt@6 apikey@7" {
+		t.Fatalf("auth components %v", got)
+	}
 }
 
 func TestBusStreamsAndListeners(t *testing.T) {
