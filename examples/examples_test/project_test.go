@@ -13,8 +13,12 @@ import (
 // projects are every bread project under examples/.
 var projects = []string{
 	"hello-world", "hitl-approval", "pipeline", "loop", "researcher-writer",
-	"knowledge-graph", "store-showcase", "remote-agent/provider", "remote-agent/consumer",
+	"knowledge-graph", "store-showcase", "remote-agent/provider", "remote-agent/consumer", "auth",
 }
+
+// projectEnv is the environment every project's build sees: the auth
+// example's bread.yaml reads its secrets from it.
+var projectEnv = map[string]string{"JWT_SECRET": exampleJWTSecret, "OPS_KEY": exampleOpsKey}
 
 // TestBuild: bread build passes in every project.
 func TestBuild(t *testing.T) {
@@ -22,7 +26,7 @@ func TestBuild(t *testing.T) {
 	for _, p := range projects {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
-			r := mustBread(t, invocation{dir: copyExample(t, p), args: []string{"build"}})
+			r := mustBread(t, invocation{dir: copyExample(t, p), env: projectEnv, args: []string{"build"}})
 			if !strings.Contains(r.stdout, "agent(s) ok") {
 				t.Errorf("build: %s", r)
 			}
