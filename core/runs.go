@@ -70,7 +70,8 @@ type RunRecord struct {
 	// running.
 	Owner      string `json:"owner,omitempty"`
 	LeaseUntil int64  `json:"leaseUntil,omitempty"`
-	// CheckpointID is the checkpoint a suspended run waits on.
+	// CheckpointID is the checkpoint a suspended run waits on, or, while a
+	// resumed run runs, the checkpoint it continues from.
 	CheckpointID string `json:"checkpointId,omitempty"`
 	// ErrorCode is the code a failed, cancelled or lost run ended with.
 	ErrorCode string `json:"errorCode,omitempty"`

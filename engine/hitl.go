@@ -42,6 +42,7 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 
 	r := in.newRun(rt, cp.RunID, cp.SessionID, response, core.RunOptions{Skill: cp.Skill})
 	r.parent = cp.Parent
+	r.resumedFrom = cp.ID
 	runOut := sink(out)
 	if cp.Parent != nil {
 		// The composition, not this run, decides how the stream ends.
@@ -52,7 +53,6 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 		defer done()
 		return r.answer(ctx, cp, response)
 	}()
-	in.records.ended(ctx, r.record(), res, err)
 	in.records.settle(ctx, cp, err)
 	if err != nil {
 		return res, err
@@ -90,6 +90,12 @@ func (r *run) answer(ctx context.Context, cp core.CheckpointRecord, response any
 		return outcome{}, r.fail(ctx, errConsumerGone)
 	}
 	call := toolCall{ID: cp.ToolCallID, Name: cp.ToolName, Input: cp.Schema, idempotencyKey: cp.ID + ":" + cp.ToolCallID}
+	if r.in.answered(ctx, r.sessionID, cp.ToolCallID) {
+		// An earlier attempt at this resume recorded the answer before its
+		// process died: the approved tool finished, so it does not run
+		// again, and the model continues from that answer.
+		return r.continueRun(ctx)
+	}
 	var part core.Part
 	switch {
 	case kind == core.HumanInput:
@@ -115,6 +121,31 @@ func (r *run) answer(ctx context.Context, cp core.CheckpointRecord, response any
 		return outcome{}, r.fail(ctx, err)
 	}
 	return r.continueRun(ctx)
+}
+
+// answered reports whether the session already holds the result of the
+// tool call toolCallID, recorded after the model made the call.
+func (in *Instance) answered(ctx context.Context, sessionID, toolCallID string) bool {
+	msgs, err := in.store.GetMessages(ctx, sessionID)
+	if err != nil {
+		return false
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		var m core.Message
+		if json.Unmarshal(msgs[i].Content, &m) != nil {
+			return false
+		}
+		for _, p := range m.Parts {
+			switch {
+			case p.ToolCallID != toolCallID:
+			case p.Type == core.PartToolResult:
+				return true
+			case p.Type == core.PartToolCall:
+				return false // back at the call: nothing answered it
+			}
+		}
+	}
+	return false
 }
 
 // approved reads {"approved": true} from a response of any shape.

@@ -132,7 +132,11 @@ func (rc *records) sweep(ctx context.Context) {
 // crumb, in the crumb log and on the bus.
 func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
 	rc.in.log.Warn("bread: run lost: the instance running it stopped renewing its lease", "runId", r.ID, "agentId", r.AgentID, "sessionId", r.SessionID)
-	rc.in.closeInterrupted(ctx, r.SessionID, r.UpdatedAt, core.CodeRunLost)
+	// A resume that died leaves its checkpoint to be resumed again: its
+	// session stays as it is, for that retry to continue.
+	if !rc.resumable(ctx, r) {
+		rc.in.closeInterrupted(ctx, r.SessionID, r.UpdatedAt, core.CodeRunLost)
+	}
 	var seq int64
 	clog, _ := rc.in.store.(core.CrumbLog)
 	if clog != nil {
@@ -185,6 +189,16 @@ func (rc *records) settle(ctx context.Context, cp core.CheckpointRecord, err err
 	}
 }
 
+// resumable reports whether a lost run was a resume whose checkpoint is
+// still there to be resumed again.
+func (rc *records) resumable(ctx context.Context, r core.RunRecord) bool {
+	if r.CheckpointID == "" {
+		return false
+	}
+	_, err := rc.in.store.GetCheckpoint(ctx, r.CheckpointID)
+	return err == nil
+}
+
 // running records that this instance runs r from now on.
 func (rc *records) running(ctx context.Context, r core.RunRecord) {
 	if rc.store == nil {
@@ -192,7 +206,7 @@ func (rc *records) running(ctx context.Context, r core.RunRecord) {
 	}
 	now := time.Now()
 	r.Status, r.Owner, r.LeaseUntil = core.RunRunning, rc.owner, now.Add(rc.lease).UnixMilli()
-	r.CheckpointID, r.ErrorCode = "", ""
+	r.ErrorCode = ""
 	r.CreatedAt, r.UpdatedAt = now.UnixMilli(), now.UnixMilli()
 	rc.put(ctx, r)
 }
@@ -202,7 +216,7 @@ func (rc *records) ended(ctx context.Context, r core.RunRecord, res outcome, err
 	if rc.store == nil {
 		return
 	}
-	r.Owner, r.LeaseUntil, r.UpdatedAt = "", 0, core.NowMillis()
+	r.Owner, r.LeaseUntil, r.UpdatedAt, r.CheckpointID = "", 0, core.NowMillis(), ""
 	switch {
 	case err != nil:
 		be := core.AsBreadError(err, core.CodeAgentError)

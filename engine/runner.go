@@ -30,6 +30,10 @@ type run struct {
 	// parent links a run inside a composition to the rest of it; it is
 	// stored on the checkpoint if the run suspends.
 	parent *core.CheckpointParent
+	// resumedFrom is the checkpoint a resumed run continues from.
+	resumedFrom string
+	// recorded is set once the run's outcome is in its run record.
+	recorded bool
 
 	// Built-in runtimes, set up by assembleTools when configured.
 	mu         sync.Mutex
@@ -81,14 +85,21 @@ func (in *Instance) runAgent(ctx context.Context, out sink, agentID string, inpu
 	}
 	r := in.newRun(rt, newID(), session.ID, input, opts)
 	r.parent = parent
-	res, err := r.execute(ctx, out)
-	in.records.ended(ctx, r.record(), res, err)
-	return res, err
+	return r.execute(ctx, out)
 }
 
-// record is the identity part of r's run record.
+// recordEnd writes how the run ended into its record, before the crumb
+// that tells a client (human:required, agent:run:end, agent:error): a
+// process killed right after that crumb leaves the record true.
+func (r *run) recordEnd(ctx context.Context, res outcome, err error) {
+	r.recorded = true
+	r.in.records.ended(ctx, r.record(), res, err)
+}
+
+// record is the identity part of r's run record; a resumed run names the
+// checkpoint it resumes from until that checkpoint is settled.
 func (r *run) record() core.RunRecord {
-	return core.RunRecord{ID: r.id, AgentID: r.agent.ID, SessionID: r.sessionID}
+	return core.RunRecord{ID: r.id, AgentID: r.agent.ID, SessionID: r.sessionID, CheckpointID: r.resumedFrom}
 }
 
 func (in *Instance) newRun(rt *agentRT, runID, sessionID string, input any, opts core.RunOptions) *run {
@@ -154,8 +165,14 @@ func (r *run) bind(ctx context.Context, out sink) (context.Context, func()) {
 	ctx, unobserve := r.observe(ctx)
 	r.cancel, r.out = cancel, out
 	untrack := r.in.trackRun(r.id, cancel)
+	r.recorded = false
 	r.in.records.running(ctx, r.record())
 	return ctx, func() {
+		if !r.recorded {
+			// Every way a run ends records it; this is the net for one that
+			// did not, so its lease is not renewed for ever.
+			r.in.records.ended(ctx, r.record(), outcome{}, &core.BreadError{Code: core.CodeInternalError, Message: "the run ended without a recorded outcome"})
+		}
 		untrack()
 		cancel(nil)
 		unobserve()
@@ -229,6 +246,7 @@ func (r *run) finish(ctx context.Context, output any) (outcome, error) {
 	if err != nil {
 		return outcome{}, r.fail(ctx, err)
 	}
+	r.recordEnd(ctx, outcome{output: output}, nil)
 	r.out.end(&core.AgentRunEnd{CrumbBase: r.base(), Output: output, DurationMs: time.Since(r.started).Milliseconds(), Files: r.files}, nil)
 	return outcome{output: output}, nil
 }
@@ -240,6 +258,7 @@ func (r *run) fail(ctx context.Context, err error) error {
 	}
 	c, be := errorCrumb(r.base(), err)
 	r.in.closeInterrupted(ctx, r.sessionID, r.started.UnixMilli(), be.Code)
+	r.recordEnd(ctx, outcome{}, be)
 	r.out.end(c, be)
 	return be
 }

@@ -252,11 +252,13 @@ func (r *run) chainSuspend(ctx context.Context, fresh []core.Message, pending []
 			return outcome{}, err
 		}
 	}
+	res := outcome{suspended: true, checkpointID: cp.ID}
+	r.recordEnd(ctx, res, nil) // before any human:required surfaces
 	for _, c := range r.supervisor.takeHeld() {
 		r.emit(c)
 	}
 	r.hooks.onSuspend(ctx, r.hookContext(core.HookAgent), delegateToolName, cp.ID)
-	return outcome{suspended: true, checkpointID: cp.ID}, nil
+	return res, nil
 }
 
 // continueSupervisor feeds a completed child's output back to the supervisor

@@ -23,6 +23,11 @@ func (r *run) suspend(ctx context.Context, fresh []core.Message, bt *boundTool, 
 	if err := r.suspendRun(ctx, fresh, cp); err != nil {
 		return outcome{}, err
 	}
+	res := outcome{suspended: true, checkpointID: cp.ID}
+	// The record says suspended before the client can learn it: a process
+	// killed right after human:required must not leave a "running" record
+	// for a sweeper to declare lost.
+	r.recordEnd(ctx, res, nil)
 	r.emit(&core.HumanRequired{CrumbBase: r.base(), CheckpointID: cp.ID, ToolName: bt.leaf, Schema: call.Input, Prompt: prompt, Kind: kind})
 	r.hooks.onSuspend(ctx, r.hookContext(core.HookAgent), bt.leaf, cp.ID)
 	return outcome{suspended: true, checkpointID: cp.ID}, nil

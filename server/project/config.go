@@ -39,6 +39,9 @@ type Config struct {
 	// ErrorHandling is the default retry policy for agent runs.
 	ErrorHandling     core.ErrorHandling
 	MaxConcurrentRuns int
+	// RunLease is how long a run's lease lasts unless its instance renews
+	// it (`runs: {lease: 15s}`); 0 is the engine's default.
+	RunLease time.Duration
 }
 
 // StreamsConfig is bread.yaml's streams section: the streaming routes every
@@ -163,6 +166,9 @@ type configFile struct {
 	Concurrency   struct {
 		Max int `yaml:"max"`
 	} `yaml:"concurrency"`
+	Runs struct {
+		Lease string `yaml:"lease"`
+	} `yaml:"runs"`
 }
 
 type streamsFile struct {
@@ -250,6 +256,13 @@ func (l *loader) loadConfig(path string) (Config, error) {
 	}
 	if err := l.providers(f, raw.Providers, cfg.Providers); err != nil {
 		return cfg, err
+	}
+	if l := raw.Runs.Lease; l != "" {
+		d, err := time.ParseDuration(l)
+		if err != nil || d < 100*time.Millisecond {
+			return cfg, f.errorf("$.runs.lease", "lease %q is not a duration of at least 100ms such as 15s", l)
+		}
+		cfg.RunLease = d
 	}
 	if h := raw.Streams.Heartbeat; h != "" {
 		d, err := time.ParseDuration(h)

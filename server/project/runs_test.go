@@ -1,0 +1,32 @@
+package project_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/server/project"
+)
+
+func TestRunsLease(t *testing.T) {
+	p, err := project.Load(writeProject(t, map[string]string{"bread.yaml": "store: memory\nruns: {lease: 2s}\n"}), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Config.RunLease != 2*time.Second {
+		t.Errorf("lease %v", p.Config.RunLease)
+	}
+	for _, tt := range []struct{ yaml, loc string }{
+		{"store: memory\nruns:\n  lease: soon\n", "bread.yaml:3"},
+		{"store: memory\nruns:\n  lease: 10ms\n", "bread.yaml:3"},
+		{"store: memory\nruns:\n  leese: 1s\n", "bread.yaml:3"},
+	} {
+		_, err := project.Load(writeProject(t, map[string]string{"bread.yaml": tt.yaml}), env(nil))
+		var be *core.BreadError
+		if !errors.As(err, &be) || be.Code != core.CodeInvalidConfig || !strings.HasPrefix(err.Error(), tt.loc) {
+			t.Errorf("%q: %v, want INVALID_CONFIG at %s", tt.yaml, err, tt.loc)
+		}
+	}
+}
