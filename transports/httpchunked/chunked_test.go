@@ -13,7 +13,6 @@ import (
 	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
 	"github.com/breadai/bread/engine"
-	"github.com/breadai/bread/extensions/auth/apikey"
 	"github.com/breadai/bread/transports/httpchunked"
 	"github.com/breadai/bread/transports/httpstream"
 	"github.com/breadai/bread/transports/httpstream/streamtest"
@@ -179,15 +178,20 @@ func TestRemoteAgentCancelStopsTheRemoteRun(t *testing.T) {
 	t.Fatal("the remote run was not cancelled")
 }
 
+// bearerSigner signs like an API-key signer would, without importing one:
+// the transport's tests need no auth adapter.
+type bearerSigner string
+
+func (k bearerSigner) Sign(_ context.Context, h http.Header) error {
+	h.Set("Authorization", "Bearer "+string(k))
+	return nil
+}
+
 func TestRemoteAgentSignsWithAnAPIKey(t *testing.T) {
-	strategy, err := apikey.Strategy(apikey.Options{Scheme: "Bearer", Keys: []string{"k-1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// What the server's auth does: no identity, 401.
+	// What the server's auth does: no valid key, 401.
 	requireKey := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if id, err := strategy.Authenticate(r); err != nil || id == nil || id.Subject != "api-key" {
+			if r.Header.Get("Authorization") != "Bearer k-1" {
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusUnauthorized)
 				_, _ = w.Write([]byte(`{"error":{"code":"UNAUTHORIZED","message":"no key"}}`))
@@ -197,11 +201,7 @@ func TestRemoteAgentSignsWithAnAPIKey(t *testing.T) {
 		})
 	}
 	r := newRemote(t, []func(http.Handler) http.Handler{requireKey})
-	signer, err := apikey.Signer(apikey.Options{Scheme: "Bearer", Keys: []string{"k-1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	crumbs, err := collect(t, httpchunked.RemoteAgent(httpchunked.RemoteOptions{URL: r.url, Signer: signer}).Run(context.Background(), "greeter", "hi", core.RunOptions{}))
+	crumbs, err := collect(t, httpchunked.RemoteAgent(httpchunked.RemoteOptions{URL: r.url, Signer: bearerSigner("k-1")}).Run(context.Background(), "greeter", "hi", core.RunOptions{}))
 	if err != nil || crumbs[len(crumbs)-1].CrumbType() != core.TypeAgentRunEnd {
 		t.Fatalf("signed run: %v", err)
 	}

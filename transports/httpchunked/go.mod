@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/breadai/bread/core v0.0.0
 	github.com/breadai/bread/engine v0.0.0
-	github.com/breadai/bread/extensions/auth/apikey v0.0.0
 	github.com/breadai/bread/transports/httpstream v0.0.0
 )
 
@@ -31,7 +30,6 @@ require (
 replace (
 	github.com/breadai/bread/core => ../../core
 	github.com/breadai/bread/engine => ../../engine
-	github.com/breadai/bread/extensions/auth/apikey => ../../extensions/auth/apikey
 	github.com/breadai/bread/transports/httpstream => ../httpstream
 	github.com/breadai/bread/typed => ../../typed
 )
