@@ -21,10 +21,6 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 )
 
-require (
-	github.com/breadai/bread/core v0.0.0
-)
+require github.com/breadai/bread/core v0.0.0
 
-replace (
-	github.com/breadai/bread/core => ../core
-)
+replace github.com/breadai/bread/core => ../core

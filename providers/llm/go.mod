@@ -64,10 +64,6 @@ require (
 	google.golang.org/protobuf v1.34.2 // indirect
 )
 
-require (
-	github.com/breadai/bread/core v0.0.0
-)
+require github.com/breadai/bread/core v0.0.0
 
-replace (
-	github.com/breadai/bread/core => ../../core
-)
+replace github.com/breadai/bread/core => ../../core

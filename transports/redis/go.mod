@@ -6,6 +6,7 @@ require github.com/redis/go-redis/v9 v9.23.0
 
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
+	github.com/breadai/bread/typed v0.0.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.16 // indirect

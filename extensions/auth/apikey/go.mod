@@ -2,10 +2,6 @@ module github.com/breadai/bread/extensions/auth/apikey
 
 go 1.26.0
 
-require (
-	github.com/breadai/bread/core v0.0.0
-)
+require github.com/breadai/bread/core v0.0.0
 
-replace (
-	github.com/breadai/bread/core => ../../../core
-)
+replace github.com/breadai/bread/core => ../../../core
