@@ -117,7 +117,13 @@ func (r *run) answer(ctx context.Context, cp core.CheckpointRecord, response any
 	default:
 		part = resultPart(call, map[string]any{"denied": true, "reason": "rejected by human"})
 	}
-	if err := r.in.persist(ctx, r.sessionID, core.Message{Role: core.RoleTool, Parts: []core.Part{part}}); err != nil {
+	if cause := r.cancelCause(ctx); cause != nil {
+		// A resume cut short (the instance stopping, the client gone) must
+		// not record a half answer: the checkpoint is resumed again, and
+		// the call with it.
+		return outcome{}, r.fail(ctx, cause)
+	}
+	if err := r.persist(ctx, core.Message{Role: core.RoleTool, Parts: []core.Part{part}}); err != nil {
 		return outcome{}, r.fail(ctx, err)
 	}
 	return r.continueRun(ctx)

@@ -12,8 +12,9 @@ import (
 // next run's history would hold a user message with no reply, or tool calls
 // with no results, which providers refuse. It answers any tool call left
 // open with an error result, then records the interruption as the
-// assistant's reply. Only messages written since the run started count, so
-// a suspended run's pending call from before is never closed.
+// assistant's reply. A failing run calls it only when it wrote to the
+// session itself; the sweeper passes since, the time the lost run last
+// started, so a suspended run's pending call from before is never closed.
 func (in *Instance) closeInterrupted(ctx context.Context, sessionID string, since int64, code string) {
 	if sessionID == "" {
 		return

@@ -95,7 +95,7 @@ func (r *run) attempt(ctx context.Context) (outcome, error) {
 			}
 		}
 	}
-	if err := r.in.persist(ctx, r.sessionID, fresh...); err != nil {
+	if err := r.persist(ctx, fresh...); err != nil {
 		return outcome{}, err
 	}
 	out, err := r.parseOutput(text.String())
@@ -123,7 +123,7 @@ func (r *run) structured(ctx context.Context, model core.LanguageModel, system s
 	if err != nil {
 		return outcome{}, err
 	}
-	if err := r.in.persist(ctx, r.sessionID, core.Message{Role: core.RoleAssistant, Parts: []core.Part{core.TextPart(string(raw))}}); err != nil {
+	if err := r.persist(ctx, core.Message{Role: core.RoleAssistant, Parts: []core.Part{core.TextPart(string(raw))}}); err != nil {
 		return outcome{}, err
 	}
 	return outcome{output: out}, nil

@@ -34,6 +34,8 @@ type run struct {
 	resumedFrom string
 	// recorded is set once the run's outcome is in its run record.
 	recorded bool
+	// wrote is set once this attempt added messages to the session.
+	wrote bool
 
 	// Built-in runtimes, set up by assembleTools when configured.
 	mu         sync.Mutex
@@ -86,6 +88,12 @@ func (in *Instance) runAgent(ctx context.Context, out sink, agentID string, inpu
 	r := in.newRun(rt, newID(), session.ID, input, opts)
 	r.parent = parent
 	return r.execute(ctx, out)
+}
+
+// persist appends messages of this run to its session.
+func (r *run) persist(ctx context.Context, msgs ...core.Message) error {
+	r.wrote = true
+	return r.in.persist(ctx, r.sessionID, msgs...)
 }
 
 // recordEnd writes how the run ended into its record, before the crumb
@@ -147,12 +155,12 @@ func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
 		if err != nil {
 			return outcome{}, r.fail(ctx, err)
 		}
-		if err := r.in.persist(ctx, r.sessionID, user, core.Message{Role: core.RoleAssistant, Parts: []core.Part{core.TextPart(string(reply))}}); err != nil {
+		if err := r.persist(ctx, user, core.Message{Role: core.RoleAssistant, Parts: []core.Part{core.TextPart(string(reply))}}); err != nil {
 			return outcome{}, r.fail(ctx, err)
 		}
 		return r.finish(ctx, short.Output)
 	}
-	if err := r.in.persist(ctx, r.sessionID, user); err != nil {
+	if err := r.persist(ctx, user); err != nil {
 		return outcome{}, r.fail(ctx, err)
 	}
 	return r.continueRun(ctx)
@@ -257,7 +265,11 @@ func (r *run) fail(ctx context.Context, err error) error {
 		err = cause
 	}
 	c, be := errorCrumb(r.base(), err)
-	r.in.closeInterrupted(ctx, r.sessionID, r.started.UnixMilli(), be.Code)
+	if r.wrote {
+		// Only a session this attempt touched needs closing: a resume cut
+		// short before it answered leaves the pending call for its retry.
+		r.in.closeInterrupted(ctx, r.sessionID, 0, be.Code)
+	}
 	r.recordEnd(ctx, outcome{}, be)
 	r.out.end(c, be)
 	return be
