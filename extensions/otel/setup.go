@@ -192,29 +192,9 @@ func traceExporter(ctx context.Context, kind string, e Exporter, getenv func(str
 			return nil, err
 		}
 		if proto == "grpc" {
-			var o []otlptracegrpc.Option
-			if e.Endpoint != "" {
-				o = append(o, otlptracegrpc.WithEndpointURL(e.Endpoint))
-			}
-			if e.Insecure {
-				o = append(o, otlptracegrpc.WithInsecure())
-			}
-			if len(e.Headers) > 0 {
-				o = append(o, otlptracegrpc.WithHeaders(e.Headers))
-			}
-			return otlptracegrpc.New(ctx, o...)
+			return otlptracegrpc.New(ctx, otlpOptions(e, e.Endpoint, otlptracegrpc.WithEndpointURL, otlptracegrpc.WithInsecure, otlptracegrpc.WithHeaders)...)
 		}
-		var o []otlptracehttp.Option
-		if e.Endpoint != "" {
-			o = append(o, otlptracehttp.WithEndpointURL(signalURL(e.Endpoint, "/v1/traces")))
-		}
-		if e.Insecure {
-			o = append(o, otlptracehttp.WithInsecure())
-		}
-		if len(e.Headers) > 0 {
-			o = append(o, otlptracehttp.WithHeaders(e.Headers))
-		}
-		return otlptracehttp.New(ctx, o...)
+		return otlptracehttp.New(ctx, otlpOptions(e, signalURL(e.Endpoint, "/v1/traces"), otlptracehttp.WithEndpointURL, otlptracehttp.WithInsecure, otlptracehttp.WithHeaders)...)
 	}
 	return nil, core.Errorf(core.CodeInvalidConfig, "otel: unknown traces exporter %q; known: otlp, stdout, none", kind)
 }
@@ -231,31 +211,28 @@ func metricExporter(ctx context.Context, kind string, e Exporter, getenv func(st
 			return nil, err
 		}
 		if proto == "grpc" {
-			var o []otlpmetricgrpc.Option
-			if e.Endpoint != "" {
-				o = append(o, otlpmetricgrpc.WithEndpointURL(e.Endpoint))
-			}
-			if e.Insecure {
-				o = append(o, otlpmetricgrpc.WithInsecure())
-			}
-			if len(e.Headers) > 0 {
-				o = append(o, otlpmetricgrpc.WithHeaders(e.Headers))
-			}
-			return otlpmetricgrpc.New(ctx, o...)
+			return otlpmetricgrpc.New(ctx, otlpOptions(e, e.Endpoint, otlpmetricgrpc.WithEndpointURL, otlpmetricgrpc.WithInsecure, otlpmetricgrpc.WithHeaders)...)
 		}
-		var o []otlpmetrichttp.Option
-		if e.Endpoint != "" {
-			o = append(o, otlpmetrichttp.WithEndpointURL(signalURL(e.Endpoint, "/v1/metrics")))
-		}
-		if e.Insecure {
-			o = append(o, otlpmetrichttp.WithInsecure())
-		}
-		if len(e.Headers) > 0 {
-			o = append(o, otlpmetrichttp.WithHeaders(e.Headers))
-		}
-		return otlpmetrichttp.New(ctx, o...)
+		return otlpmetrichttp.New(ctx, otlpOptions(e, signalURL(e.Endpoint, "/v1/metrics"), otlpmetrichttp.WithEndpointURL, otlpmetrichttp.WithInsecure, otlpmetrichttp.WithHeaders)...)
 	}
 	return nil, core.Errorf(core.CodeInvalidConfig, "otel: unknown metrics exporter %q; known: otlp, stdout, none", kind)
+}
+
+// otlpOptions builds an OTLP exporter's options from e with its package's
+// own constructors (each exporter package has its own option type). url is
+// empty when e.Endpoint is: the exporter then reads OTEL_* itself.
+func otlpOptions[O any](e Exporter, url string, withURL func(string) O, insecure func() O, headers func(map[string]string) O) []O {
+	var o []O
+	if e.Endpoint != "" {
+		o = append(o, withURL(url))
+	}
+	if e.Insecure {
+		o = append(o, insecure())
+	}
+	if len(e.Headers) > 0 {
+		o = append(o, headers(e.Headers))
+	}
+	return o
 }
 
 // signalURL appends the signal's path to a bare collector URL, as the
