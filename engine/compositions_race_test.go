@@ -34,18 +34,26 @@ func resumeAll(t *testing.T, in *engine.Instance, ids []string) [][]core.Crumb {
 	return out
 }
 
+// checkpointIDs returns the checkpoints of the human:required crumbs in cs,
+// which must be n.
+func checkpointIDs(t *testing.T, cs []core.Crumb, n int) []string {
+	t.Helper()
+	var ids []string
+	for _, hr := range find[*core.HumanRequired](cs) {
+		ids = append(ids, hr.CheckpointID)
+	}
+	if len(ids) != n {
+		t.Fatalf("%d suspensions, want %d: %v", len(ids), n, types(cs))
+	}
+	return ids
+}
+
 // TestParallelBranchesResumedTogetherContinueOnce: two suspended branches
 // resumed at the same moment continue the pipeline exactly once, with both
 // branches' outputs (no null for a sibling that finished concurrently).
 func TestParallelBranchesResumedTogetherContinueOnce(t *testing.T) {
 	for round := range 25 {
-		mkAsk := func(id, answer string) *core.Agent {
-			a := askAgent()
-			a.ID = id
-			a.Providers = modeltest.New(modeltest.ToolCall("human_approve_publish", map[string]string{}), modeltest.Text(answer)).Registry("mock")
-			return a
-		}
-		tb := newTestbed(t, modeltest.New(), []*core.Agent{mkAsk("left", "L"), mkAsk("right", "R"), echoAgent("merge", "")}, func(c *engine.Config) {
+		tb := newTestbed(t, modeltest.New(), []*core.Agent{askingAgent("left", "L"), askingAgent("right", "R"), echoAgent("merge", "")}, func(c *engine.Config) {
 			c.Pipelines = map[string][]core.PipelineStep{"p": {
 				{Type: core.StepParallel, Steps: []core.PipelineStep{{Type: core.StepAgent, AgentID: "left"}, {Type: core.StepAgent, AgentID: "right"}}},
 				{Type: core.StepAgent, AgentID: "merge"},
@@ -55,13 +63,7 @@ func TestParallelBranchesResumedTogetherContinueOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ids []string
-		for _, hr := range find[*core.HumanRequired](cs) {
-			ids = append(ids, hr.CheckpointID)
-		}
-		if len(ids) != 2 {
-			t.Fatalf("two suspended branches: %v", types(cs))
-		}
+		ids := checkpointIDs(t, cs, 2)
 		var merges []string
 		for _, cont := range resumeAll(t, tb.in, ids) {
 			for _, tr := range stepTrace(cont) {
@@ -81,26 +83,14 @@ func TestParallelBranchesResumedTogetherContinueOnce(t *testing.T) {
 // sees both answers.
 func TestSupervisorChildrenFinishingTogetherContinueItOnce(t *testing.T) {
 	for round := range 25 {
-		mk := func(id, answer string) *core.Agent {
-			a := askAgent()
-			a.ID = id
-			a.Providers = modeltest.New(modeltest.ToolCall("human_approve_publish", map[string]string{}), modeltest.Text(answer)).Registry("mock")
-			return a
-		}
 		boss, bossModel := supervisorAgent(core.SupervisorConfig{Agents: []core.SubAgent{{AgentID: "a"}, {AgentID: "b"}}},
 			modeltest.ToolCalls(delegate("da", "a", "1"), delegate("db", "b", "2")), modeltest.Text("both done"))
-		tb := newTestbed(t, modeltest.New(), []*core.Agent{boss, mk("a", "A"), mk("b", "B")})
+		tb := newTestbed(t, modeltest.New(), []*core.Agent{boss, askingAgent("a", "A"), askingAgent("b", "B")})
 		cs, err := tb.run(t, "boss", "go", core.RunOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ids []string
-		for _, hr := range find[*core.HumanRequired](cs) {
-			ids = append(ids, hr.CheckpointID)
-		}
-		if len(ids) != 2 {
-			t.Fatalf("two suspensions: %v", types(cs))
-		}
+		ids := checkpointIDs(t, cs, 2)
 		ends := 0
 		for _, cont := range resumeAll(t, tb.in, ids) {
 			for _, e := range find[*core.AgentRunEnd](cont) {

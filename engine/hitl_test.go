@@ -24,6 +24,15 @@ func askAgent() *core.Agent {
 	}}
 }
 
+// askingAgent is askAgent under another id, with its own model: it asks
+// once, then answers with answer.
+func askingAgent(id, answer string) *core.Agent {
+	a := askAgent()
+	a.ID = id
+	a.Providers = modeltest.New(modeltest.ToolCall("human_approve_publish", map[string]string{}), modeltest.Text(answer)).Registry("mock")
+	return a
+}
+
 func suspendOn(t *testing.T, cs []core.Crumb) *core.HumanRequired {
 	t.Helper()
 	if len(cs) == 0 {
