@@ -17,7 +17,8 @@ type Frame struct {
 type Capability uint8
 
 const (
-	// Sink transports only receive published frames (a terminal renderer).
+	// Sink buses only receive published frames (a log shipper, an audit
+	// sink): tails cannot follow them.
 	Sink Capability = iota
 	// Duplex transports also implement Subscriber.
 	Duplex
@@ -55,9 +56,9 @@ type Subscriber interface {
 	Subscribe(ctx context.Context, runID string, afterSeq int64) iter.Seq2[Frame, error]
 }
 
-// Mounter is implemented by transports that serve an HTTP ingress: Mount
-// adds their routes through the server's Router, using only the public
-// Runtime.
+// Mounter is implemented by HTTP ingresses (transports/httpstream's, which
+// every server mounts, or a plugin's own): Mount adds their routes through
+// the server's Router, using only the Runtime.
 type Mounter interface {
 	Mount(r Router, rt Runtime)
 }
