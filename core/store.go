@@ -475,3 +475,10 @@ type DocumentQuery struct {
 // NowMillis returns the current time in Unix milliseconds, the unit of every
 // timestamp bread stores.
 func NowMillis() int64 { return time.Now().UnixMilli() }
+
+// Pinger is an optional capability of a store (and of a bus): Ping reports
+// whether it answers now, within ctx. A server's readiness probe calls it;
+// a store without it is taken to be ready while it is open.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}

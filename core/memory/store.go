@@ -130,3 +130,16 @@ func invalid(format string, args ...any) error {
 func notFound(sentinel *core.BreadError, format string, args ...any) error {
 	return &core.BreadError{Code: sentinel.Code, Message: fmt.Sprintf(format, args...)}
 }
+
+var _ core.Pinger = (*Store)(nil)
+
+// Ping reports STORE_CLOSED once the store is closed; an open memory store
+// always answers.
+func (s *Store) Ping(context.Context) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return errClosed()
+	}
+	return nil
+}

@@ -110,6 +110,18 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
+// Ping checks the database answers within ctx (core.Pinger): a readiness
+// probe's question. A closed Store reports STORE_CLOSED.
+func (s *Store) Ping(ctx context.Context) error {
+	if s.closed.Load() {
+		return s.storeClosed
+	}
+	if err := s.db.PingContext(ctx); err != nil {
+		return &core.BreadError{Code: core.CodeStoreError, Message: s.prefix + "the database does not answer", Cause: err}
+	}
+	return nil
+}
+
 // DB exposes the underlying bun handle, for applications that keep their
 // own tables beside bread's. Writes to the bread_* tables bypass the
 // store's checks.
