@@ -37,6 +37,9 @@ func TestCloseReleasesEverything(t *testing.T) {
 	if err := tr.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if err := tr.Ping(ctx); err != nil {
+		t.Fatalf("Ping on a started transport: %v", err)
+	}
 	runs := []string{runID(t), runID(t)}
 	var subs []*collector
 	for _, run := range runs {
@@ -73,6 +76,9 @@ func TestCloseReleasesEverything(t *testing.T) {
 		if !errors.Is(err, bredis.ErrClosed) {
 			t.Fatalf("Subscribe after Close yielded %v, want ErrClosed", err)
 		}
+	}
+	if err := tr.Ping(ctx); !errors.Is(err, bredis.ErrClosed) {
+		t.Fatalf("Transport.Ping after Close = %v, want ErrClosed", err)
 	}
 	if err := tr.Client().Ping(ctx).Err(); !isClosed(err) {
 		t.Fatalf("the client the transport dialled is still open: Ping = %v", err)

@@ -105,6 +105,20 @@ func (t *Transport) Start(ctx context.Context) error {
 	return nil
 }
 
+// Ping reports whether Redis answers now (core.Pinger): the bus half of a
+// readiness probe. A closed transport reports ErrClosed.
+func (t *Transport) Ping(ctx context.Context) error {
+	if t.closing.Load() {
+		return ErrClosed
+	}
+	if err := t.pub.Ping(ctx).Err(); err != nil {
+		return &core.BreadError{Code: CodeTransportUnavailable, Message: "redis transport: cannot reach Redis: " + err.Error(), Cause: err}
+	}
+	return nil
+}
+
+var _ core.Pinger = (*Transport)(nil)
+
 // Client returns the client the transport writes with, so companions (a
 // cancel bus, run leases) can share its connections. Do not close it.
 func (t *Transport) Client() goredis.UniversalClient { return t.pub }
