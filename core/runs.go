@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"strconv"
+)
 
 // RunStore is the optional durable record of every run's lifecycle. With
 // it, a run survives the process that ran it: GET /runs/{id} answers from
@@ -13,8 +16,8 @@ import "context"
 type RunStore interface {
 	// PutRun inserts a run record, or replaces the mutable fields (Status,
 	// Owner, LeaseUntil, CheckpointID, ErrorCode, UpdatedAt) of the record
-	// with that ID, keeping its CreatedAt, AgentID, SessionID and
-	// PipelineID: a resumed run reuses its id. A record whose session does
+	// with that ID, keeping its CreatedAt, AgentID, SessionID, PipelineID
+	// and StartedBy: a resumed run reuses its id and keeps its starter. A record whose session does
 	// not exist is ErrSessionNotFound.
 	PutRun(ctx context.Context, r RunRecord) error
 	// GetRun returns a run's record; an unknown id is ErrRunNotFound.
@@ -63,8 +66,12 @@ type RunRecord struct {
 	AgentID   string `json:"agentId"`
 	SessionID string `json:"sessionId,omitempty"`
 	// PipelineID is set on a pipeline's own run record.
-	PipelineID string    `json:"pipelineId,omitempty"`
-	Status     RunStatus `json:"status"`
+	PipelineID string `json:"pipelineId,omitempty"`
+	// StartedBy is the owner key (OwnerKey) of the caller that started the
+	// run, empty when no auth strategy authenticated it. It never changes:
+	// a resumed run keeps the identity that started it.
+	StartedBy string    `json:"startedBy,omitempty"`
+	Status    RunStatus `json:"status"`
 	// Owner is the engine instance executing the run; LeaseUntil is when
 	// its claim lapses unless renewed. Both are cleared when the run stops
 	// running.
@@ -79,4 +86,19 @@ type RunRecord struct {
 	// last changed (a resumed run's UpdatedAt is when it resumed).
 	CreatedAt int64 `json:"createdAt"`
 	UpdatedAt int64 `json:"updatedAt"`
+}
+
+// OwnerKey is the stable key of an identity that StartedBy records: the
+// name of the strategy that authenticated it (its "bread.strategy" claim,
+// which the CLI sets), its issuer (the "iss" claim) and its subject, joined
+// by spaces after quoting each, so two strategies or two issuers never
+// share a key for one subject. A nil identity, or one without a subject,
+// has no key ("").
+func OwnerKey(id *AuthIdentity) string {
+	if id == nil || id.Subject == "" {
+		return ""
+	}
+	strategy, _ := id.Claims["bread.strategy"].(string)
+	issuer, _ := id.Claims["iss"].(string)
+	return strconv.Quote(strategy) + " " + strconv.Quote(issuer) + " " + strconv.Quote(id.Subject)
 }

@@ -199,10 +199,16 @@ func (rc *records) resumable(ctx context.Context, r core.RunRecord) bool {
 	return err == nil
 }
 
-// running records that this instance runs r from now on.
+// running records that this instance runs r from now on. A new run records
+// the caller that started it (core.OwnerKey of core.IdentityFrom(ctx)); a
+// resumed run's record keeps its starter, whoever resumes it (PutRun never
+// replaces StartedBy).
 func (rc *records) running(ctx context.Context, r core.RunRecord) {
 	if rc.store == nil {
 		return
+	}
+	if r.StartedBy == "" {
+		r.StartedBy = core.OwnerKey(core.IdentityFrom(ctx))
 	}
 	now := time.Now()
 	r.Status, r.Owner, r.LeaseUntil = core.RunRunning, rc.owner, now.Add(rc.lease).UnixMilli()

@@ -340,3 +340,32 @@ func (s *closeWatch) statusAtClose(runID string) core.RunStatus {
 	defer s.mu.Unlock()
 	return s.lastStatus[runID]
 }
+
+func TestARunRecordsWhoStartedItAndAResumeKeepsIt(t *testing.T) {
+	tb := newTestbed(t, modeltest.New(
+		modeltest.ToolCall("human_approve_publish", map[string]string{"url": "https://bread.dev"}),
+		modeltest.Text("Published."),
+		modeltest.Text("anonymous"),
+	), []*core.Agent{textAgent("a"), askAgent()})
+
+	alice := &core.AuthIdentity{Subject: "alice", Claims: map[string]any{"bread.strategy": "jwt", "iss": "https://issuer.example"}}
+	bob := &core.AuthIdentity{Subject: "bob", Claims: map[string]any{"bread.strategy": "jwt", "iss": "https://issuer.example"}}
+	cs, _ := collect(tb.in.Run(core.WithIdentity(context.Background(), alice), "publisher", "publish", core.RunOptions{}))
+	hr := suspendOn(t, cs)
+	if r := getRun(t, tb.store, hr.RunID); r.StartedBy != core.OwnerKey(alice) || r.StartedBy == "" {
+		t.Errorf("the suspended run's StartedBy = %q, want %q", r.StartedBy, core.OwnerKey(alice))
+	}
+	if _, err := collect(tb.in.Resume(core.WithIdentity(context.Background(), bob), hr.CheckpointID, map[string]any{"ok": true})); err != nil {
+		t.Fatal(err)
+	}
+	if r := getRun(t, tb.store, hr.RunID); r.Status != core.RunCompleted || r.StartedBy != core.OwnerKey(alice) {
+		t.Errorf("the resumed run: %+v, want StartedBy %q", r, core.OwnerKey(alice))
+	}
+	cs, err := tb.run(t, "a", "hi", core.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := getRun(t, tb.store, cs[0].Base().RunID); r.StartedBy != "" {
+		t.Errorf("a run without an identity: StartedBy = %q", r.StartedBy)
+	}
+}

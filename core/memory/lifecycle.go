@@ -15,7 +15,7 @@ func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if cur, ok := s.runRecords[r.ID]; ok {
+	if cur, ok := s.runRecords[r.ID]; ok { // identity fields, StartedBy among them, stay
 		cur.Status, cur.Owner, cur.LeaseUntil = r.Status, r.Owner, r.LeaseUntil
 		cur.CheckpointID, cur.ErrorCode, cur.UpdatedAt = r.CheckpointID, r.ErrorCode, r.UpdatedAt
 		return nil

@@ -12,6 +12,7 @@ func runCases() []testCase {
 	return []testCase{
 		{name: "put and get", needs: needsRuns, run: testRunRoundTrip},
 		{name: "PutRun on an existing id replaces only the mutable fields", needs: needsRuns, run: testRunReplace},
+		{name: "StartedBy is stored and never replaced", needs: needsRuns, run: testRunStartedBy},
 		{name: "unknown ids and sessions", needs: needsRuns, run: testRunUnknown},
 		{name: "RenewRunLeases renews only the owner's running runs", needs: needsRuns, run: testRunRenew},
 		{name: "ExpiredRuns lists running runs with a lapsed lease, oldest lease first", needs: needsRuns, run: testRunExpired},
@@ -71,6 +72,32 @@ func testRunReplace(t *testing.T, s core.BreadStore) {
 		want.AgentID, want.SessionID, want.PipelineID, want.CreatedAt = first.AgentID, first.SessionID, "", first.CreatedAt
 		assertJSONEqual(t, "the run after "+string(st.Status), want, got)
 	}
+}
+
+func testRunStartedBy(t *testing.T, s core.BreadStore) {
+	rs := capability[core.RunStore](t, s)
+	createSession(t, s, core.NewSession{ID: "s"})
+	first := runRecord("run-1", "s", "replica-a", core.RunRunning, baseTime+30_000)
+	first.StartedBy = `"jwt" "https://issuer.example" "alice"`
+	noErr(t, rs.PutRun(t.Context(), first), "PutRun")
+	got, err := rs.GetRun(t.Context(), "run-1")
+	noErr(t, err, "GetRun")
+	equal(t, "StartedBy as stored", first.StartedBy, got.StartedBy)
+	// A resume by someone else, or by nobody, records its own state but
+	// keeps the starter.
+	for _, by := range []string{`"jwt" "https://issuer.example" "bob"`, ""} {
+		st := core.RunRecord{ID: "run-1", Status: core.RunRunning, Owner: "replica-b", LeaseUntil: baseTime + 60_000, UpdatedAt: baseTime + 20, StartedBy: by}
+		noErr(t, rs.PutRun(t.Context(), st), "PutRun(resume by %q)", by)
+		got, err = rs.GetRun(t.Context(), "run-1")
+		noErr(t, err, "GetRun after a resume")
+		equal(t, "StartedBy after a resume by "+by, first.StartedBy, got.StartedBy)
+	}
+	// A run nobody authenticated has no starter.
+	anon := runRecord("run-2", "s", "replica-a", core.RunRunning, baseTime+30_000)
+	noErr(t, rs.PutRun(t.Context(), anon), "PutRun(anonymous)")
+	got, err = rs.GetRun(t.Context(), "run-2")
+	noErr(t, err, "GetRun(anonymous)")
+	equal(t, "StartedBy of an anonymous run", "", got.StartedBy)
 }
 
 func testRunUnknown(t *testing.T, s core.BreadStore) {

@@ -55,6 +55,7 @@ var schema = []string{
   agent_id TEXT NOT NULL,
   session_id TEXT REFERENCES bread_sessions(id) ON DELETE CASCADE,
   pipeline_id TEXT,
+  started_by TEXT,
   status TEXT NOT NULL,
   owner TEXT,
   lease_until INTEGER,
@@ -176,4 +177,5 @@ var schema = []string{
 var addedColumns = []struct{ table, column, ddl string }{
 	{"bread_checkpoints", "claimed_by", "TEXT"},
 	{"bread_checkpoints", "claimed_until", "INTEGER"},
+	{"bread_runs", "started_by", "TEXT"},
 }

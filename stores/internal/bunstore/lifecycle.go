@@ -18,6 +18,7 @@ type runRow struct {
 	AgentID      string `bun:"agent_id"`
 	SessionID    string `bun:"session_id,nullzero"`
 	PipelineID   string `bun:"pipeline_id,nullzero"`
+	StartedBy    string `bun:"started_by,nullzero"`
 	Status       string `bun:"status"`
 	Owner        string `bun:"owner,nullzero"`
 	LeaseUntil   int64  `bun:"lease_until,nullzero"`
@@ -29,7 +30,7 @@ type runRow struct {
 
 func (r runRow) record() core.RunRecord {
 	return core.RunRecord{
-		ID: r.ID, AgentID: r.AgentID, SessionID: r.SessionID, PipelineID: r.PipelineID,
+		ID: r.ID, AgentID: r.AgentID, SessionID: r.SessionID, PipelineID: r.PipelineID, StartedBy: r.StartedBy,
 		Status: core.RunStatus(r.Status), Owner: r.Owner, LeaseUntil: r.LeaseUntil,
 		CheckpointID: r.CheckpointID, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
@@ -38,11 +39,11 @@ func (r runRow) record() core.RunRecord {
 // PutRun implements core.RunStore: an upsert on id that never changes the
 // identity columns of an existing run.
 func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
-	if err := s.checkText("a run field", r.ID, r.AgentID, r.SessionID, r.PipelineID, string(r.Status), r.Owner, r.CheckpointID, r.ErrorCode); err != nil {
+	if err := s.checkText("a run field", r.ID, r.AgentID, r.SessionID, r.PipelineID, r.StartedBy, string(r.Status), r.Owner, r.CheckpointID, r.ErrorCode); err != nil {
 		return err
 	}
 	row := runRow{
-		ID: r.ID, AgentID: r.AgentID, SessionID: r.SessionID, PipelineID: r.PipelineID,
+		ID: r.ID, AgentID: r.AgentID, SessionID: r.SessionID, PipelineID: r.PipelineID, StartedBy: r.StartedBy,
 		Status: string(r.Status), Owner: r.Owner, LeaseUntil: r.LeaseUntil,
 		CheckpointID: r.CheckpointID, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
