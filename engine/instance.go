@@ -131,6 +131,9 @@ func (in *Instance) addAgent(a *core.Agent) error {
 			return taskNotFound(in, id, a.ID)
 		}
 	}
+	if err := in.checkSelectorTargets(a); err != nil {
+		return err
+	}
 	in.agents[a.ID] = rt
 	return nil
 }
@@ -184,6 +187,10 @@ func (in *Instance) Start(ctx context.Context) error {
 				return fmt.Errorf("bread: start remote agent %s: %w", id, err)
 			}
 		}
+	}
+	if err := in.checkReferences(); err != nil {
+		in.closePlugins(ctx, len(in.cfg.Plugins))
+		return err
 	}
 	in.records.start()
 	// Only now, with every plugin wired, are runs admitted.
@@ -269,6 +276,15 @@ func (in *Instance) Stop(ctx context.Context) error {
 		}
 	})
 	return errors.Join(errs...)
+}
+
+// Accepting reports whether the Instance admits runs: Start has finished
+// (the store is migrated, the bus started) and Stop has not begun. A
+// readiness probe asks it.
+func (in *Instance) Accepting() bool {
+	in.lifeMu.Lock()
+	defer in.lifeMu.Unlock()
+	return in.accepting
 }
 
 // ErrInstanceStopped is the cause of runs cancelled by Stop.

@@ -3,11 +3,15 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/typed"
 )
 
@@ -60,5 +64,114 @@ func TestGatedToolSuspendsForApproval(t *testing.T) {
 	msgs := tb.messages(t, hr.SessionID)
 	if len(msgs) != 2 || msgs[1].Parts[0].Type != core.PartToolCall {
 		t.Errorf("the pending call is persisted with the checkpoint: %+v", msgs)
+	}
+}
+
+// TestPermissionSelectorsMustNameRealTools: a misspelled selector in ask or
+// deny matched nothing and silently turned the gate off; it now fails the
+// boot, naming the agent, the list and what exists.
+func TestPermissionSelectorsMustNameRealTools(t *testing.T) {
+	publish := core.Tool{Name: "publish", Execute: func(context.Context, json.RawMessage, core.ToolContext) (any, error) { return nil, nil }}
+	skill := core.Skill{ID: "refunds", Tools: []core.Tool{{Name: "refund", Execute: publish.Execute}}}
+	for _, tt := range []struct {
+		name string
+		p    core.Permissions
+		want string // "" means the boot succeeds
+	}{
+		{"a real tool", core.Permissions{Ask: []string{"tool:publish"}}, ""},
+		{"a misspelled ask", core.Permissions{Ask: []string{"tool:publsh"}}, "publish"},
+		{"a misspelled deny", core.Permissions{Deny: []string{"tool:pubilsh"}}, "publish"},
+		{"a misspelled allow", core.Permissions{Allow: []string{"tool:publish", "tool:pub"}}, "publish"},
+		{"a wildcard matches what may come", core.Permissions{Deny: []string{"tool:pub*", "plugin:*"}}, ""},
+		{"a built-in", core.Permissions{Deny: []string{"core:delegate"}}, ""},
+		{"a misspelled built-in", core.Permissions{Deny: []string{"core:delegat"}}, "delegate"},
+		{"a skill tool", core.Permissions{Ask: []string{"skill:refunds/refund"}}, ""},
+		{"an unknown skill", core.Permissions{Ask: []string{"skill:refund/refund"}}, "refunds"},
+		{"an unknown skill tool", core.Permissions{Ask: []string{"skill:refunds/refnd"}}, "refund"},
+		{"an unknown plugin", core.Permissions{Deny: []string{"plugin:mcp/read"}}, "no configured plugin"},
+		{"an unknown task", core.Permissions{Ask: []string{"task:extract"}}, "no task tool"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &core.Agent{ID: "a", Model: mockModel(), Tools: []core.Tool{publish}, Skills: []core.Skill{skill}, Permissions: tt.p}
+			_, err := engine.New(engine.Config{Store: memory.New(), Agents: []*core.Agent{a}})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var be *core.BreadError
+			if !errors.As(err, &be) || be.Code != core.CodeInvalidPermission || !strings.Contains(be.Message, tt.want) || !strings.Contains(be.Message, "agent a") {
+				t.Fatalf("got %v, want INVALID_PERMISSION mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestCompositionsMustNameRealAgents: a Go-built config naming a missing
+// agent in a pipeline, a roster or a loop pool fails at Start, not mid-run.
+func TestCompositionsMustNameRealAgents(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		mutate func(*engine.Config)
+	}{
+		{"a pipeline step", func(c *engine.Config) {
+			c.Pipelines = map[string][]core.PipelineStep{"p": {{Type: core.StepAgent, AgentID: "a"}, {Type: core.StepAgent, AgentID: "ghost"}}}
+		}},
+		{"a parallel branch", func(c *engine.Config) {
+			c.Pipelines = map[string][]core.PipelineStep{"p": {{Type: core.StepParallel, Steps: []core.PipelineStep{{Type: core.StepAgent, AgentID: "ghost"}}}}}
+		}},
+		{"a route", func(c *engine.Config) {
+			c.Pipelines = map[string][]core.PipelineStep{"p": {{Type: core.StepRoute, Decider: "d", Routes: map[string]string{"x": "ghost"}}}}
+		}},
+		{"a roster", func(c *engine.Config) {
+			c.Agents = append(c.Agents, &core.Agent{ID: "boss", Model: mockModel(), Supervisor: &core.SupervisorConfig{Agents: []core.SubAgent{{AgentID: "ghost"}}}})
+		}},
+		{"a loop pool", func(c *engine.Config) {
+			c.Agents = append(c.Agents, &core.Agent{ID: "looper", Model: mockModel(), Loop: &core.LoopConfig{Pool: []string{"a", "ghost"}, MaxIterations: 2}})
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := engine.Config{Store: memory.New(), Agents: []*core.Agent{textAgent("a")}}
+			tt.mutate(&cfg)
+			in, err := engine.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = in.Start(context.Background())
+			var be *core.BreadError
+			if !errors.As(err, &be) || be.Code != core.CodeAgentNotFound || !strings.Contains(be.Message, "ghost") {
+				t.Fatalf("Start: %v, want AGENT_NOT_FOUND naming ghost", err)
+			}
+		})
+	}
+}
+
+// TestBuiltinToolNamesAreComplete keeps core.BuiltinToolNames (what a
+// "core:" selector may name) in step with the tools the engine offers.
+func TestBuiltinToolNamesAreComplete(t *testing.T) {
+	a := &core.Agent{ID: "all", Model: mockModel(),
+		Skills:     []core.Skill{{ID: "s", Name: "S", Instructions: "x"}},
+		Knowledge:  &core.KnowledgeConfig{},
+		Documents:  &core.DocumentConfig{},
+		Supervisor: &core.SupervisorConfig{Agents: []core.SubAgent{{AgentID: "helper"}}},
+		Loop:       &core.LoopConfig{Pool: []string{"helper"}, MaxIterations: 1},
+	}
+	tb := newTestbed(t, modeltest.New(modeltest.Text("ok")), []*core.Agent{a, textAgent("helper")},
+		func(c *engine.Config) { c.Decisions = map[string]core.Decider{"d": fixedDecider{choice: "x"}} })
+	if _, err := tb.run(t, "all", "x", core.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var offered []string
+	for _, name := range toolNames(tb.model.Requests()[0]) {
+		if rest, ok := strings.CutPrefix(name, "core_"); ok {
+			offered = append(offered, rest)
+			if !slices.Contains(core.BuiltinToolNames, rest) {
+				t.Errorf("the engine offers core_%s, which core.BuiltinToolNames lacks", rest)
+			}
+		}
+	}
+	if len(offered) != len(core.BuiltinToolNames) {
+		t.Errorf("offered %v, core.BuiltinToolNames %v", offered, core.BuiltinToolNames)
 	}
 }

@@ -162,6 +162,14 @@ func (l *loader) loadAgent(dir string) (*core.Agent, []*EvalSuite, error) {
 	if a.Skills, err = l.loadSkills(filepath.Join(dir, "skills")); err != nil {
 		return nil, nil, err
 	}
+	// With the agent's tools and skills known, a selector naming none of
+	// them is a typo that would silently turn a gate off: refuse it at its
+	// line. (Plugin selectors are checked when the engine knows the
+	// plugins.)
+	if err := core.CheckPermissionTargets(a, nil); err != nil {
+		sel, _ := core.AsBreadError(err, core.CodeInvalidPermission).Context["selector"].(string)
+		return nil, nil, errorAt(f.rel, selectorLine(f, sel), err)
+	}
 	evals, err := l.loadEvals(filepath.Join(dir, "evals"), id)
 	if err != nil {
 		return nil, nil, err

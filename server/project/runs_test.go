@@ -30,3 +30,17 @@ func TestRunsLease(t *testing.T) {
 		}
 	}
 }
+
+func TestMisspelledPermissionNamesFileAndLine(t *testing.T) {
+	dir := writeProject(t, map[string]string{
+		"bread.yaml":                    "store: memory\n",
+		"agents/pub/agent.yaml":         "model: {provider: p, model: m}\npermissions:\n  ask: [\"tool:publsh\"]\n",
+		"agents/pub/tools/publish.yaml": "type: command\ncommand: [\"true\"]\n",
+		"agents/ok/agent.yaml":          "model: {provider: p, model: m}\npermissions:\n  deny: [\"tool:*\", \"plugin:mcp_client/x\"]\n",
+	})
+	_, err := project.Load(dir, env(nil))
+	var be *core.BreadError
+	if !errors.As(err, &be) || be.Code != core.CodeInvalidPermission || !strings.HasPrefix(err.Error(), "agents/pub/agent.yaml:3") || !strings.Contains(err.Error(), "publish") {
+		t.Fatalf("got %v, want INVALID_PERMISSION at agents/pub/agent.yaml:3 naming publish", err)
+	}
+}
