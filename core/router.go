@@ -31,6 +31,8 @@ const (
 	ActionLoopRead       = "loop.read"       // GET /loops/{id}
 	ActionTaskList       = "task.list"       // GET /tasks
 	ActionTaskRead       = "task.read"       // GET /tasks/{id}
+	ActionHealthLive     = "health.live"     // GET /healthz
+	ActionHealthReady    = "health.ready"    // GET /readyz
 )
 
 // HTTPActions lists every core action.
@@ -40,6 +42,7 @@ func HTTPActions() []string {
 		ActionRunResume, ActionRunRead, ActionRunStream, ActionRunCancel,
 		ActionSessionList, ActionSessionRead, ActionSessionDelete, ActionSessionCleanup,
 		ActionLoopList, ActionLoopRead, ActionTaskList, ActionTaskRead,
+		ActionHealthLive, ActionHealthReady,
 	}
 }
 

@@ -14,6 +14,8 @@ const (
 	DefaultPort            = 3000
 	DefaultMaxBodyBytes    = 1 << 20
 	DefaultShutdownTimeout = 10 * time.Second
+	DefaultReadyTimeout    = 2 * time.Second
+	DefaultRetryAfter      = 5 * time.Second
 )
 
 // Options configure a Server. Zero values take the defaults.
@@ -47,6 +49,20 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// ReadHeaderTimeout bounds reading a request's headers (default 10 s).
 	ReadHeaderTimeout time.Duration
+	// Public lists route actions served to anyone: without authentication
+	// or authorization when auth is on, and past the Host guard when it is
+	// off. Meant for probes and scrapers (health.live, health.ready,
+	// metrics.read); empty by default, so every route stays guarded.
+	Public []string
+	// Checks are readiness checks GET /readyz runs after the built-in ones
+	// (not draining; the instance started and not stopping; the store and
+	// the bus answer a ping when they implement core.Pinger).
+	Checks []Check
+	// ReadyTimeout bounds each readiness check (default 2 s).
+	ReadyTimeout time.Duration
+	// RetryAfter is the Retry-After of a run refused while draining
+	// (default 5 s, whole seconds).
+	RetryAfter time.Duration
 }
 
 // Auth configures authentication and authorization.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/gorilla/mux"
 
@@ -40,7 +41,14 @@ func (s *Server) gate(action string, h http.Handler) http.Handler {
 		for k, v := range vars {
 			r.SetPathValue(k, v)
 		}
-		if s.authOn {
+		if slices.Contains(runStarting, action) {
+			if !s.drain.enter() {
+				s.refuseDraining(w)
+				return
+			}
+			defer s.drain.leave()
+		}
+		if s.authOn && !s.public[action] {
 			if action == "" || s.authorize == nil {
 				forbidden(w)
 				return

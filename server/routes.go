@@ -9,6 +9,7 @@ import (
 // routes registers the server's own routes. Static paths come before the
 // parameterised ones they share a prefix with: mux matches in order.
 func (s *Server) routes(r core.Router) {
+	s.healthRoutes(r)
 	r.Handle(core.ActionAgentList, http.MethodGet, "/agents", http.HandlerFunc(s.listAgents))
 	r.Handle(core.ActionAgentRead, http.MethodGet, "/agents/{id}", http.HandlerFunc(s.readAgent))
 

@@ -35,6 +35,8 @@ type Server struct {
 	canceller Canceller
 	streams   *httpstream.Ingress
 	handler   http.Handler
+	public    map[string]bool
+	drain     drainState
 }
 
 // New builds the server's handler: body cap, host guard (auth off) or
@@ -64,7 +66,16 @@ func New(inst Engine, opts Options) (*Server, error) {
 	if opts.ReadHeaderTimeout <= 0 {
 		opts.ReadHeaderTimeout = 10 * time.Second
 	}
-	s := &Server{inst: inst, opts: opts, log: opts.Logger, canceller: opts.Canceller}
+	if opts.ReadyTimeout <= 0 {
+		opts.ReadyTimeout = DefaultReadyTimeout
+	}
+	if opts.RetryAfter <= 0 {
+		opts.RetryAfter = DefaultRetryAfter
+	}
+	s := &Server{inst: inst, opts: opts, log: opts.Logger, canceller: opts.Canceller, public: map[string]bool{}}
+	for _, action := range opts.Public {
+		s.public[action] = true
+	}
 	if s.log == nil {
 		s.log = inst.Logger()
 	}
@@ -105,15 +116,33 @@ func New(inst Engine, opts Options) (*Server, error) {
 			h = mp.Middleware(h)
 		}
 	}
+	open := h
 	if opts.Auth != nil && len(opts.Auth.Strategies) > 0 {
 		h = AuthMiddleware(opts.Auth.Strategies...)(h)
 	}
 	if !s.authOn {
 		h = hostGuard(h)
 	}
+	if len(s.public) > 0 {
+		h = s.publicRoutes(mx, open, h)
+	}
 	h = bodyCap(opts.MaxBodyBytes, h)
 	s.handler = s.recoverer(h)
 	return s, nil
+}
+
+// publicRoutes sends a request whose route's action is in Options.Public
+// to open (plugin middleware and the routes, no auth, no Host guard) and
+// every other request to guarded.
+func (s *Server) publicRoutes(mx *mux.Router, open, guarded http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m mux.RouteMatch
+		if mx.Match(r, &m) && m.Route != nil && m.MatchErr == nil && s.public[m.Route.GetName()] {
+			open.ServeHTTP(w, r)
+			return
+		}
+		guarded.ServeHTTP(w, r)
+	})
 }
 
 // Handler returns the server's http.Handler for in-process use (tests, a

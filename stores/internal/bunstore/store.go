@@ -117,7 +117,7 @@ func (s *Store) Ping(ctx context.Context) error {
 		return s.storeClosed
 	}
 	if err := s.db.PingContext(ctx); err != nil {
-		return &core.BreadError{Code: core.CodeStoreError, Message: s.prefix + "the database does not answer", Cause: err}
+		return &core.BreadError{Code: core.CodeStoreUnavailable, Message: s.prefix + "the database does not answer", Cause: err}
 	}
 	return nil
 }
