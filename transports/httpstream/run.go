@@ -17,14 +17,12 @@ func (h *handlers) run() http.Handler {
 		vary(w)
 		id := r.PathValue("id")
 		var body runBody
-		err := decodeBody(r, &body)
-		s := h.open(w, r)
-		if err != nil {
-			s.fail(id, err)
+		if err := decodeBody(r, &body); err != nil {
+			h.open(w, r).fail(id, err)
 			return
 		}
 		opts := core.RunOptions{Session: body.Session, Skill: body.Skill}
-		h.relay(r.Context(), s, id, h.inst.Run(r.Context(), id, inputOrEmpty(body.Input), opts))
+		h.start(w, r, id, h.inst.Run(r.Context(), id, inputOrEmpty(body.Input), opts))
 	})
 }
 
@@ -33,13 +31,11 @@ func (h *handlers) pipeline() http.Handler {
 		vary(w)
 		id := r.PathValue("id")
 		var body pipelineBody
-		err := decodeBody(r, &body)
-		s := h.open(w, r)
-		if err != nil {
-			s.fail(id, err)
+		if err := decodeBody(r, &body); err != nil {
+			h.open(w, r).fail(id, err)
 			return
 		}
-		h.relay(r.Context(), s, id, h.inst.RunPipeline(r.Context(), id, inputOrEmpty(body.Input)))
+		h.start(w, r, id, h.inst.RunPipeline(r.Context(), id, inputOrEmpty(body.Input)))
 	})
 }
 
@@ -48,17 +44,48 @@ func (h *handlers) resume() http.Handler {
 		vary(w)
 		id := r.PathValue("checkpointId")
 		var body resumeBody
-		err := decodeBody(r, &body)
-		s := h.open(w, r)
-		if err != nil {
-			s.fail("", err)
+		if err := decodeBody(r, &body); err != nil {
+			h.open(w, r).fail("", err)
 			return
 		}
 		var response any
 		if len(body.Response) > 0 {
 			response = body.Response
 		}
-		h.relay(r.Context(), s, "", h.inst.Resume(r.Context(), id, response))
+		h.start(w, r, "", h.inst.Resume(r.Context(), id, response))
+	})
+}
+
+// RetryAfter is the Retry-After, in seconds, of a run the instance refused
+// because it is stopping.
+const RetryAfter = "5"
+
+// start opens the stream once the run is admitted. A run the instance
+// refuses because it is stopping (INSTANCE_STOPPING: it drains before a
+// shutdown) is answered 503 with Retry-After instead, before any stream
+// opens, so a client or a load balancer retries on another replica.
+func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string, crumbs iter.Seq2[core.Crumb, error]) {
+	next, stop := iter.Pull2(crumbs)
+	defer stop()
+	first, ferr, ok := next()
+	if ok && ferr != nil {
+		if ae, isErr := first.(*core.AgentError); isErr && ae.Error != nil && ae.Error.Code == core.CodeInstanceStopping {
+			w.Header().Set("Retry-After", RetryAfter)
+			writeError(w, http.StatusServiceUnavailable, ae.Error.Code, ae.Error.Message)
+			return
+		}
+	}
+	s := h.open(w, r)
+	h.relay(r.Context(), s, agentID, func(yield func(core.Crumb, error) bool) {
+		if !ok || !yield(first, ferr) {
+			return
+		}
+		for {
+			c, err, more := next()
+			if !more || !yield(c, err) {
+				return
+			}
+		}
 	})
 }
 
