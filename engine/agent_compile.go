@@ -10,6 +10,9 @@ type agentRT struct {
 	input  *compiledSchema
 	output *compiledSchema
 	steps  int
+	// answers are the compiled answer schemas of the human tools, by the
+	// name the model calls them (human_<name>).
+	answers map[string]*compiledSchema
 }
 
 const defaultMaxSteps = 20
@@ -66,9 +69,14 @@ func compileAgent(a *core.Agent) (*agentRT, error) {
 			return nil, collision(leaf)
 		}
 		seen[leaf] = true
-		if _, err := compileSchema("human tool "+h.Name+" schema", h.Schema); err != nil {
+		cs, err := compileSchema("human tool "+h.Name+" schema", h.Schema)
+		if err != nil {
 			return nil, err
 		}
+		if rt.answers == nil {
+			rt.answers = map[string]*compiledSchema{}
+		}
+		rt.answers[leaf] = cs
 	}
 	for _, sk := range a.Skills {
 		if err := core.ValidateName("skill", sk.ID); err != nil {

@@ -22,7 +22,7 @@ func resumeAll(t *testing.T, in *engine.Instance, ids []string) [][]core.Crumb {
 	for i, id := range ids {
 		wg.Go(func() {
 			<-start
-			cs, err := collect(in.Resume(context.Background(), id, "ok"))
+			cs, err := collect(in.Resume(context.Background(), id, okAnswer))
 			if err != nil {
 				t.Errorf("resume %s: %v", id, err)
 			}

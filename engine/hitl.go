@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -30,6 +31,11 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 	rt, ok := in.agents[cp.AgentID]
 	if !ok {
 		return outcome{}, core.Errorf(core.CodeAgentNotFound, "agent %s of checkpoint %s is not registered", cp.AgentID, checkpointID)
+	}
+	// A malformed answer is refused before the claim, so the checkpoint
+	// stays resumable with a valid one.
+	if err := rt.checkResponse(cp, response); err != nil {
+		return outcome{}, err
 	}
 	// Claim before anything observable: a concurrent resume of the same
 	// checkpoint loses here instead of executing a tool or answering twice.
@@ -152,6 +158,37 @@ func (in *Instance) answered(ctx context.Context, sessionID, toolCallID string) 
 		}
 	}
 	return false
+}
+
+// checkResponse validates a human's response before a resume consumes the
+// checkpoint: an approval must be {"approved": bool, "reason"?: string}
+// (a bare "yes" or {} used to count silently as a refusal), and a human
+// tool's answer must match the tool's answer schema.
+func (rt *agentRT) checkResponse(cp core.CheckpointRecord, response any) error {
+	if cp.Kind == core.HumanInput || (cp.Kind == "" && rt.answers[cp.ToolName] != nil) {
+		if cs := rt.answers[cp.ToolName]; cs != nil {
+			return cs.validate("the answer to "+cp.ToolName, response)
+		}
+		return nil
+	}
+	raw, err := asJSON(response)
+	if err != nil {
+		return &core.BreadError{Code: core.CodeValidationError, Message: "an approval is not JSON: " + err.Error()}
+	}
+	var v struct {
+		Approved *bool   `json:"approved"`
+		Reason   *string `json:"reason"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil || v.Approved == nil {
+		return &core.BreadError{
+			Code:    core.CodeValidationError,
+			Message: `an approval must be {"approved": true|false, "reason"?: "..."}`,
+			Context: map[string]any{"checkpointId": cp.ID, "toolName": cp.ToolName},
+		}
+	}
+	return nil
 }
 
 // approved reads {"approved": true} from a response of any shape.

@@ -99,7 +99,7 @@ func TestApprovalGatedTool(t *testing.T) {
 	}{
 		{"approved", map[string]bool{"approved": true}, true, `{"city":"Rome","sky":"sunny"}`},
 		{"rejected", map[string]bool{"approved": false}, false, `{"denied":true,"reason":"rejected by human"}`},
-		{"no answer is a rejection", "whatever", false, `{"denied":true,"reason":"rejected by human"}`},
+		{"a reason with the refusal", map[string]any{"approved": false, "reason": "not today"}, false, `{"denied":true,"reason":"rejected by human"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var runs atomic.Int32
@@ -147,7 +147,7 @@ func TestResumeRace(t *testing.T) {
 	var wins, losses atomic.Int32
 	for range n {
 		wg.Go(func() {
-			_, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, "yes"))
+			_, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, okAnswer))
 			switch {
 			case err == nil:
 				wins.Add(1)
@@ -220,7 +220,7 @@ func TestResumeAfterRestart(t *testing.T) {
 	bModel := modeltest.New(modeltest.Text("Published after restart."))
 	b := newInstance(bModel)
 	defer b.Stop(context.Background())
-	cont, err := collect(b.Resume(context.Background(), hr.CheckpointID, "approved"))
+	cont, err := collect(b.Resume(context.Background(), hr.CheckpointID, okAnswer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestSkillIsRestoredOnResume(t *testing.T) {
 	if start := cs[0].(*core.AgentRunStart); start.Skill != "deep_research" {
 		t.Errorf("agent:run:start skill %q", start.Skill)
 	}
-	cont, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, "ok"))
+	cont, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, okAnswer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,5 +283,40 @@ func TestSkillIsRestoredOnResume(t *testing.T) {
 	}
 	if sys := tb.model.Requests()[1].System; !strings.Contains(sys, "## Skill: Deep Research") {
 		t.Errorf("the skill's prompt is restored: %q", sys)
+	}
+}
+
+// okAnswer is a valid answer to askAgent's human tool (an object).
+var okAnswer = map[string]any{"url": "https://bread.dev"}
+
+// TestMalformedAnswersKeepTheCheckpoint: an approval that is not
+// {"approved": bool} and an answer that does not match the human tool's
+// schema are refused before the checkpoint is claimed; a valid answer then
+// resumes the same checkpoint.
+func TestMalformedAnswersKeepTheCheckpoint(t *testing.T) {
+	gated := &core.Agent{ID: "g", Model: mockModel(), Tools: []core.Tool{weatherTool()}, Permissions: core.Permissions{Ask: []string{"tool:weather"}}}
+	tb := newTestbed(t, modeltest.New(
+		modeltest.ToolCall("tool_weather", cityArgs{City: "Rome"}), modeltest.Text("done"),
+		modeltest.ToolCall("human_approve_publish", map[string]string{}), modeltest.Text("Published."),
+	), []*core.Agent{gated, askAgent()})
+
+	cs, _ := tb.run(t, "g", "x", core.RunOptions{})
+	hr := suspendOn(t, cs)
+	for _, bad := range []any{map[string]any{}, "yes", map[string]any{"approved": "true"}, 42, map[string]any{"approved": true, "extra": 1}, nil} {
+		_, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, bad))
+		wantCode(t, err, core.CodeValidationError)
+	}
+	if _, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, map[string]bool{"approved": true})); err != nil {
+		t.Fatalf("a valid approval after the refusals: %v", err)
+	}
+
+	cs, _ = tb.run(t, "publisher", "x", core.RunOptions{})
+	hr = suspendOn(t, cs)
+	for _, bad := range []any{"ok", 42, map[string]any{"url": 7}} {
+		_, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, bad))
+		wantCode(t, err, core.CodeValidationError)
+	}
+	if _, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, okAnswer)); err != nil {
+		t.Fatalf("a valid answer after the refusals: %v", err)
 	}
 }

@@ -185,7 +185,7 @@ func TestHITLInsidePipeline(t *testing.T) {
 	if cp.Parent == nil || cp.Parent.StepIndex != 1 || len(cp.Parent.RemainingSteps) != 1 || cp.Parent.RemainingSteps[0].AgentID != "sender" {
 		t.Fatalf("the checkpoint carries the rest of the pipeline: %+v", cp.Parent)
 	}
-	cont, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, "yes"))
+	cont, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, okAnswer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestHITLInsideParallel(t *testing.T) {
 	}
 	byAgent := map[string]string{held[0].AgentID: held[0].CheckpointID, held[1].AgentID: held[1].CheckpointID}
 
-	first, err := collect(tb.in.Resume(context.Background(), byAgent["left"], "ok"))
+	first, err := collect(tb.in.Resume(context.Background(), byAgent["left"], okAnswer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestHITLInsideParallel(t *testing.T) {
 	if got := stepTrace(first); !slices.Equal(got, []string{`end:left="L"`}) {
 		t.Errorf("the step stays suspended while a branch is pending: %q", got)
 	}
-	second, err := collect(tb.in.Resume(context.Background(), byAgent["right"], "ok"))
+	second, err := collect(tb.in.Resume(context.Background(), byAgent["right"], okAnswer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestHITLInsideMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	hr := suspendOn(t, cs)
-	cont, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, "ok"))
+	cont, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, okAnswer))
 	if err != nil {
 		t.Fatal(err)
 	}

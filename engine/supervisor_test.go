@@ -163,7 +163,7 @@ func TestChainSuspensionAndCascadingResume(t *testing.T) {
 		t.Errorf("the error names the child checkpoint: %v", err)
 	}
 
-	cont, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, "yes"))
+	cont, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, okAnswer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestTwoSuspendedDelegationsResumeInSequence(t *testing.T) {
 	if len(hrs) != 2 {
 		t.Fatalf("two suspensions: %v", types(cs))
 	}
-	first, err := collect(tb.in.Resume(context.Background(), hrs[0].CheckpointID, "ok"))
+	first, err := collect(tb.in.Resume(context.Background(), hrs[0].CheckpointID, okAnswer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestTwoSuspendedDelegationsResumeInSequence(t *testing.T) {
 			t.Fatalf("the supervisor waits for its other delegation: %v", types(first))
 		}
 	}
-	second, err := collect(tb.in.Resume(context.Background(), hrs[1].CheckpointID, "ok"))
+	second, err := collect(tb.in.Resume(context.Background(), hrs[1].CheckpointID, okAnswer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestSupervisorInPipelineCascades(t *testing.T) {
 		t.Fatal(err)
 	}
 	hr := suspendOn(t, cs)
-	cont, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, "ok"))
+	cont, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, okAnswer))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestDelegationChain(t *testing.T) {
 	if hr.AgentID != "leaf" {
 		t.Fatalf("the leaf's suspension surfaces: %+v", hr)
 	}
-	cont, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, "ok"))
+	cont, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, okAnswer))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -174,8 +174,12 @@ func (s *Store) ClaimCheckpoint(ctx context.Context, id, claimant string, now, u
 	if sc.rec.ClaimedBy != "" && sc.rec.ClaimedUntil >= now {
 		return core.CheckpointRecord{}, &core.BreadError{Code: core.CodeCheckpointClaimed, Message: fmt.Sprintf("checkpoint %q is being resumed; retry once that resume ends or its claim lapses", id)}
 	}
-	sc.rec.ClaimedBy, sc.rec.ClaimedUntil = claimant, until
-	return cloneCheckpoint(sc.rec), nil
+	// Records are never changed in place: readers copy them after
+	// unlocking, so a claim stores a new record.
+	claimed := &storedCheckpoint{rec: cloneCheckpoint(sc.rec), seq: sc.seq}
+	claimed.rec.ClaimedBy, claimed.rec.ClaimedUntil = claimant, until
+	s.checkpoints[id] = claimed
+	return cloneCheckpoint(claimed.rec), nil
 }
 
 // RenewCheckpointClaims implements core.CheckpointStore.
@@ -185,9 +189,11 @@ func (s *Store) RenewCheckpointClaims(ctx context.Context, claimant string, unti
 	}
 	defer s.mu.Unlock()
 	n := 0
-	for _, sc := range s.checkpoints {
+	for id, sc := range s.checkpoints {
 		if sc.rec.ClaimedBy == claimant {
-			sc.rec.ClaimedUntil = until
+			renewed := &storedCheckpoint{rec: cloneCheckpoint(sc.rec), seq: sc.seq}
+			renewed.rec.ClaimedUntil = until
+			s.checkpoints[id] = renewed
 			n++
 		}
 	}

@@ -61,6 +61,17 @@ func testClaimRace(t *testing.T, s core.BreadStore) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var winners []string
+	for range claimants {
+		// Readers race the claims too (under -race, a store that changes a
+		// record in place while another goroutine copies it is caught).
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.GetCheckpoint(t.Context(), "cp-1"); err != nil {
+				t.Errorf("GetCheckpoint during claims: %v", err)
+			}
+		}()
+	}
 	for i := range claimants {
 		wg.Add(1)
 		go func() {
