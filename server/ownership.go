@@ -1,0 +1,98 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/breadai/bread/core"
+)
+
+// Ownership is the run-ownership policy: a run may be tailed, read,
+// cancelled (AuthorizeStream, for Options.Streams.AuthorizeStream) and,
+// with Resume, resumed (Authorize, around Options.Auth.Authorize) only by
+// the identity that started it (core.RunRecord.StartedBy, compared by
+// core.OwnerKey) and by the identities Admin names. Others get 403.
+//
+// It runs after the action grant: Authorize decides which actions a caller
+// may perform, Ownership which runs. Without auth (no identity in the
+// request) it allows everything: a loopback server without auth has one
+// tenant.
+type Ownership struct {
+	// Store holds the run records and checkpoints it reads. A store that
+	// is not a core.RunStore records no starter: every run is allowed.
+	Store core.BreadStore
+	// Admin reports whether an identity may act on every run (nil:
+	// nobody).
+	Admin func(*core.AuthIdentity) bool
+	// Resume applies the check to POST /resume/{checkpointId}: only the
+	// starter of the checkpoint's run (or an admin) may resume it.
+	Resume bool
+	// Logger receives store failures (which deny); nil uses slog.Default.
+	Logger *slog.Logger
+}
+
+// AuthorizeStream is a core.AuthorizeStreamFunc: nil identity (no auth),
+// an admin, a stream token minted for runID, a run whose record is unknown
+// (the route answers for it) or a run whose StartedBy is the identity's
+// owner key is allowed. A run with no recorded starter (started without
+// auth, or before runs recorded one) is the admins' only.
+func (o *Ownership) AuthorizeStream(ctx context.Context, id *core.AuthIdentity, runID string) bool {
+	if id == nil {
+		return true
+	}
+	if run, ok := StreamTokenRun(id); ok {
+		// A stream token is minted only for a caller that passed this
+		// check for that run.
+		return run == runID
+	}
+	if o.Admin != nil && o.Admin(id) {
+		return true
+	}
+	rs, ok := o.Store.(core.RunStore)
+	if !ok {
+		return true
+	}
+	rec, err := rs.GetRun(ctx, runID)
+	switch {
+	case errors.Is(err, core.ErrRunNotFound):
+		return true
+	case err != nil:
+		o.logger().WarnContext(ctx, "bread: reading a run's starter failed; refusing the request", "runId", runID, "error", err)
+		return false
+	}
+	return rec.StartedBy != "" && rec.StartedBy == core.OwnerKey(id)
+}
+
+// Authorize wraps a route authorization: after inner grants the action,
+// run.resume (with Resume) also needs AuthorizeStream of the checkpoint's
+// run. A nil inner stays nil (the server then refuses every route).
+func (o *Ownership) Authorize(inner core.AuthorizeFunc) core.AuthorizeFunc {
+	if inner == nil {
+		return nil
+	}
+	return func(ctx context.Context, id *core.AuthIdentity, action string, args map[string]string) bool {
+		if !inner(ctx, id, action, args) {
+			return false
+		}
+		if action != core.ActionRunResume || !o.Resume || id == nil {
+			return true
+		}
+		cp, err := o.Store.GetCheckpoint(ctx, args["checkpointId"])
+		switch {
+		case errors.Is(err, core.ErrCheckpointNotFound):
+			return true // the route answers for an unknown checkpoint
+		case err != nil:
+			o.logger().WarnContext(ctx, "bread: reading a checkpoint's run failed; refusing the resume", "error", err)
+			return false
+		}
+		return o.AuthorizeStream(ctx, id, cp.RunID)
+	}
+}
+
+func (o *Ownership) logger() *slog.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return slog.Default()
+}
