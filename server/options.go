@@ -60,6 +60,10 @@ type Options struct {
 	Checks []Check
 	// ReadyTimeout bounds each readiness check (default 2 s).
 	ReadyTimeout time.Duration
+	// AccessLog logs one Info line per request on Logger when it ends:
+	// method, path without the query, status, bytes, duration, peer. Never
+	// bodies, headers or credentials.
+	AccessLog bool
 	// RetryAfter is the Retry-After of a run refused while draining
 	// (default 5 s, whole seconds).
 	RetryAfter time.Duration

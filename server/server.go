@@ -127,7 +127,11 @@ func New(inst Engine, opts Options) (*Server, error) {
 		h = s.publicRoutes(mx, open, h)
 	}
 	h = bodyCap(opts.MaxBodyBytes, h)
-	s.handler = s.recoverer(h)
+	h = s.recoverer(h)
+	if opts.AccessLog {
+		h = s.accessLog(h)
+	}
+	s.handler = h
 	return s, nil
 }
 

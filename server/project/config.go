@@ -60,6 +60,13 @@ type ServerConfig struct {
 	// Auth are the auth strategy components, tried in order: `auth:` takes
 	// a list, or one component (the older single form).
 	Auth []*Component
+	// Public are the route actions served without auth and past the Host
+	// guard (probes: health.live, health.ready; scrapers: metrics.read).
+	Public []string
+	// DrainTimeout bounds a graceful drain on SIGTERM; 0 is the default.
+	DrainTimeout time.Duration
+	// AccessLog logs one line per request (never bodies or credentials).
+	AccessLog bool
 }
 
 // Component is a named adapter in bread.yaml: `store: sqlite`, or
@@ -180,6 +187,9 @@ type serverFile struct {
 	Host         string        `yaml:"host"`
 	MaxBodyBytes int64         `yaml:"maxBodyBytes"`
 	Auth         *rawComponent `yaml:"auth"`
+	Public       []string      `yaml:"public"`
+	DrainTimeout string        `yaml:"drainTimeout"`
+	AccessLog    bool          `yaml:"accessLog"`
 }
 
 type errorHandlingFile struct {
@@ -226,8 +236,9 @@ func (l *loader) loadConfig(path string) (Config, error) {
 		return Config{}, err
 	}
 	cfg := Config{
-		Entrypoints:       raw.Entrypoints,
-		Server:            ServerConfig{Port: raw.Server.Port, Host: raw.Server.Host, MaxBodyBytes: raw.Server.MaxBodyBytes},
+		Entrypoints: raw.Entrypoints,
+		Server: ServerConfig{Port: raw.Server.Port, Host: raw.Server.Host, MaxBodyBytes: raw.Server.MaxBodyBytes,
+			Public: raw.Server.Public, AccessLog: raw.Server.AccessLog},
 		ErrorHandling:     raw.ErrorHandling.core(),
 		MaxConcurrentRuns: raw.Concurrency.Max,
 		Providers:         map[string]*Component{},
@@ -263,6 +274,13 @@ func (l *loader) loadConfig(path string) (Config, error) {
 			return cfg, f.errorf("$.runs.lease", "lease %q is not a duration of at least 100ms such as 15s", l)
 		}
 		cfg.RunLease = d
+	}
+	if d := raw.Server.DrainTimeout; d != "" {
+		v, err := time.ParseDuration(d)
+		if err != nil || v <= 0 {
+			return cfg, f.errorf("$.server.drainTimeout", "drainTimeout %q is not a positive duration such as 30s", d)
+		}
+		cfg.Server.DrainTimeout = v
 	}
 	if h := raw.Streams.Heartbeat; h != "" {
 		d, err := time.ParseDuration(h)
