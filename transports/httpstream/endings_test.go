@@ -2,6 +2,7 @@ package httpstream_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -91,4 +92,33 @@ func TestPassiveStreamOfALostRunEnds(t *testing.T) {
 		t.Fatal("the tail of a lost run did not end")
 	}
 	run.close()
+}
+
+// TestMalformedResumeBodiesAre400: an answer that does not fit the
+// checkpoint is a plain 400 before any stream, and the same checkpoint then
+// resumes with a valid answer.
+func TestMalformedResumeBodiesAre400(t *testing.T) {
+	asker := &core.Agent{ID: "asker", Model: core.ModelRef{Provider: "scripted", Model: "m"}, HumanTools: []core.HumanToolDef{
+		{Name: "confirm", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)},
+	}}
+	e := newEnv(t, setup{cfg: engine.Config{Agents: []*core.Agent{asker}},
+		turns: []modeltest.Turn{modeltest.ToolCall("human_confirm", map[string]bool{"ok": true}), modeltest.Text("done")}})
+	fs := e.open(t, "POST", "/agents/asker/run", `{"input":"go"}`).rest()
+	hr, ok := fs[len(fs)-1].Crumb.(*core.HumanRequired)
+	if !ok {
+		t.Fatalf("the run did not suspend: %s", types(fs))
+	}
+	for _, body := range []string{`{}`, `{"response":"yes"}`, `{"response":{"ok":"true"}}`, `{"response":42}`} {
+		s := e.open(t, "POST", "/resume/"+hr.CheckpointID, body)
+		if s.res.StatusCode != 400 {
+			t.Fatalf("resume with %s = %d, want 400", body, s.res.StatusCode)
+		}
+		if b, _ := io.ReadAll(s.res.Body); !strings.Contains(string(b), core.CodeValidationError) {
+			t.Fatalf("resume with %s: %s", body, b)
+		}
+	}
+	rest := e.open(t, "POST", "/resume/"+hr.CheckpointID, `{"response":{"ok":true}}`).rest()
+	if len(rest) == 0 || rest[len(rest)-1].Crumb.CrumbType() != core.TypeAgentRunEnd {
+		t.Fatalf("a valid answer after the refusals: %s", types(rest))
+	}
 }

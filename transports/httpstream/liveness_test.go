@@ -74,7 +74,7 @@ func TestSuspendedRunIsNotLost(t *testing.T) {
 		}
 	}
 	lv.alive.Store(true) // the resume holds a lease while it runs
-	resumed := e.open(t, "POST", "/resume/"+hr.CheckpointID, `{"response":"yes"}`).rest()
+	resumed := e.open(t, "POST", "/resume/"+hr.CheckpointID, `{"response":{"ok":true}}`).rest()
 	if resumed[len(resumed)-1].Crumb.CrumbType() != core.TypeAgentRunEnd {
 		t.Fatal("resume failed")
 	}

@@ -22,7 +22,7 @@ func (h *handlers) run() http.Handler {
 			return
 		}
 		opts := core.RunOptions{Session: body.Session, Skill: body.Skill}
-		h.start(w, r, id, h.inst.Run(r.Context(), id, inputOrEmpty(body.Input), opts))
+		h.start(w, r, id, h.inst.Run(r.Context(), id, inputOrEmpty(body.Input), opts), false)
 	})
 }
 
@@ -35,7 +35,7 @@ func (h *handlers) pipeline() http.Handler {
 			h.open(w, r).fail(id, err)
 			return
 		}
-		h.start(w, r, id, h.inst.RunPipeline(r.Context(), id, inputOrEmpty(body.Input)))
+		h.start(w, r, id, h.inst.RunPipeline(r.Context(), id, inputOrEmpty(body.Input)), false)
 	})
 }
 
@@ -52,7 +52,7 @@ func (h *handlers) resume() http.Handler {
 		if len(body.Response) > 0 {
 			response = body.Response
 		}
-		h.start(w, r, "", h.inst.Resume(r.Context(), id, response))
+		h.start(w, r, "", h.inst.Resume(r.Context(), id, response), true)
 	})
 }
 
@@ -64,15 +64,25 @@ const RetryAfter = "5"
 // refuses because it is stopping (INSTANCE_STOPPING: it drains before a
 // shutdown) is answered 503 with Retry-After instead, before any stream
 // opens, so a client or a load balancer retries on another replica.
-func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string, crumbs iter.Seq2[core.Crumb, error]) {
+//
+// With refuseInvalid (resume), an answer the engine refused before claiming
+// the checkpoint (VALIDATION_ERROR, no run yet) is a plain 400: nothing was
+// consumed and the client can resume again with a valid body.
+func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string, crumbs iter.Seq2[core.Crumb, error], refuseInvalid bool) {
 	next, stop := iter.Pull2(crumbs)
 	defer stop()
 	first, ferr, ok := next()
 	if ok && ferr != nil {
-		if ae, isErr := first.(*core.AgentError); isErr && ae.Error != nil && ae.Error.Code == core.CodeInstanceStopping {
-			w.Header().Set("Retry-After", RetryAfter)
-			writeError(w, http.StatusServiceUnavailable, ae.Error.Code, ae.Error.Message)
-			return
+		if ae, isErr := first.(*core.AgentError); isErr && ae.Error != nil {
+			switch {
+			case ae.Error.Code == core.CodeInstanceStopping:
+				w.Header().Set("Retry-After", RetryAfter)
+				writeError(w, http.StatusServiceUnavailable, ae.Error.Code, ae.Error.Message)
+				return
+			case refuseInvalid && ae.RunID == "" && ae.Error.Code == core.CodeValidationError:
+				writeError(w, http.StatusBadRequest, ae.Error.Code, ae.Error.Message)
+				return
+			}
 		}
 	}
 	s := h.open(w, r)
