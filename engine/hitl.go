@@ -48,7 +48,7 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 
 	r := in.newRun(rt, cp.RunID, cp.SessionID, response, core.RunOptions{Skill: cp.Skill})
 	r.parent = cp.Parent
-	r.resumedFrom = cp.ID
+	r.resumedFrom = &cp
 	runOut := sink(out)
 	if cp.Parent != nil {
 		// The composition, not this run, decides how the stream ends.
@@ -59,7 +59,6 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 		defer done()
 		return r.answer(ctx, cp, response)
 	}()
-	in.records.settle(ctx, cp, err)
 	if err != nil {
 		return res, err
 	}

@@ -30,8 +30,9 @@ type run struct {
 	// parent links a run inside a composition to the rest of it; it is
 	// stored on the checkpoint if the run suspends.
 	parent *core.CheckpointParent
-	// resumedFrom is the checkpoint a resumed run continues from.
-	resumedFrom string
+	// resumedFrom is the checkpoint a resumed run continues from, until
+	// recordEnd settles it.
+	resumedFrom *core.CheckpointRecord
 	// recorded is set once the run's outcome is in its run record.
 	recorded bool
 	// wrote is set once this attempt added messages to the session.
@@ -99,15 +100,27 @@ func (r *run) persist(ctx context.Context, msgs ...core.Message) error {
 // recordEnd writes how the run ended into its record, before the crumb
 // that tells a client (human:required, agent:run:end, agent:error): a
 // process killed right after that crumb leaves the record true.
+//
+// A resumed run's checkpoint is settled at the same point (deleted, or given
+// back when the instance stops), so a client that resumes again the moment
+// it sees the end finds it gone rather than still claimed.
 func (r *run) recordEnd(ctx context.Context, res outcome, err error) {
 	r.recorded = true
 	r.in.records.ended(ctx, r.record(), res, err)
+	if cp := r.resumedFrom; cp != nil {
+		r.resumedFrom = nil
+		r.in.records.settle(ctx, *cp, err)
+	}
 }
 
 // record is the identity part of r's run record; a resumed run names the
 // checkpoint it resumes from until that checkpoint is settled.
 func (r *run) record() core.RunRecord {
-	return core.RunRecord{ID: r.id, AgentID: r.agent.ID, SessionID: r.sessionID, CheckpointID: r.resumedFrom}
+	rec := core.RunRecord{ID: r.id, AgentID: r.agent.ID, SessionID: r.sessionID}
+	if r.resumedFrom != nil {
+		rec.CheckpointID = r.resumedFrom.ID
+	}
+	return rec
 }
 
 func (in *Instance) newRun(rt *agentRT, runID, sessionID string, input any, opts core.RunOptions) *run {
@@ -179,7 +192,7 @@ func (r *run) bind(ctx context.Context, out sink) (context.Context, func()) {
 		if !r.recorded {
 			// Every way a run ends records it; this is the net for one that
 			// did not, so its lease is not renewed for ever.
-			r.in.records.ended(ctx, r.record(), outcome{}, &core.BreadError{Code: core.CodeInternalError, Message: "the run ended without a recorded outcome"})
+			r.recordEnd(ctx, outcome{}, &core.BreadError{Code: core.CodeInternalError, Message: "the run ended without a recorded outcome"})
 		}
 		untrack()
 		cancel(nil)
