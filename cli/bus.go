@@ -175,6 +175,9 @@ func (a *app) bus(ctx context.Context, c *project.Component) (core.BreadTranspor
 // coordinator: run leases, cancels that reach the replica running a run,
 // and RUN_LOST for tails of runs whose replica died.
 func (a *app) redisBus(o redisOptions) (core.BreadTransport, error) {
+	if o.URL == "" {
+		o.URL = a.getenv("REDIS_URL") // as postgres defaults to $DATABASE_URL
+	}
 	bus, err := redis.New(redis.Options{URL: o.URL, KeyPrefix: o.KeyPrefix, MaxLen: o.MaxLen, Logger: a.log})
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -21,9 +22,12 @@ import (
 
 // serveFlags are dev's and start's flags.
 type serveFlags struct {
-	port   int
-	host   string
-	record string
+	port         int
+	host         string
+	record       string
+	logFormat    string
+	logLevel     string
+	drainTimeout time.Duration
 }
 
 func parseServe(name string, a *app, args []string) (serveFlags, int, bool) {
@@ -34,14 +38,73 @@ func parseServe(name string, a *app, args []string) (serveFlags, int, bool) {
 	fs.StringVar(&f.host, "H", "", "host")
 	fs.StringVar(&f.host, "host", "", "host")
 	fs.StringVar(&f.record, "record", "", "record model calls to FILE")
+	fs.StringVar(&f.logFormat, "log-format", "", "text or json")
+	fs.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error")
+	fs.DurationVar(&f.drainTimeout, "drain-timeout", 0, "how long SIGTERM waits for running runs")
 	pos, err := parse(fs, args)
-	if err != nil || len(pos) > 0 {
-		if err == nil {
-			err = fmt.Errorf("unexpected argument %q", pos[0])
-		}
+	if err == nil && len(pos) > 0 {
+		err = fmt.Errorf("unexpected argument %q", pos[0])
+	}
+	if err == nil {
+		err = a.serveEnv(&f)
+	}
+	if err != nil {
 		return f, a.usageError(name, err), false
 	}
 	return f, 0, true
+}
+
+// serveEnv fills what the flags left out from the environment (BREAD_PORT,
+// BREAD_HOST, BREAD_LOG_FORMAT, BREAD_LOG_LEVEL, BREAD_DRAIN_TIMEOUT) and
+// builds the logger the flags ask for, unless Options.Logger is set.
+func (a *app) serveEnv(f *serveFlags) error {
+	if v := a.getenv("BREAD_PORT"); v != "" && f.port == 0 {
+		p, err := strconv.Atoi(v)
+		if err != nil || p <= 0 || p > 65535 {
+			return fmt.Errorf("BREAD_PORT %q is not a port", v)
+		}
+		f.port = p
+	}
+	if v := a.getenv("BREAD_HOST"); v != "" && f.host == "" {
+		f.host = v
+	}
+	if v := a.getenv("BREAD_DRAIN_TIMEOUT"); v != "" && f.drainTimeout == 0 {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("BREAD_DRAIN_TIMEOUT %q is not a positive duration such as 30s", v)
+		}
+		f.drainTimeout = d
+	}
+	if f.logFormat == "" {
+		f.logFormat = a.getenv("BREAD_LOG_FORMAT")
+	}
+	if f.logLevel == "" {
+		f.logLevel = a.getenv("BREAD_LOG_LEVEL")
+	}
+	if f.logFormat == "" && f.logLevel == "" {
+		return nil
+	}
+	var level slog.Level
+	if f.logLevel != "" {
+		if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+			return fmt.Errorf("log level %q is not debug, info, warn or error", f.logLevel)
+		}
+	}
+	ho := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
+	switch strings.ToLower(f.logFormat) {
+	case "", "text":
+		h = slog.NewTextHandler(a.stderr, ho)
+	case "json":
+		h = slog.NewJSONHandler(a.stderr, ho)
+	default:
+		return fmt.Errorf("log format %q is not text or json", f.logFormat)
+	}
+	if a.opts.Logger == nil {
+		a.log = slog.New(h)
+		slog.SetDefault(a.log)
+	}
+	return nil
 }
 
 // withRecording opens --record's file and wraps the providers to write it.
@@ -102,10 +165,57 @@ func cmdStart(ctx context.Context, a *app, args []string) int {
 	if err != nil {
 		return a.fail(err)
 	}
-	if err := srv.ListenAndServe(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return a.fail(err)
+	// The server outlives ctx (SIGTERM, SIGINT) by the drain: readiness
+	// turns false and new runs get 503 at once, running runs have until
+	// the drain deadline to finish, then Stop cancels what is left and
+	// waits for their terminal crumbs, so every open tail ends with a
+	// terminal frame before the listener closes.
+	serveCtx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServing()
+	served := make(chan error, 1)
+	go func() { served <- srv.ListenAndServe(serveCtx) }()
+	select {
+	case err := <-served:
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return a.fail(err)
+		}
+		return ExitOK
+	case <-ctx.Done():
 	}
+	deadline := a.drainTimeout(f)
+	a.log.Info("bread: shutting down: draining", "deadline", deadline.String())
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deadline)
+	if err := srv.Drain(dctx); err != nil {
+		a.log.Warn("bread: drain deadline reached; cancelling the runs still going")
+	}
+	cancel()
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	if err := inst.Stop(sctx); err != nil {
+		a.log.Warn("bread: stop", "error", err)
+	}
+	cancel()
+	stopServing()
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		a.log.Warn("bread: shutdown", "error", err)
+	}
+	a.log.Info("bread: stopped")
 	return ExitOK
+}
+
+// DefaultDrainTimeout is how long `start` waits on SIGTERM for running runs
+// before cancelling them.
+const DefaultDrainTimeout = 25 * time.Second
+
+// drainTimeout: --drain-timeout or BREAD_DRAIN_TIMEOUT, then bread.yaml's
+// server.drainTimeout, then DefaultDrainTimeout.
+func (a *app) drainTimeout(f serveFlags) time.Duration {
+	switch {
+	case f.drainTimeout > 0:
+		return f.drainTimeout
+	case a.project != nil && a.project.Config.Server.DrainTimeout > 0:
+		return a.project.Config.Server.DrainTimeout
+	}
+	return DefaultDrainTimeout
 }
 
 // generation is one loaded project serving requests: its instance, its
