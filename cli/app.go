@@ -131,6 +131,10 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 		c.Plugins = append(c.Plugins, p)
 	}
 	c.Providers = a.traceProviders(c.Providers)
+	auth, err := a.serverAuth(cfg.Server.Auth, &c)
+	if err != nil {
+		return nil, nil, err
+	}
 	inst, err := engine.New(c)
 	if err != nil {
 		return nil, nil, err
@@ -150,16 +154,7 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 			inst.On(l)
 		}
 	}
-	if len(cfg.Server.Auth) > 0 {
-		strategies, authorize, err := a.authStrategies(cfg.Server.Auth)
-		if err != nil {
-			return nil, nil, err
-		}
-		if a.opts.Authorize != nil {
-			authorize = a.opts.Authorize
-		}
-		so.Auth = &server.Auth{Strategies: strategies, Authorize: authorize}
-	}
+	auth.apply(so)
 	return inst, so, nil
 }
 

@@ -29,6 +29,52 @@ type authCommon struct {
 	// Allow lists the actions the strategy's callers may perform ("*":
 	// all, the default).
 	Allow []string `json:"allow"`
+	// Ownership, true by default, confines the strategy's callers to the
+	// runs they started (tail, read, cancel, resume, stream tokens); false
+	// lets them act on every run.
+	Ownership *bool `json:"ownership"`
+	// Admins are subjects of this strategy that may act on every run.
+	Admins []string `json:"admins"`
+	// AdminClaims make an identity an admin when one of its claims has the
+	// value given (a string claim equal to it, or a list claim holding it).
+	AdminClaims map[string]string `json:"adminClaims"`
+}
+
+// admin reports whether id, authenticated by this strategy, may act on
+// every run.
+func (c authCommon) admin(id *core.AuthIdentity) bool {
+	if c.Ownership != nil && !*c.Ownership {
+		return true
+	}
+	if slices.Contains(c.Admins, id.Subject) {
+		return true
+	}
+	for claim, want := range c.AdminClaims {
+		switch v := id.Claims[claim].(type) {
+		case string:
+			if v == want {
+				return true
+			}
+		case []string:
+			if slices.Contains(v, want) {
+				return true
+			}
+		case []any:
+			if slices.Contains(v, any(want)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// authSetup is server.auth built: the strategies in order, the action
+// grant of their allow lists, and the admin predicate of the run-ownership
+// policy.
+type authSetup struct {
+	strategies []core.BreadAuthStrategy
+	authorize  core.AuthorizeFunc
+	admin      func(*core.AuthIdentity) bool
 }
 
 // strings reads a YAML string or list of strings.
@@ -51,40 +97,49 @@ func (s *stringList) UnmarshalJSON(b []byte) error {
 var authTypes = []string{"apikey", "jwt", "oauth2", "trusted"}
 
 // authStrategies builds server.auth: its strategies in order, each
-// recording its name in the identity (ClaimStrategy), and the
-// authorization that grants a caller the actions its strategy's `allow`
-// lists. Nothing here does network I/O: remote key sets and OIDC discovery
-// are fetched when the first token arrives.
-func (a *app) authStrategies(cs []*project.Component) ([]core.BreadAuthStrategy, core.AuthorizeFunc, error) {
-	allow := map[string][]string{}
+// recording its name in the identity (ClaimStrategy), the authorization
+// that grants a caller the actions its strategy's `allow` lists, and the
+// admin predicate of run ownership (each strategy's `ownership`, `admins`
+// and `adminClaims`). Nothing here does network I/O: remote key sets and
+// OIDC discovery are fetched when the first token arrives.
+func (a *app) authStrategies(cs []*project.Component) (authSetup, error) {
+	commons := map[string]authCommon{}
 	var out []core.BreadAuthStrategy
 	for _, c := range cs {
 		s, common, err := a.authStrategy(c)
 		if err != nil {
-			return nil, nil, err
+			return authSetup{}, err
 		}
 		name := common.Name
 		if name == "" {
 			name = c.Type
 		}
-		if _, dup := allow[name]; dup {
-			return nil, nil, c.Errorf(core.CodeInvalidConfig, "two auth strategies are named %q: give each a distinct name", name)
+		if _, dup := commons[name]; dup {
+			return authSetup{}, c.Errorf(core.CodeInvalidConfig, "two auth strategies are named %q: give each a distinct name", name)
 		}
 		if len(common.Allow) == 0 {
 			common.Allow = []string{"*"}
 		}
-		allow[name] = common.Allow
+		commons[name] = common
 		out = append(out, named{BreadAuthStrategy: s, name: name})
 	}
-	authorize := func(_ context.Context, id *core.AuthIdentity, action string, _ map[string]string) bool {
+	strategy := func(id *core.AuthIdentity) (authCommon, bool) {
 		if id == nil {
-			return false
+			return authCommon{}, false
 		}
 		name, _ := id.Claims[ClaimStrategy].(string)
-		list, ok := allow[name]
-		return ok && (slices.Contains(list, "*") || slices.Contains(list, action))
+		c, ok := commons[name]
+		return c, ok
 	}
-	return out, authorize, nil
+	authorize := func(_ context.Context, id *core.AuthIdentity, action string, _ map[string]string) bool {
+		c, ok := strategy(id)
+		return ok && (slices.Contains(c.Allow, "*") || slices.Contains(c.Allow, action))
+	}
+	admin := func(id *core.AuthIdentity) bool {
+		c, ok := strategy(id)
+		return ok && c.admin(id)
+	}
+	return authSetup{strategies: out, authorize: authorize, admin: admin}, nil
 }
 
 // authStrategy builds one server.auth component.

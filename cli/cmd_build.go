@@ -69,7 +69,7 @@ func cmdBuild(ctx context.Context, a *app, args []string) int {
 		fmt.Fprintf(a.stderr, "[bread] %v\n", err)
 	}
 	if len(cfg.Server.Auth) > 0 {
-		if _, _, err := a.authStrategies(cfg.Server.Auth); err != nil {
+		if _, err := a.authStrategies(cfg.Server.Auth); err != nil {
 			failures++
 			fmt.Fprintf(a.stderr, "[bread] %v\n", err)
 		}

@@ -67,6 +67,26 @@ type ServerConfig struct {
 	DrainTimeout time.Duration
 	// AccessLog logs one line per request (never bodies or credentials).
 	AccessLog bool
+	// StreamTokens configure the signed stream tokens served with auth.
+	StreamTokens StreamTokensConfig
+	// Ownership configures the run-ownership policy served with auth.
+	Ownership OwnershipConfig
+}
+
+// StreamTokensConfig is bread.yaml's server.streamTokens.
+type StreamTokensConfig struct {
+	// Key signs the tokens (HMAC-SHA256, at least 32 bytes); empty
+	// generates one per process.
+	Key string
+	// TTL is how long a token lasts; 0 is the default (5m).
+	TTL time.Duration
+}
+
+// OwnershipConfig is bread.yaml's server.ownership.
+type OwnershipConfig struct {
+	// ResumeOff lets any caller granted run.resume resume any checkpoint
+	// (`resume: false`); by default only the run's starter and admins may.
+	ResumeOff bool
 }
 
 // Component is a named adapter in bread.yaml: `store: sqlite`, or
@@ -190,6 +210,13 @@ type serverFile struct {
 	Public       []string      `yaml:"public"`
 	DrainTimeout string        `yaml:"drainTimeout"`
 	AccessLog    bool          `yaml:"accessLog"`
+	StreamTokens struct {
+		Key string `yaml:"key"`
+		TTL string `yaml:"ttl"`
+	} `yaml:"streamTokens"`
+	Ownership struct {
+		Resume *bool `yaml:"resume"`
+	} `yaml:"ownership"`
 }
 
 type errorHandlingFile struct {
@@ -281,6 +308,17 @@ func (l *loader) loadConfig(path string) (Config, error) {
 			return cfg, f.errorf("$.server.drainTimeout", "drainTimeout %q is not a positive duration such as 30s", d)
 		}
 		cfg.Server.DrainTimeout = v
+	}
+	cfg.Server.StreamTokens.Key = raw.Server.StreamTokens.Key
+	if d := raw.Server.StreamTokens.TTL; d != "" {
+		v, err := time.ParseDuration(d)
+		if err != nil || v <= 0 {
+			return cfg, f.errorf("$.server.streamTokens.ttl", "ttl %q is not a positive duration such as 5m", d)
+		}
+		cfg.Server.StreamTokens.TTL = v
+	}
+	if r := raw.Server.Ownership.Resume; r != nil && !*r {
+		cfg.Server.Ownership.ResumeOff = true
 	}
 	if h := raw.Streams.Heartbeat; h != "" {
 		d, err := time.ParseDuration(h)

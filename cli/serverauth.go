@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/engine"
+	"github.com/breadai/bread/server"
+	"github.com/breadai/bread/server/project"
+)
+
+// serverAuth is server.auth wired for serving: the strategies, behind the
+// stream-token strategy; the allow lists' grant, wrapped by the stream
+// tokens' and run ownership's checks; ownership as the streams' policy.
+type serverAuth struct {
+	strategies      []core.BreadAuthStrategy
+	authorize       core.AuthorizeFunc
+	authorizeStream core.AuthorizeStreamFunc
+}
+
+// serverAuth builds server.auth, or nil when bread.yaml configures none
+// (no auth: every caller on loopback owns every run). It adds the stream
+// tokens' plugin (POST /runs/{runId}/stream-token and the token header of
+// a resume) to c.Plugins: call it before engine.New.
+func (a *app) serverAuth(cs []*project.Component, c *engine.Config) (*serverAuth, error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	setup, err := a.authStrategies(cs)
+	if err != nil {
+		return nil, err
+	}
+	authorize := setup.authorize
+	if a.opts.Authorize != nil {
+		authorize = a.opts.Authorize
+	}
+	st := a.project.Config.Server.StreamTokens
+	tokens, err := server.NewStreamTokens([]byte(st.Key), st.TTL)
+	if err != nil {
+		return nil, &project.Error{File: "bread.yaml", Err: core.AsBreadError(err, core.CodeInvalidConfig)}
+	}
+	own := &server.Ownership{Store: c.Store, Admin: setup.admin, Resume: !a.project.Config.Server.Ownership.ResumeOff, Logger: a.log}
+	c.Plugins = append(c.Plugins, tokens.Plugin(c.Store, own.AuthorizeStream))
+	return &serverAuth{
+		strategies:      append([]core.BreadAuthStrategy{tokens.Strategy()}, setup.strategies...),
+		authorize:       tokens.Authorize(own.Authorize(authorize)),
+		authorizeStream: own.AuthorizeStream,
+	}, nil
+}
+
+// apply sets the server options.
+func (sa *serverAuth) apply(so *server.Options) {
+	if sa == nil {
+		return
+	}
+	so.Auth = &server.Auth{Strategies: sa.strategies, Authorize: sa.authorize}
+	so.Streams.AuthorizeStream = sa.authorizeStream
+}
