@@ -41,6 +41,10 @@ type Runtime interface {
 	Agents() []*Agent
 	// Pipelines returns the configured pipelines.
 	Pipelines() map[string][]PipelineStep
+	// Entrypoint reports whether an ingress may list and run agentID:
+	// every agent when no entrypoints are configured, otherwise only those
+	// listed. Compositions still run the others.
+	Entrypoint(agentID string) bool
 	// Logger is the engine's logger.
 	Logger() *slog.Logger
 }

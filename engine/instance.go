@@ -356,5 +356,10 @@ func (in *Instance) Agents() []*core.Agent {
 // reads it to apply plugin middleware and routes.
 func (in *Instance) Plugins() []core.BreadPlugin { return slices.Clone(in.cfg.Plugins) }
 
+// Entrypoint implements core.Runtime.
+func (in *Instance) Entrypoint(agentID string) bool {
+	return len(in.cfg.Entrypoints) == 0 || slices.Contains(in.cfg.Entrypoints, agentID)
+}
+
 // Pipelines returns the configured pipelines.
 func (in *Instance) Pipelines() map[string][]core.PipelineStep { return in.cfg.Pipelines }

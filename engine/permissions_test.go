@@ -115,6 +115,7 @@ func TestCompositionsMustNameRealAgents(t *testing.T) {
 		name   string
 		mutate func(*engine.Config)
 	}{
+		{"an entrypoint", func(c *engine.Config) { c.Entrypoints = []string{"a", "ghost"} }},
 		{"a pipeline step", func(c *engine.Config) {
 			c.Pipelines = map[string][]core.PipelineStep{"p": {{Type: core.StepAgent, AgentID: "a"}, {Type: core.StepAgent, AgentID: "ghost"}}}
 		}},

@@ -54,6 +54,11 @@ func (in *Instance) checkReferences() error {
 		}
 		return nil
 	}
+	for _, id := range in.cfg.Entrypoints {
+		if !exists(id) {
+			return missing("entrypoints", id)
+		}
+	}
 	for _, id := range slices.Sorted(maps.Keys(in.cfg.Pipelines)) {
 		if err := steps("pipeline "+id, in.cfg.Pipelines[id]); err != nil {
 			return err

@@ -92,10 +92,10 @@ func TestOwnershipGuardsRunsByTheirStarter(t *testing.T) {
 	if err := f.store.SaveCheckpoint(context.Background(), core.CheckpointRecord{ID: "cp-1", AgentID: "writer", RunID: "run-cp", SessionID: sess.ID, ToolName: "human_approve", ToolCallID: "c1", CreatedAt: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if got := do(t, base, http.MethodPost, "/resume/cp-1", `{"response":true}`, "X-Identity", "bob"); got.status != http.StatusForbidden {
+	if got := do(t, base, http.MethodPost, "/resume/cp-1", `{"response":{"approved":true}}`, "X-Identity", "bob"); got.status != http.StatusForbidden {
 		t.Errorf("bob resumes alice's run: %d %s", got.status, got.body)
 	}
-	got := do(t, base, http.MethodPost, "/resume/cp-1", `{"response":true}`, "X-Identity", "alice")
+	got := do(t, base, http.MethodPost, "/resume/cp-1", `{"response":{"approved":true}}`, "X-Identity", "alice")
 	if got.status != http.StatusOK || !strings.HasPrefix(got.header.Get(server.StreamTokenHeader), "bst1.") {
 		t.Errorf("alice resumes her run: %d, token header %q", got.status, got.header.Get(server.StreamTokenHeader))
 	}

@@ -32,7 +32,9 @@ func (s *Server) listAgents(w http.ResponseWriter, _ *http.Request) {
 	agents := s.inst.Agents()
 	out := make([]agentView, 0, len(agents))
 	for _, a := range agents {
-		out = append(out, viewAgent(a))
+		if s.inst.Entrypoint(a.ID) { // agents internal to compositions stay unlisted
+			out = append(out, viewAgent(a))
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -40,7 +42,7 @@ func (s *Server) listAgents(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) readAgent(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	a, ok := s.inst.Agent(id)
-	if !ok {
+	if !ok || !s.inst.Entrypoint(id) {
 		writeError(w, http.StatusNotFound, core.CodeAgentNotFound, "agent "+quote(id)+" not found")
 		return
 	}

@@ -122,3 +122,20 @@ func TestMalformedResumeBodiesAre400(t *testing.T) {
 		t.Fatalf("a valid answer after the refusals: %s", types(rest))
 	}
 }
+
+// TestOnlyEntrypointsRunOverHTTP: with entrypoints configured, an agent
+// internal to a composition is 404 on the run route, like an unknown one.
+func TestOnlyEntrypointsRunOverHTTP(t *testing.T) {
+	e := newEnv(t, setup{cfg: engine.Config{Entrypoints: []string{"writer"},
+		Agents: []*core.Agent{{ID: "internal", Model: core.ModelRef{Provider: "scripted", Model: "m"}}}}})
+	s := e.open(t, "POST", "/agents/internal/run", `{"input":"hi"}`)
+	if s.res.StatusCode != 404 {
+		t.Fatalf("a non-entrypoint agent = %d", s.res.StatusCode)
+	}
+	if b, _ := io.ReadAll(s.res.Body); !strings.Contains(string(b), core.CodeAgentNotFound) {
+		t.Fatalf("body %s", b)
+	}
+	if fs := e.open(t, "POST", "/agents/writer/run", `{"input":"hi"}`).rest(); fs[len(fs)-1].Crumb.CrumbType() != core.TypeAgentRunEnd {
+		t.Fatalf("the entrypoint: %s", types(fs))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"iter"
 	"net/http"
+	"strconv"
 
 	"github.com/breadai/bread/core"
 )
@@ -16,6 +17,12 @@ func (h *handlers) run() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		vary(w)
 		id := r.PathValue("id")
+		if !h.inst.Entrypoint(id) {
+			// An agent internal to a composition is not served over HTTP;
+			// it answers as an unknown agent does, before its body is read.
+			writeError(w, http.StatusNotFound, core.CodeAgentNotFound, "agent "+strconv.Quote(truncate(id, 64))+" not found")
+			return
+		}
 		var body runBody
 		if err := decodeBody(r, &body); err != nil {
 			h.open(w, r).fail(id, err)
