@@ -40,9 +40,16 @@ func writeFailure(w http.ResponseWriter, r *http.Request, log *slog.Logger, err 
 	writeJSON(w, http.StatusInternalServerError, errorBody{Error: core.Sanitize(err)})
 }
 
+// forbidden answers 403 with exactly the seed's body, {"error":"Forbidden"}:
+// a refusal says nothing about what exists behind it.
 func forbidden(w http.ResponseWriter) {
-	writeError(w, http.StatusForbidden, core.CodeForbidden, "Forbidden")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusForbidden)
+	_, _ = w.Write([]byte(ForbiddenBody))
 }
+
+// ForbiddenBody is the body of every 403.
+const ForbiddenBody = `{"error":"Forbidden"}` + "\n"
 
 func badRequest(w http.ResponseWriter, message string) {
 	writeError(w, http.StatusBadRequest, core.CodeBadRequest, message)

@@ -40,7 +40,7 @@ func TestHostGuard(t *testing.T) {
 		if c.ok && r.status != 200 {
 			t.Errorf("Host %q = %d %s, want 200", c.host, r.status, r.body)
 		}
-		if !c.ok && (r.status != 403 || r.errorCode(t) != core.CodeForbidden) {
+		if !c.ok && (r.status != 403 || string(r.body) != server.ForbiddenBody) {
 			t.Errorf("Host %q = %d %s, want 403", c.host, r.status, r.body)
 		}
 	}
@@ -108,7 +108,7 @@ func TestAuthMatrix(t *testing.T) {
 			if r := do(t, ts.URL, "GET", "/agents", "", "X-Identity", "alice", "Host", "example.com"); r.status != 200 {
 				t.Fatalf("alice on a public Host = %d %s (the host guard is off with auth)", r.status, r.body)
 			}
-			if r := do(t, ts.URL, "GET", "/agents", "", "X-Identity", "bob"); r.status != 403 || r.errorCode(t) != core.CodeForbidden {
+			if r := do(t, ts.URL, "GET", "/agents", "", "X-Identity", "bob"); r.status != 403 || string(r.body) != server.ForbiddenBody {
 				t.Fatalf("bob lists agents = %d %s", r.status, r.body)
 			}
 			if r := do(t, ts.URL, "GET", "/agents/writer", "", "X-Identity", "bob"); r.status != 200 {

@@ -320,7 +320,7 @@ func TestCancelRoute(t *testing.T) {
 func TestCancelRouteAsksStreamAuthorization(t *testing.T) {
 	f := newFixture(t, engine.Config{})
 	ts := f.serve(t, server.Options{Streams: allowStreams(func(_ *core.AuthIdentity, runID string) bool { return runID != "secret" })})
-	if r := do(t, ts.URL, "POST", "/runs/secret/cancel", ""); r.status != 403 || r.errorCode(t) != core.CodeForbidden {
+	if r := do(t, ts.URL, "POST", "/runs/secret/cancel", ""); r.status != 403 || string(r.body) != server.ForbiddenBody {
 		t.Fatalf("cancel denied run = %d %s", r.status, r.body)
 	}
 	if r := do(t, ts.URL, "POST", "/runs/other/cancel", ""); r.status != 404 {

@@ -83,7 +83,7 @@ func TestStreamsOptions(t *testing.T) {
 		if strings.HasSuffix(path, "cancel") {
 			method = "POST"
 		}
-		if r := do(t, ts.URL, method, path, "", "X-Identity", "bob"); r.status != 403 || r.errorCode(t) != core.CodeForbidden {
+		if r := do(t, ts.URL, method, path, "", "X-Identity", "bob"); r.status != 403 || string(r.body) != server.ForbiddenBody {
 			t.Fatalf("bob %s %s = %d %s", method, path, r.status, r.body)
 		}
 	}

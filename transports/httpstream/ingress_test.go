@@ -280,7 +280,7 @@ func TestAuthorizeStream(t *testing.T) {
 
 	denied := e.open(t, "GET", "/runs/"+id+"/stream", "", "X-Identity", "bob")
 	body, _ := io.ReadAll(denied.res.Body)
-	if denied.res.StatusCode != 403 || !strings.Contains(string(body), core.CodeForbidden) {
+	if denied.res.StatusCode != 403 || string(body) != `{"error":"Forbidden"}`+"\n" {
 		t.Fatalf("bob = %d %s", denied.res.StatusCode, body)
 	}
 	if got := types(e.open(t, "GET", "/runs/"+id+"/stream", "", "X-Identity", "alice").rest()); !strings.HasSuffix(got, core.TypeAgentRunEnd) {

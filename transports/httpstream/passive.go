@@ -30,7 +30,10 @@ func (h *handlers) passive() http.Handler {
 			return
 		}
 		if !h.g.AuthorizeStream(r.Context(), core.IdentityFrom(r.Context()), runID) {
-			writeError(w, http.StatusForbidden, core.CodeForbidden, "Forbidden")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"error":"Forbidden"}` + "\n")) // the seed's exact body
+
 			return
 		}
 		if h.sub == nil && !hasLog {
