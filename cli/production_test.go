@@ -298,3 +298,54 @@ func TestSigtermCancelsAtTheDrainDeadline(t *testing.T) {
 		t.Fatalf("exit %v after SIGTERM with a 700ms drain deadline", d)
 	}
 }
+
+// GET /metrics, off unless configured, serves the Prometheus text format
+// through the otel plugin's exporter: after three runs their counters show,
+// beside the Go runtime's metrics; a pod address reaches it only because
+// server.public lists metrics.read.
+func TestMetricsAfterThreeRuns(t *testing.T) {
+	plain := startServe(t, project(t, basic(nil)), nil)
+	if res, err := http.Get(plain.base + "/metrics"); err != nil || res.StatusCode != 404 {
+		t.Fatalf("/metrics without the exporter = %v %v, want 404", res, err)
+	}
+	dir := project(t, basic(map[string]string{"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\n" +
+		"server: {public: [health.live, health.ready, metrics.read]}\n" +
+		"plugins:\n  - {type: otel, metrics: {exporter: prometheus}}\n"}))
+	p := startServe(t, dir, nil)
+	for range 3 {
+		fs := rest(open(t, "POST", p.base+"/agents/echo/run", `{"input":"hi"}`))
+		if len(fs) == 0 || fs[len(fs)-1].Crumb.CrumbType() != core.TypeAgentRunEnd {
+			t.Fatalf("run ended with %s", kinds(fs))
+		}
+	}
+	req, _ := http.NewRequest("GET", p.base+"/metrics", nil)
+	req.Host = "10.1.2.3:3000" // as a Prometheus scraping the pod IP sends it
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	text := string(body)
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") {
+		t.Fatalf("/metrics = %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	for _, want := range []string{
+		`bread_runs_started_total{bread_agent_id="echo"`,
+		`bread_runs_ended_total{bread_agent_id="echo",bread_status="completed"`,
+		"gen_ai_client_operation_duration_seconds_count{", "bread_crumblog_append_duration_seconds_count{",
+		"http_server_request_duration_seconds_count{", "go_goroutines ",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "bread_runs_started_total{") && !strings.HasSuffix(line, " 3") {
+			t.Errorf("runs started after three runs: %s", line)
+		}
+	}
+	if t.Failed() {
+		t.Logf("%s", text)
+	}
+}

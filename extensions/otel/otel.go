@@ -52,6 +52,7 @@ type Plugin struct {
 	prop       propagation.TextMapPropagator
 	m          *instruments
 	shutdown   []func(context.Context) error
+	scrape     *scrape // the Prometheus endpoint, when metrics are pulled
 	rt         core.Runtime
 	removeOnce sync.Once
 	remove     func()
@@ -93,11 +94,11 @@ func New(ctx context.Context, opts Options) (*Plugin, error) {
 		runs: map[string]*scope{}, steps: map[string]*scope{}, tools: map[string]*child{},
 		loops: map[string]*child{}, tasks: map[string]*child{}, suspended: newSpanRing(4096),
 	}
-	tp, mp, shutdown, err := providers(ctx, opts)
+	tp, mp, shutdown, sc, err := providers(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	p.shutdown = shutdown
+	p.shutdown, p.scrape = shutdown, sc
 	p.prop = opts.Propagator
 	if p.prop == nil {
 		p.prop = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})

@@ -50,6 +50,9 @@ type Exporter struct {
 	// Interval between metric exports (default OTEL_METRIC_EXPORT_INTERVAL,
 	// else 60 s). Ignored for traces.
 	Interval Duration `json:"interval"`
+	// Path is where exporter "prometheus" (metrics only) serves the
+	// Prometheus text format on the bread server (default /metrics).
+	Path string `json:"path"`
 }
 
 // Duration reads "10s"-style strings from bread.yaml.
@@ -68,7 +71,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // providers returns the providers opts describe, and the shutdown functions
 // of those the plugin owns.
-func providers(ctx context.Context, opts Options) (trace.TracerProvider, metric.MeterProvider, []func(context.Context) error, error) {
+func providers(ctx context.Context, opts Options) (trace.TracerProvider, metric.MeterProvider, []func(context.Context) error, *scrape, error) {
 	env := opts.LookupEnv
 	if env == nil {
 		env = os.LookupEnv
@@ -82,21 +85,22 @@ func providers(ctx context.Context, opts Options) (trace.TracerProvider, metric.
 		if mp == nil {
 			mp = metricnoop.NewMeterProvider()
 		}
-		return tp, mp, nil, nil
+		return tp, mp, nil, nil, nil
 	}
 	var shutdown []func(context.Context) error
 	var res *resource.Resource
 	if tp == nil || mp == nil {
 		var err error
 		if res, err = newResource(ctx, opts.ServiceName, getenv); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 	}
+	var sc *scrape
 	if tp == nil {
 		kind := choose(opts.Traces.Exporter, getenv("OTEL_TRACES_EXPORTER"))
 		exp, err := traceExporter(ctx, kind, opts.Traces, getenv, stdout(opts))
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		if exp == nil {
 			tp = tracenoop.NewTracerProvider()
@@ -107,14 +111,24 @@ func providers(ctx context.Context, opts Options) (trace.TracerProvider, metric.
 	}
 	if mp == nil {
 		kind := choose(opts.Metrics.Exporter, getenv("OTEL_METRICS_EXPORTER"))
-		exp, err := metricExporter(ctx, kind, opts.Metrics, getenv, stdout(opts))
+		var exp sdkmetric.Exporter
+		var reader sdkmetric.Reader
+		var err error
+		if kind == "prometheus" {
+			reader, sc, err = prometheusReader(opts.Metrics)
+		} else {
+			exp, err = metricExporter(ctx, kind, opts.Metrics, getenv, stdout(opts))
+		}
 		if err != nil {
 			for _, f := range shutdown {
 				_ = f(ctx)
 			}
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
-		if exp == nil {
+		if reader != nil {
+			sdk := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), sdkmetric.WithResource(res))
+			mp, shutdown = sdk, append(shutdown, sdk.Shutdown)
+		} else if exp == nil {
 			mp = metricnoop.NewMeterProvider()
 		} else {
 			var ro []sdkmetric.PeriodicReaderOption
@@ -125,7 +139,7 @@ func providers(ctx context.Context, opts Options) (trace.TracerProvider, metric.
 			mp, shutdown = sdk, append(shutdown, sdk.Shutdown)
 		}
 	}
-	return tp, mp, shutdown, nil
+	return tp, mp, shutdown, sc, nil
 }
 
 func stdout(opts Options) io.Writer {
@@ -215,7 +229,7 @@ func metricExporter(ctx context.Context, kind string, e Exporter, getenv func(st
 		}
 		return otlpmetrichttp.New(ctx, otlpOptions(e, signalURL(e.Endpoint, "/v1/metrics"), otlpmetrichttp.WithEndpointURL, otlpmetrichttp.WithInsecure, otlpmetrichttp.WithHeaders)...)
 	}
-	return nil, core.Errorf(core.CodeInvalidConfig, "otel: unknown metrics exporter %q; known: otlp, stdout, none", kind)
+	return nil, core.Errorf(core.CodeInvalidConfig, "otel: unknown metrics exporter %q; known: otlp, prometheus, stdout, none", kind)
 }
 
 // otlpOptions builds an OTLP exporter's options from e with its package's
