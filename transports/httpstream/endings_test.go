@@ -12,6 +12,7 @@ import (
 	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
 	"github.com/breadai/bread/engine"
+	"github.com/breadai/bread/transports/httpstream"
 )
 
 // A passive stream always ends: an unknown run is refused before anything
@@ -137,5 +138,37 @@ func TestOnlyEntrypointsRunOverHTTP(t *testing.T) {
 	}
 	if fs := e.open(t, "POST", "/agents/writer/run", `{"input":"hi"}`).rest(); fs[len(fs)-1].Crumb.CrumbType() != core.TypeAgentRunEnd {
 		t.Fatalf("the entrypoint: %s", types(fs))
+	}
+}
+
+// TestNoSilenceLongerThanTheHeartbeat: from the moment a passive stream
+// opens (its catch-up written at once), no gap between writes exceeds the
+// heartbeat interval.
+func TestNoSilenceLongerThanTheHeartbeat(t *testing.T) {
+	const every = 300 * time.Millisecond
+	reached := make(chan struct{})
+	e := newEnv(t, setup{opts: httpstream.Options{Heartbeat: every}, turns: []modeltest.Turn{modeltest.Block(reached)}})
+	id, run := e.start(t, `{"input":"hi"}`)
+	defer run.close()
+	<-reached
+	s := e.open(t, "GET", "/runs/"+id+"/stream", "")
+	last := time.Now()
+	if f, ok := s.next(); !ok || f.Crumb.CrumbType() != core.TypeAgentRunStart {
+		t.Fatal("no replay")
+	}
+	for beats := 0; beats < 4; {
+		if !s.sc.Scan() {
+			t.Fatal("stream ended while the run was idle")
+		}
+		now := time.Now()
+		// Generous for a busy machine, but below the old first gap of
+		// two intervals.
+		if gap := now.Sub(last); gap > every+every/2 {
+			t.Fatalf("a silence of %v with heartbeats every %v", gap, every)
+		}
+		last = now
+		if len(s.sc.Bytes()) == 0 {
+			beats++
+		}
 	}
 }

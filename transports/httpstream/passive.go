@@ -187,7 +187,12 @@ const (
 // drain writes live frames that pass the dedup rule, with a heartbeat while
 // the run is idle.
 func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID string, d *Dedup, st *runState, clog core.CrumbLog) drainEnd {
-	ticker := time.NewTicker(h.g.heartbeat)
+	// Checked every third of the interval, a keep-alive goes out once the
+	// stream has been quiet for two thirds of it: no silence on the wire
+	// lasts longer than Heartbeat, from the moment the stream opens (a
+	// proxy with a 30 s idle timeout cut streams whose first heartbeat came
+	// at twice the interval).
+	ticker := time.NewTicker(h.g.heartbeat / 3)
 	defer ticker.Stop()
 	var check <-chan time.Time
 	if h.liveness != nil {
@@ -235,7 +240,7 @@ func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID
 			return clientGone
 		case <-live.signal:
 		case <-ticker.C:
-			if !s.heartbeat() {
+			if !s.heartbeat(h.g.heartbeat - h.g.heartbeat/3) {
 				return clientGone
 			}
 		case <-check:

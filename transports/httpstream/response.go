@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/breadai/bread/core"
 )
@@ -18,7 +19,7 @@ type response struct {
 	log    *slog.Logger
 	buf    []byte
 	dead   bool
-	wrote  bool // something was written since the last heartbeat check
+	last   time.Time // when something was last written
 }
 
 // open sends the headers and the preamble of the format the request asked
@@ -53,7 +54,7 @@ func (s *response) flush() bool {
 		s.dead = true
 		return false
 	}
-	s.wrote = true
+	s.last = time.Now()
 	return true
 }
 
@@ -88,17 +89,13 @@ func (s *response) fail(agentID string, err error) {
 	s.failure(core.Frame{Crumb: failure(agentID, err)})
 }
 
-// heartbeat writes a keep-alive unless something else was written since the
-// last call.
-func (s *response) heartbeat() bool {
-	if s.wrote {
-		s.wrote = false
+// heartbeat writes a keep-alive unless something was written within idle.
+func (s *response) heartbeat(idle time.Duration) bool {
+	if time.Since(s.last) < idle {
 		return !s.dead
 	}
 	s.buf = s.format.AppendHeartbeat(s.buf[:0])
-	ok := s.flush()
-	s.wrote = false
-	return ok
+	return s.flush()
 }
 
 // writeError answers a request that is refused before its stream opens.
