@@ -76,6 +76,7 @@ server:
       secret: ${JWT_SECRET}
       issuer: https://issuer.test
       audience: bread
+      adminClaims: {role: ops}
   streamTokens:
     key: ${STREAM_TOKEN_KEY}
     ttl: 3s
@@ -115,6 +116,8 @@ server:
 		{"POST", "/resume/" + hr.CheckpointID, `{"response":{"ok":true}}`},
 		{"POST", "/runs/" + runY + "/cancel", ""},
 		{"POST", "/runs/" + runX + "/stream-token", ""},
+		{"GET", "/sessions/" + first[0].Crumb.Base().SessionID, ""},
+		{"DELETE", "/sessions/" + first[0].Crumb.Base().SessionID, ""},
 	} {
 		if status, body := statusOf(t, c.method, srv.base+c.path, c.body, bob...); status != http.StatusForbidden {
 			t.Errorf("bob: %s %s = %d %s, want 403", c.method, c.path, status, body)
@@ -122,6 +125,14 @@ server:
 	}
 	if status, body := statusOf(t, "GET", srv.base+"/runs/"+runX, "", alice...); status != http.StatusOK || !strings.Contains(body, `"status":"suspended"`) {
 		t.Errorf("alice reads her run: %d %s", status, body)
+	}
+	if status, body := statusOf(t, "GET", srv.base+"/sessions/"+first[0].Crumb.Base().SessionID, "", alice...); status != http.StatusOK {
+		t.Errorf("alice reads her session: %d %s", status, body)
+	}
+	// An admin (adminClaims) may read every run.
+	root := []string{"Authorization", "Bearer " + hs256(validClaims(map[string]any{"sub": "carol", "role": "ops"}))}
+	if status, body := statusOf(t, "GET", srv.base+"/runs/"+runX, "", root...); status != http.StatusOK {
+		t.Errorf("an admin reads alice's run: %d %s", status, body)
 	}
 
 	// Alice's stream token for X.

@@ -37,7 +37,8 @@ func (a *app) serverAuth(cs []*project.Component, c *engine.Config) (*serverAuth
 	if err != nil {
 		return nil, &project.Error{File: "bread.yaml", Err: core.AsBreadError(err, core.CodeInvalidConfig)}
 	}
-	own := &server.Ownership{Store: c.Store, Admin: setup.admin, Resume: !a.project.Config.Server.Ownership.ResumeOff, Logger: a.log}
+	own := &server.Ownership{Store: c.Store, Admin: setup.admin, Logger: a.log,
+		Resume: !a.project.Config.Server.Ownership.ResumeOff, Sessions: !a.project.Config.Server.Ownership.SessionsOff}
 	c.Plugins = append(c.Plugins, tokens.Plugin(c.Store, own.AuthorizeStream))
 	return &serverAuth{
 		strategies:      append([]core.BreadAuthStrategy{tokens.Strategy()}, setup.strategies...),

@@ -36,6 +36,17 @@ type RunStore interface {
 	LoseRun(ctx context.Context, id string, now int64) (bool, error)
 }
 
+// SessionStarters is implemented by run stores that tell who started a
+// session's runs: the server's ownership policy lets a caller read or
+// delete a session in which it started a run. All first-party stores
+// implement it.
+type SessionStarters interface {
+	// SessionStarters returns the distinct, non-empty StartedBy of the
+	// runs of a session, in no particular order; none for a session with
+	// no identified run or an unknown one.
+	SessionStarters(ctx context.Context, sessionID string) ([]string, error)
+}
+
 // RunStatus is where a run is in its life.
 type RunStatus string
 

@@ -9,9 +9,9 @@ import (
 )
 
 // Ownership is the run-ownership policy: a run may be tailed, read,
-// cancelled (AuthorizeStream, for Options.Streams.AuthorizeStream) and,
-// with Resume, resumed (Authorize, around Options.Auth.Authorize) only by
-// the identity that started it (core.RunRecord.StartedBy, compared by
+// cancelled, its files fetched (AuthorizeStream, for
+// Options.Streams.AuthorizeStream) and, with Resume, resumed (Authorize,
+// around Options.Auth.Authorize) only by the identity that started it (core.RunRecord.StartedBy, compared by
 // core.OwnerKey) and by the identities Admin names. Others get 403.
 //
 // It runs after the action grant: Authorize decides which actions a caller
@@ -28,6 +28,12 @@ type Ownership struct {
 	// Resume applies the check to POST /resume/{checkpointId}: only the
 	// starter of the checkpoint's run (or an admin) may resume it.
 	Resume bool
+	// Sessions applies it to GET and DELETE /sessions/{id}: only a caller
+	// that started a run in the session (core.SessionStarters) or an
+	// admin may read or delete it; a session no identified caller ran in
+	// is the admins' only. The session listing (session.list) and cleanup
+	// (session.cleanup) are not filtered: grant them to operators only.
+	Sessions bool
 	// Logger receives store failures (which deny); nil uses slog.Default.
 	Logger *slog.Logger
 }
@@ -66,7 +72,9 @@ func (o *Ownership) AuthorizeStream(ctx context.Context, id *core.AuthIdentity, 
 
 // Authorize wraps a route authorization: after inner grants the action,
 // run.resume (with Resume) also needs AuthorizeStream of the checkpoint's
-// run. A nil inner stays nil (the server then refuses every route).
+// run, and session.read and session.delete (with Sessions) a run the
+// caller started in the session. A nil inner stays nil (the server then
+// refuses every route).
 func (o *Ownership) Authorize(inner core.AuthorizeFunc) core.AuthorizeFunc {
 	if inner == nil {
 		return nil
@@ -75,8 +83,24 @@ func (o *Ownership) Authorize(inner core.AuthorizeFunc) core.AuthorizeFunc {
 		if !inner(ctx, id, action, args) {
 			return false
 		}
-		if action != core.ActionRunResume || !o.Resume || id == nil {
+		if id == nil {
 			return true
+		}
+		switch action {
+		case core.ActionSessionRead, core.ActionSessionDelete:
+			if o.Sessions {
+				return o.maySession(ctx, id, args["id"])
+			}
+			return true
+		case core.ActionRunResume:
+			if !o.Resume {
+				return true
+			}
+		default:
+			return true
+		}
+		if _, ok := StreamTokenRun(id); ok {
+			return false
 		}
 		cp, err := o.Store.GetCheckpoint(ctx, args["checkpointId"])
 		switch {
@@ -88,6 +112,39 @@ func (o *Ownership) Authorize(inner core.AuthorizeFunc) core.AuthorizeFunc {
 		}
 		return o.AuthorizeStream(ctx, id, cp.RunID)
 	}
+}
+
+// maySession reports whether id may read or delete session sessionID.
+func (o *Ownership) maySession(ctx context.Context, id *core.AuthIdentity, sessionID string) bool {
+	if _, ok := StreamTokenRun(id); ok {
+		return false
+	}
+	if o.Admin != nil && o.Admin(id) {
+		return true
+	}
+	ss, ok := o.Store.(core.SessionStarters)
+	if !ok {
+		return true
+	}
+	starters, err := ss.SessionStarters(ctx, sessionID)
+	if err != nil {
+		o.logger().WarnContext(ctx, "bread: reading a session's run starters failed; refusing the request", "sessionId", sessionID, "error", err)
+		return false
+	}
+	if len(starters) == 0 {
+		_, err := o.Store.GetSession(ctx, sessionID)
+		if errors.Is(err, core.ErrSessionNotFound) {
+			return true // the route answers 404
+		}
+		return false
+	}
+	key := core.OwnerKey(id)
+	for _, s := range starters {
+		if s == key {
+			return true
+		}
+	}
+	return false
 }
 
 func (o *Ownership) logger() *slog.Logger {

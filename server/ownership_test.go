@@ -27,7 +27,7 @@ func ownedServer(t *testing.T, ttl time.Duration, turns ...modeltest.Turn) (*fix
 	if err != nil {
 		t.Fatal(err)
 	}
-	own := &server.Ownership{Store: store, Admin: func(id *core.AuthIdentity) bool { return id.Subject == "root" }, Resume: true}
+	own := &server.Ownership{Store: store, Admin: func(id *core.AuthIdentity) bool { return id.Subject == "root" }, Resume: true, Sessions: true}
 	f := newFixture(t, engine.Config{Store: store, Plugins: []core.BreadPlugin{tokens.Plugin(store, own.AuthorizeStream)}}, turns...)
 	f.store = store
 	allow := func(context.Context, *core.AuthIdentity, string, map[string]string) bool { return true }
@@ -74,6 +74,29 @@ func TestOwnershipGuardsRunsByTheirStarter(t *testing.T) {
 		{http.MethodGet, "/runs/" + run, "alice", http.StatusOK},
 		{http.MethodGet, "/runs/" + run + "/stream", "root", http.StatusOK},
 		{http.MethodPost, "/runs/no-such-run/stream-token", "alice", http.StatusNotFound},
+	} {
+		if got := do(t, base, c.method, c.path, "", "X-Identity", c.who); got.status != c.want {
+			t.Errorf("%s %s as %s: %d %s, want %d", c.method, c.path, c.who, got.status, got.body, c.want)
+		}
+	}
+
+	// Sessions: a caller that started a run in it, or an admin.
+	sessionID := rec.SessionID
+	empty, err := f.store.CreateSession(context.Background(), core.NewSession{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		method, path, who string
+		want              int
+	}{
+		{http.MethodGet, "/sessions/" + sessionID, "bob", http.StatusForbidden},
+		{http.MethodDelete, "/sessions/" + sessionID, "bob", http.StatusForbidden},
+		{http.MethodGet, "/sessions/" + sessionID, "alice", http.StatusOK},
+		{http.MethodGet, "/sessions/" + sessionID, "root", http.StatusOK},
+		{http.MethodGet, "/sessions/" + empty.ID, "alice", http.StatusForbidden},
+		{http.MethodGet, "/sessions/" + empty.ID, "root", http.StatusOK},
+		{http.MethodGet, "/sessions/no-such-session", "bob", http.StatusNotFound},
 	} {
 		if got := do(t, base, c.method, c.path, "", "X-Identity", c.who); got.status != c.want {
 			t.Errorf("%s %s as %s: %d %s, want %d", c.method, c.path, c.who, got.status, got.body, c.want)

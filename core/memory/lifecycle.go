@@ -106,3 +106,18 @@ func (s *Store) dropSessionRuns(sessionID string) {
 		}
 	}
 }
+
+// SessionStarters implements core.SessionStarters.
+func (s *Store) SessionStarters(ctx context.Context, sessionID string) ([]string, error) {
+	if err := s.rlock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.RUnlock()
+	var out []string
+	for _, r := range s.runRecords {
+		if r.SessionID == sessionID && r.StartedBy != "" && !slices.Contains(out, r.StartedBy) {
+			out = append(out, r.StartedBy)
+		}
+	}
+	return out, nil
+}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -13,6 +14,7 @@ func runCases() []testCase {
 		{name: "put and get", needs: needsRuns, run: testRunRoundTrip},
 		{name: "PutRun on an existing id replaces only the mutable fields", needs: needsRuns, run: testRunReplace},
 		{name: "StartedBy is stored and never replaced", needs: needsRuns, run: testRunStartedBy},
+		{name: "SessionStarters lists who started a session's runs", needs: needsRuns, run: testSessionStarters},
 		{name: "unknown ids and sessions", needs: needsRuns, run: testRunUnknown},
 		{name: "RenewRunLeases renews only the owner's running runs", needs: needsRuns, run: testRunRenew},
 		{name: "ExpiredRuns lists running runs with a lapsed lease, oldest lease first", needs: needsRuns, run: testRunExpired},
@@ -98,6 +100,33 @@ func testRunStartedBy(t *testing.T, s core.BreadStore) {
 	got, err = rs.GetRun(t.Context(), "run-2")
 	noErr(t, err, "GetRun(anonymous)")
 	equal(t, "StartedBy of an anonymous run", "", got.StartedBy)
+}
+
+func testSessionStarters(t *testing.T, s core.BreadStore) {
+	ss, ok := s.(core.SessionStarters)
+	if !ok {
+		t.Skip("the store does not implement core.SessionStarters")
+	}
+	rs := capability[core.RunStore](t, s)
+	createSession(t, s, core.NewSession{ID: "s"})
+	createSession(t, s, core.NewSession{ID: "other"})
+	for i, by := range []string{"alice", "bob", "alice", ""} {
+		r := runRecord(fmt.Sprintf("run-%d", i), "s", "replica-a", core.RunCompleted, 0)
+		r.StartedBy = by
+		noErr(t, rs.PutRun(t.Context(), r), "PutRun")
+	}
+	r := runRecord("run-other", "other", "replica-a", core.RunCompleted, 0)
+	r.StartedBy = "carol"
+	noErr(t, rs.PutRun(t.Context(), r), "PutRun(other)")
+	got, err := ss.SessionStarters(t.Context(), "s")
+	noErr(t, err, "SessionStarters")
+	slices.Sort(got)
+	equalList(t, "the starters of s", []string{"alice", "bob"}, got)
+	for _, id := range []string{"no-such-session", "bad\x00id"} {
+		got, err = ss.SessionStarters(t.Context(), id)
+		noErr(t, err, "SessionStarters(%q)", id)
+		equal(t, "the starters of an unknown session", 0, len(got))
+	}
 }
 
 func testRunUnknown(t *testing.T, s core.BreadStore) {

@@ -87,6 +87,10 @@ type OwnershipConfig struct {
 	// ResumeOff lets any caller granted run.resume resume any checkpoint
 	// (`resume: false`); by default only the run's starter and admins may.
 	ResumeOff bool
+	// SessionsOff lets any caller granted session.read or session.delete
+	// read or delete any session (`sessions: false`); by default only a
+	// caller that started a run in it and admins may.
+	SessionsOff bool
 }
 
 // Component is a named adapter in bread.yaml: `store: sqlite`, or
@@ -215,7 +219,8 @@ type serverFile struct {
 		TTL string `yaml:"ttl"`
 	} `yaml:"streamTokens"`
 	Ownership struct {
-		Resume *bool `yaml:"resume"`
+		Resume   *bool `yaml:"resume"`
+		Sessions *bool `yaml:"sessions"`
 	} `yaml:"ownership"`
 }
 
@@ -319,6 +324,9 @@ func (l *loader) loadConfig(path string) (Config, error) {
 	}
 	if r := raw.Server.Ownership.Resume; r != nil && !*r {
 		cfg.Server.Ownership.ResumeOff = true
+	}
+	if r := raw.Server.Ownership.Sessions; r != nil && !*r {
+		cfg.Server.Ownership.SessionsOff = true
 	}
 	if h := raw.Streams.Heartbeat; h != "" {
 		d, err := time.ParseDuration(h)

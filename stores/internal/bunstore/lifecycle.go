@@ -163,3 +163,23 @@ func (s *Store) LoseRun(ctx context.Context, id string, now int64) (bool, error)
 	}
 	return n == 1, nil
 }
+
+// SessionStarters implements core.SessionStarters in one SELECT DISTINCT.
+func (s *Store) SessionStarters(ctx context.Context, sessionID string) ([]string, error) {
+	if err := s.read(); err != nil {
+		return nil, err
+	}
+	if hasNUL(sessionID) {
+		return nil, nil
+	}
+	var out []string
+	err := s.db.NewSelect().Model((*runRow)(nil)).Distinct().Column("started_by").
+		Where("session_id = ?", sessionID).
+		Where("started_by IS NOT NULL").
+		Where("started_by <> ''").
+		Scan(ctx, &out)
+	if err != nil {
+		return nil, s.mapErr("list a session's run starters", err, nil)
+	}
+	return out, nil
+}

@@ -32,6 +32,7 @@ type API interface {
 	core.BreadStore
 	core.LoopStore
 	core.RunStore
+	core.SessionStarters
 	core.CrumbLog
 	core.TaskRunStore
 	core.KnowledgeStore
