@@ -100,6 +100,7 @@ server:
 
 	// Alice starts a run that waits for a human, and one that runs on.
 	run := openAs(t, "POST", srv.base+"/agents/publisher/run", `{"input":"publish hello"}`, alice...)
+	startToken := run.resp.Header.Get("X-Bread-Stream-Token")
 	first := run.until(core.TypeHumanRequired)
 	runX := first[0].RunID
 	hr := first[len(first)-1].Crumb.(*core.HumanRequired)
@@ -122,6 +123,16 @@ server:
 		if status, body := statusOf(t, c.method, srv.base+c.path, c.body, bob...); status != http.StatusForbidden {
 			t.Errorf("bob: %s %s = %d %s, want 403", c.method, c.path, status, body)
 		}
+	}
+	// The run's response carried a token for it, good for X only.
+	if startToken == "" {
+		t.Fatal("POST /agents/publisher/run sent no X-Bread-Stream-Token")
+	}
+	if status, body := statusOf(t, "GET", srv.base+"/runs/"+runY+"/stream?access_token="+url.QueryEscape(startToken), ""); status != http.StatusUnauthorized {
+		t.Errorf("X's start token on Y: %d %s", status, body)
+	}
+	if status, body := statusOf(t, "GET", srv.base+"/runs/"+runX+"?access_token="+url.QueryEscape(startToken), ""); status != http.StatusUnauthorized {
+		t.Errorf("X's start token on GET /runs/X: %d %s", status, body)
 	}
 	if status, body := statusOf(t, "GET", srv.base+"/runs/"+runX, "", alice...); status != http.StatusOK || !strings.Contains(body, `"status":"suspended"`) {
 		t.Errorf("alice reads her run: %d %s", status, body)

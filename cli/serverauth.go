@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"net/http"
+
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
@@ -14,12 +16,12 @@ type serverAuth struct {
 	strategies      []core.BreadAuthStrategy
 	authorize       core.AuthorizeFunc
 	authorizeStream core.AuthorizeStreamFunc
+	startHeaders    func(*http.Request, string, http.Header)
 }
 
 // serverAuth builds server.auth, or nil when bread.yaml configures none
 // (no auth: every caller on loopback owns every run). It adds the stream
-// tokens' plugin (POST /runs/{runId}/stream-token and the token header of
-// a resume) to c.Plugins: call it before engine.New.
+// tokens' plugin (POST /runs/{runId}/stream-token) to c.Plugins: call it before engine.New.
 func (a *app) serverAuth(cs []*project.Component, c *engine.Config) (*serverAuth, error) {
 	if len(cs) == 0 {
 		return nil, nil
@@ -44,6 +46,7 @@ func (a *app) serverAuth(cs []*project.Component, c *engine.Config) (*serverAuth
 		strategies:      append([]core.BreadAuthStrategy{tokens.Strategy()}, setup.strategies...),
 		authorize:       tokens.Authorize(own.Authorize(authorize)),
 		authorizeStream: own.AuthorizeStream,
+		startHeaders:    tokens.StartHeaders(own.AuthorizeStream),
 	}, nil
 }
 
@@ -54,4 +57,5 @@ func (sa *serverAuth) apply(so *server.Options) {
 	}
 	so.Auth = &server.Auth{Strategies: sa.strategies, Authorize: sa.authorize}
 	so.Streams.AuthorizeStream = sa.authorizeStream
+	so.Streams.StartHeaders = sa.startHeaders
 }

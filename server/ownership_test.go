@@ -33,7 +33,7 @@ func ownedServer(t *testing.T, ttl time.Duration, turns ...modeltest.Turn) (*fix
 	allow := func(context.Context, *core.AuthIdentity, string, map[string]string) bool { return true }
 	ts := f.serve(t, server.Options{
 		Auth:    &server.Auth{Strategies: []core.BreadAuthStrategy{tokens.Strategy(), headerAuth{}}, Authorize: tokens.Authorize(own.Authorize(allow))},
-		Streams: httpstream.Options{AuthorizeStream: own.AuthorizeStream},
+		Streams: httpstream.Options{AuthorizeStream: own.AuthorizeStream, StartHeaders: tokens.StartHeaders(own.AuthorizeStream)},
 	})
 	return f, ts.URL
 }
@@ -42,8 +42,8 @@ func ownedServer(t *testing.T, ttl time.Duration, turns ...modeltest.Turn) (*fix
 func startRun(t *testing.T, base, who string) string {
 	t.Helper()
 	res := do(t, base, http.MethodPost, "/agents/writer/run", `{"input":"hi"}`, "X-Identity", who, "Accept", "application/x-ndjson")
-	if res.status != http.StatusOK {
-		t.Fatalf("run as %s: %d %s", who, res.status, res.body)
+	if res.status != http.StatusOK || !strings.HasPrefix(res.header.Get(server.StreamTokenHeader), "bst1.") {
+		t.Fatalf("run as %s: %d %s, token header %q", who, res.status, res.body, res.header.Get(server.StreamTokenHeader))
 	}
 	line, _, _ := strings.Cut(string(res.body), "\n")
 	var f struct {
@@ -142,9 +142,9 @@ func TestStreamTokens(t *testing.T) {
 		t.Errorf("the token tails its run: %d %s", got.status, got.body)
 	}
 	for _, c := range []struct{ method, path string }{
-		{http.MethodGet, "/runs/" + runY + "/stream" + q},   // another run
-		{http.MethodGet, "/runs/" + runX + q},               // another route of the run
-		{http.MethodPost, "/runs/" + runX + "/cancel" + q},  // another action
+		{http.MethodGet, "/runs/" + runY + "/stream" + q},  // another run
+		{http.MethodGet, "/runs/" + runX + q},              // another route of the run
+		{http.MethodPost, "/runs/" + runX + "/cancel" + q}, // another action
 		{http.MethodPost, "/runs/" + runX + "/stream-token" + q},
 		{http.MethodGet, "/agents" + q},
 	} {

@@ -22,8 +22,9 @@ const (
 	// ActionRunStreamToken names POST /runs/{runId}/stream-token, which
 	// mints a token for that run.
 	ActionRunStreamToken = "run.streamToken"
-	// StreamTokenHeader carries a token minted for the run a
-	// POST /resume/{checkpointId} continues.
+	// StreamTokenHeader carries a token minted for the run a run-starting
+	// route (POST /agents/{id}/run, POST /pipelines/{id}/run,
+	// POST /resume/{checkpointId}) runs; see StartHeaders.
 	StreamTokenHeader = "X-Bread-Stream-Token"
 	// StreamTokenQuery is the query parameter that carries a token.
 	StreamTokenQuery = "access_token"
@@ -220,10 +221,8 @@ func (t *StreamTokens) Authorize(inner core.AuthorizeFunc) core.AuthorizeFunc {
 
 // Plugin returns the plugin (for engine.Config.Plugins) that serves
 // POST /runs/{runId}/stream-token (ActionRunStreamToken; authorizeStream,
-// the streams' policy, must allow the caller that run) and sets
-// StreamTokenHeader on a successful POST /resume/{checkpointId} for the
-// checkpoint's run. store answers 404 for an unknown run when it is a
-// core.RunStore.
+// the streams' policy, must allow the caller that run). store answers 404
+// for an unknown run when it is a core.RunStore.
 func (t *StreamTokens) Plugin(store core.BreadStore, authorizeStream core.AuthorizeStreamFunc) core.BreadPlugin {
 	if authorizeStream == nil {
 		authorizeStream = func(context.Context, *core.AuthIdentity, string) bool { return true }
@@ -273,50 +272,19 @@ func (p *streamTokenPlugin) mint(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, streamTokenView{RunID: runID, Token: tok, ExpiresAt: exp.UnixMilli()})
 }
 
-// Middleware implements core.MiddlewareProvider: on POST
-// /resume/{checkpointId} it mints a token for the checkpoint's run, for a
-// caller authorizeStream allows, and sends it in StreamTokenHeader when the
-// route answers 200.
-func (p *streamTokenPlugin) Middleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cpID, ok := strings.CutPrefix(r.URL.Path, "/resume/")
-		if r.Method != http.MethodPost || !ok || cpID == "" || strings.Contains(cpID, "/") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		cp, err := p.store.GetCheckpoint(r.Context(), cpID)
+// StartHeaders returns the hook (httpstream.Options.StartHeaders) that
+// sends a token for the run in StreamTokenHeader on POST /agents/{id}/run,
+// POST /pipelines/{id}/run and POST /resume/{checkpointId}, minted for the
+// caller when authorizeStream (nil: everyone) allows it that run: the
+// starter of a new run always, the resumer of a run when ownership lets it
+// watch the run.
+func (t *StreamTokens) StartHeaders(authorizeStream core.AuthorizeStreamFunc) func(*http.Request, string, http.Header) {
+	return func(r *http.Request, runID string, h http.Header) {
 		id := core.IdentityFrom(r.Context())
-		if err != nil || !p.authorize(r.Context(), id, cp.RunID) {
-			next.ServeHTTP(w, r)
+		if authorizeStream != nil && !authorizeStream(r.Context(), id, runID) {
 			return
 		}
-		tok, _ := p.t.Mint(id, cp.RunID)
-		next.ServeHTTP(&tokenHeaderWriter{ResponseWriter: w, token: tok}, r)
-	})
-}
-
-// tokenHeaderWriter adds the token header to a 200 response only.
-type tokenHeaderWriter struct {
-	http.ResponseWriter
-	token string
-	wrote bool
-}
-
-func (w *tokenHeaderWriter) WriteHeader(status int) {
-	if !w.wrote {
-		w.wrote = true
-		if status == http.StatusOK {
-			w.Header().Set(StreamTokenHeader, w.token)
-		}
+		tok, _ := t.Mint(id, runID)
+		h.Set(StreamTokenHeader, tok)
 	}
-	w.ResponseWriter.WriteHeader(status)
 }
-
-func (w *tokenHeaderWriter) Write(b []byte) (int, error) {
-	if !w.wrote {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *tokenHeaderWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

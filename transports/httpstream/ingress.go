@@ -25,6 +25,12 @@ type Options struct {
 	// 403 before any crumb is read. The identity is the one an auth strategy
 	// stored, nil without auth.
 	AuthorizeStream core.AuthorizeStreamFunc
+	// StartHeaders, when set, adds headers to the response of a route that
+	// runs (POST /agents/{id}/run, POST /pipelines/{id}/run,
+	// POST /resume/{checkpointId}) once the run's id is known, before the
+	// stream opens: the server's stream tokens use it. r carries the
+	// caller's identity.
+	StartHeaders func(r *http.Request, runID string, h http.Header)
 	// Heartbeat is the keep-alive interval of the passive stream (default
 	// 15 s).
 	Heartbeat time.Duration
@@ -57,6 +63,7 @@ type Liveness interface {
 // Runtimes; it holds no per-Runtime state.
 type Ingress struct {
 	authorize core.AuthorizeStreamFunc
+	headers   func(*http.Request, string, http.Header)
 	heartbeat time.Duration
 	log       *slog.Logger
 	liveness  Liveness
@@ -69,6 +76,7 @@ var _ core.Mounter = (*Ingress)(nil)
 func New(opts Options) *Ingress {
 	g := &Ingress{
 		authorize: opts.AuthorizeStream,
+		headers:   opts.StartHeaders,
 		heartbeat: opts.Heartbeat,
 		log:       opts.Logger,
 		liveness:  opts.Liveness,

@@ -427,3 +427,32 @@ func TestARunWithoutInputGetsAnEmptyObject(t *testing.T) {
 		}
 	}
 }
+
+func TestStartHeadersSeeTheRunID(t *testing.T) {
+	var seen []string
+	e := newEnv(t, setup{
+		middleware: []func(http.Handler) http.Handler{identity},
+		cfg:        engine.Config{Pipelines: map[string][]core.PipelineStep{"one": {{Type: core.StepAgent, AgentID: "writer"}}}},
+		turns:      []modeltest.Turn{modeltest.Text("one"), modeltest.Text("two")},
+		opts: httpstream.Options{StartHeaders: func(r *http.Request, runID string, h http.Header) {
+			seen = append(seen, core.IdentityFrom(r.Context()).Subject+" "+runID)
+			h.Set("X-Run", runID)
+		}},
+	})
+	for _, path := range []string{"/agents/writer/run", "/pipelines/one/run"} {
+		s := e.open(t, "POST", path, `{"input":"hi"}`, "X-Identity", "alice")
+		fs := s.rest()
+		if got := s.res.Header.Get("X-Run"); got == "" || got != fs[0].RunID {
+			t.Errorf("%s: X-Run %q, first frame's run %q", path, got, fs[0].RunID)
+		}
+	}
+	if len(seen) != 2 || !strings.HasPrefix(seen[0], "alice ") {
+		t.Errorf("StartHeaders saw %v", seen)
+	}
+	// A request refused before any run has none.
+	s := e.open(t, "POST", "/agents/writer/run", `{`, "X-Identity", "alice")
+	s.rest()
+	if got := s.res.Header.Get("X-Run"); got != "" {
+		t.Errorf("a bad body's response has X-Run %q", got)
+	}
+}

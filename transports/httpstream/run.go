@@ -92,6 +92,11 @@ func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string,
 			}
 		}
 	}
+	if ok && first != nil && h.g.headers != nil {
+		if runID := first.Base().RunID; runID != "" {
+			h.g.headers(r, runID, w.Header())
+		}
+	}
 	s := h.open(w, r)
 	h.relay(r.Context(), s, agentID, func(yield func(core.Crumb, error) bool) {
 		if !ok || !yield(first, ferr) {
