@@ -45,8 +45,6 @@ func TestHITLApproval(t *testing.T) {
 		}
 	})
 	t.Run("over HTTP a resume approves", func(t *testing.T) {
-		// One server for both requests: a restarted replay would start
-		// its transcript over and ask again.
 		srv := startServer(t, copyExample(t, "hitl-approval"), nil)
 		crumbs := stream(t, srv.URL+"/agents/publisher/run", `{"input":"publish the post"}`, nil)
 		humans := crumbsOf[*core.HumanRequired](crumbs)
@@ -63,6 +61,23 @@ func TestHITLApproval(t *testing.T) {
 		}
 		if out := text(runEnd(t, crumbs, "publisher").Output); out != ending {
 			t.Errorf("output %v, want %q", out, ending)
+		}
+	})
+	t.Run("the approval arrives after a restart", func(t *testing.T) {
+		// The checkpoint is in SQLite, and replay picks the turn by
+		// conversation: a server started after the first one stopped
+		// resumes the run with the right turn.
+		dir := copyExample(t, "hitl-approval")
+		first := startServer(t, dir, nil)
+		humans := crumbsOf[*core.HumanRequired](stream(t, first.URL+"/agents/publisher/run", `{"input":"publish the post"}`, nil))
+		if len(humans) != 1 {
+			t.Fatal("the run did not ask for an approval")
+		}
+		first.stop(t)
+		second := startServer(t, dir, nil)
+		crumbs := stream(t, second.URL+"/resume/"+humans[0].CheckpointID, `{"response":{"approved":true}}`, nil)
+		if len(crumbsOf[*core.ToolResult](crumbs)) != 1 || text(runEnd(t, crumbs, "publisher").Output) != ending {
+			t.Errorf("the resume after a restart: %s", crumbTypes(crumbs))
 		}
 	})
 }

@@ -49,7 +49,7 @@ func TestEval(t *testing.T) {
 	}
 }
 
-var modelLine = regexp.MustCompile(`(?m)^  provider: \$\{BREAD_PROVIDER:-replay\}\n  model: \$\{BREAD_MODEL:-(transcripts/[a-z_-]+\.jsonl)\}$`)
+var modelLine = regexp.MustCompile(`(?m)^  provider: \$\{BREAD_PROVIDER:-replay\}\n  model: \$\{BREAD_MODEL:-(transcripts/[a-z_-]+\.jsonl)(?:#sequence|#conversation)?\}$`)
 
 // TestProjectsRunOfflineAndOnline checks the conventions every example
 // keeps: a README and a .gitignore for local state, and every agent and

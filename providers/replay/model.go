@@ -16,19 +16,21 @@ import (
 type Mode string
 
 const (
-	// Sequence plays calls in the order Stream is called (the default).
+	// Sequence plays calls in the order Stream is called, counted per
+	// process.
 	Sequence Mode = "sequence"
 	// Conversation plays the call whose number is the count of assistant
 	// messages in the request: the first call of a conversation plays
 	// call 0, the call after a tool result call 1, and so on. The choice
 	// depends only on the conversation, so replicas, concurrent runs and a
-	// resume on another process all replay the same call.
+	// resume on another process all replay the same call. It is the
+	// default: a run resumed after a restart replays the right turn.
 	Conversation Mode = "conversation"
 )
 
 // Options configure replay models.
 type Options struct {
-	// Mode picks calls by sequence (default) or by conversation.
+	// Mode picks calls by conversation (the default) or by sequence.
 	Mode Mode
 	// Once makes a model fail (REPLAY_EXHAUSTED) after its last call instead
 	// of starting over.
@@ -71,7 +73,7 @@ func Open(path string, opts Options) (*Model, error) {
 // Stream implements core.LanguageModel.
 func (m *Model) Stream(ctx context.Context, req core.ModelRequest) iter.Seq2[core.ModelEvent, error] {
 	var call int
-	if m.opts.Mode == Conversation {
+	if m.opts.Mode != Sequence {
 		for _, msg := range req.Messages {
 			if msg.Role == core.RoleAssistant {
 				call++
@@ -124,6 +126,18 @@ func Registry(dir string, opts Options) core.ProviderRegistry {
 	var mu sync.Mutex
 	models := map[string]*Model{}
 	return core.ProviderRegistry{"replay": func(modelID string) (core.LanguageModel, error) {
+		// "transcript.jsonl#sequence" picks the mode for that one model: a
+		// map step replays its items' calls in order while the rest of the
+		// project replays by conversation.
+		opts := opts
+		if id, mode, ok := strings.Cut(modelID, "#"); ok {
+			switch Mode(mode) {
+			case Sequence, Conversation:
+				modelID, opts.Mode = id, Mode(mode)
+			default:
+				return nil, &core.BreadError{Code: core.CodeInvalidConfig, Message: "replay model id " + modelID + ": mode " + mode + " is not sequence or conversation"}
+			}
+		}
 		path := modelID
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(dir, path)
@@ -134,14 +148,15 @@ func Registry(dir string, opts Options) core.ProviderRegistry {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if m, ok := models[path]; ok {
+		key := path + "#" + string(opts.Mode)
+		if m, ok := models[key]; ok {
 			return m, nil
 		}
 		m, err := Open(path, opts)
 		if err != nil {
 			return nil, err
 		}
-		models[path] = m
+		models[key] = m
 		return m, nil
 	}}
 }

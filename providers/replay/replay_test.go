@@ -31,7 +31,7 @@ func drain(t *testing.T, m core.LanguageModel) ([]core.ModelEvent, error) {
 }
 
 func TestReplayPlaysCallsInOrderAndCycles(t *testing.T) {
-	m, err := replay.Open("testdata/weather.jsonl", replay.Options{})
+	m, err := replay.Open("testdata/weather.jsonl", replay.Options{Mode: replay.Sequence})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestReplayPlaysCallsInOrderAndCycles(t *testing.T) {
 }
 
 func TestReplayOnce(t *testing.T) {
-	m, _ := replay.Open("testdata/weather.jsonl", replay.Options{Once: true})
+	m, _ := replay.Open("testdata/weather.jsonl", replay.Options{Mode: replay.Sequence, Once: true})
 	drain(t, m)
 	drain(t, m)
 	_, err := drain(t, m)
@@ -192,5 +192,30 @@ func TestConversationModePicksTheCallByHistory(t *testing.T) {
 		if evs[len(evs)-1].FinishReason != core.FinishToolCalls {
 			t.Fatalf("a fresh conversation plays call 0, got %+v", evs)
 		}
+	}
+}
+
+func TestRegistryModeSuffix(t *testing.T) {
+	reg := replay.Registry("testdata", replay.Options{})
+	seq, err := reg["replay"]("weather.jsonl#sequence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := drain(t, seq)
+	second, _ := drain(t, seq)
+	if len(first) != 5 || len(second) != 4 {
+		t.Fatalf("#sequence plays the calls in order: %d then %d events", len(first), len(second))
+	}
+	conv, err := reg["replay"]("weather.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := drain(t, conv)
+	b, _ := drain(t, conv)
+	if len(a) != 5 || len(b) != 5 {
+		t.Fatalf("the default picks by conversation (an empty one is call 0): %d then %d events", len(a), len(b))
+	}
+	if _, err := reg["replay"]("weather.jsonl#shuffle"); err == nil {
+		t.Fatal("an unknown mode suffix was accepted")
 	}
 }
