@@ -80,6 +80,17 @@ func TestOwnershipGuardsRunsByTheirStarter(t *testing.T) {
 		}
 	}
 
+	// A run no identified caller started is the admins' only.
+	if err := f.store.PutRun(context.Background(), core.RunRecord{ID: "run-anon", AgentID: "writer", Status: core.RunCompleted, CreatedAt: 1, UpdatedAt: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got := do(t, base, http.MethodGet, "/runs/run-anon", "", "X-Identity", "alice"); got.status != http.StatusForbidden {
+		t.Errorf("alice reads a run without a starter: %d", got.status)
+	}
+	if got := do(t, base, http.MethodGet, "/runs/run-anon", "", "X-Identity", "root"); got.status != http.StatusOK {
+		t.Errorf("root reads a run without a starter: %d %s", got.status, got.body)
+	}
+
 	// Sessions: a caller that started a run in it, or an admin.
 	sessionID := rec.SessionID
 	empty, err := f.store.CreateSession(context.Background(), core.NewSession{})
