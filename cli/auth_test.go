@@ -149,6 +149,8 @@ func TestAuthConfigErrorsNameFileAndLine(t *testing.T) {
 		{"trust everyone", "server:\n  auth:\n    - {type: trusted, proxies: [0.0.0.0/0]}\n", "bread.yaml:3: INVALID_CONFIG: trusted: proxy"},
 		{"oauth2 without issuer", "server:\n  auth:\n    - {type: oauth2, audience: x}\n", "bread.yaml:3: INVALID_CONFIG: oauth2: set Issuer"},
 		{"oauth2 introspection typo", "server:\n  auth:\n    - type: oauth2\n      issuer: https://x\n      introspection: {client_id: c}\n", `bread.yaml:3: INVALID_CONFIG: oauth2 options: json: unknown field "client_id"`},
+		{"short stream token key", "server:\n  auth:\n    - {type: apikey, keys: [k]}\n  streamTokens: {key: short}\n", "INVALID_CONFIG: a stream token key needs at least 32 bytes"},
+		{"bad stream token ttl", "server:\n  auth:\n    - {type: apikey, keys: [k]}\n  streamTokens: {ttl: soon}\n", `ttl "soon" is not a positive duration`},
 		{"remote agent with two signers", "remoteAgents:\n  r: {url: http://x, apiKey: k, oauth2: {tokenUrl: https://x/t, clientId: c}}\n", "bread.yaml:2: INVALID_CONFIG: a remote agent takes apiKey or oauth2"},
 		{"remote agent oauth2 typo", "remoteAgents:\n  r: {url: http://x, oauth2: {token_url: https://x/t, clientId: c}}\n", `bread.yaml:2: INVALID_CONFIG: httpchunked options: json: unknown field "token_url"`},
 	}

@@ -73,6 +73,10 @@ func cmdBuild(ctx context.Context, a *app, args []string) int {
 			failures++
 			fmt.Fprintf(a.stderr, "[bread] %v\n", err)
 		}
+		if _, err := a.streamTokens(); err != nil {
+			failures++
+			fmt.Fprintf(a.stderr, "[bread] %v\n", err)
+		}
 	}
 	if failures > 0 {
 		fmt.Fprintf(a.stderr, "[bread] build failed: %d problem(s)\n", failures)

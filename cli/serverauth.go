@@ -34,10 +34,9 @@ func (a *app) serverAuth(cs []*project.Component, c *engine.Config) (*serverAuth
 	if a.opts.Authorize != nil {
 		authorize = a.opts.Authorize
 	}
-	st := a.project.Config.Server.StreamTokens
-	tokens, err := server.NewStreamTokens([]byte(st.Key), st.TTL)
+	tokens, err := a.streamTokens()
 	if err != nil {
-		return nil, &project.Error{File: "bread.yaml", Err: core.AsBreadError(err, core.CodeInvalidConfig)}
+		return nil, err
 	}
 	own := &server.Ownership{Store: c.Store, Admin: setup.admin, Logger: a.log,
 		Resume: !a.project.Config.Server.Ownership.ResumeOff, Sessions: !a.project.Config.Server.Ownership.SessionsOff}
@@ -58,4 +57,15 @@ func (sa *serverAuth) apply(so *server.Options) {
 	so.Auth = &server.Auth{Strategies: sa.strategies, Authorize: sa.authorize}
 	so.Streams.AuthorizeStream = sa.authorizeStream
 	so.Streams.StartHeaders = sa.startHeaders
+}
+
+// streamTokens builds server.streamTokens: its key (at least 32 bytes;
+// none generates one for this process) and TTL.
+func (a *app) streamTokens() (*server.StreamTokens, error) {
+	st := a.project.Config.Server.StreamTokens
+	tokens, err := server.NewStreamTokens([]byte(st.Key), st.TTL)
+	if err != nil {
+		return nil, &project.Error{File: "bread.yaml", Err: core.AsBreadError(err, core.CodeInvalidConfig)}
+	}
+	return tokens, nil
 }
