@@ -66,6 +66,30 @@ type RunLeaser interface {
 	HoldLease(ctx context.Context, runID string) (release func())
 }
 
+// CheckpointAnnotator is implemented by plugins that keep something of a
+// run across its suspension, such as its trace context: the engine calls
+// AnnotateCheckpoint with the suspending run's context and stores what it
+// returns on the checkpoint (CheckpointRecord.Meta); the resumed run's
+// context, on whichever replica resumes it, carries it back
+// (CheckpointMetaFrom). Keys should be prefixed with the plugin's name.
+type CheckpointAnnotator interface {
+	AnnotateCheckpoint(ctx context.Context) map[string]string
+}
+
+type checkpointMetaKey struct{}
+
+// WithCheckpointMeta returns a context carrying a resumed checkpoint's Meta.
+func WithCheckpointMeta(ctx context.Context, meta map[string]string) context.Context {
+	return context.WithValue(ctx, checkpointMetaKey{}, meta)
+}
+
+// CheckpointMetaFrom returns the Meta of the checkpoint the run of ctx
+// resumed from, or nil.
+func CheckpointMetaFrom(ctx context.Context) map[string]string {
+	m, _ := ctx.Value(checkpointMetaKey{}).(map[string]string)
+	return m
+}
+
 // RoutesProvider adds HTTP routes. Every route needs an action name; an
 // unnamed route is refused when auth is on.
 type RoutesProvider interface {

@@ -228,6 +228,10 @@ type CheckpointRecord struct {
 	// runs it waits for. Such a checkpoint is resumed through its children.
 	Pending   []PendingDelegation `json:"pending,omitempty"`
 	CreatedAt int64               `json:"createdAt"`
+	// Meta holds what plugins attached to the suspension (a trace
+	// context, say; see CheckpointAnnotator), handed back to the resumed
+	// run's context wherever it resumes (CheckpointMetaFrom).
+	Meta map[string]string `json:"meta,omitempty"`
 	// ClaimedBy and ClaimedUntil are set while a resume holds the
 	// checkpoint (see ClaimCheckpoint). SaveCheckpoint stores what it is
 	// given, so saving a record without them releases a claim.

@@ -141,3 +141,46 @@ func isCode(err error, code string) bool {
 	be, ok := err.(*core.BreadError)
 	return ok && be.Code == code
 }
+
+// annotator keeps the suspending run's id on its checkpoint.
+type annotator struct{}
+
+func (annotator) Name() string { return "annotator" }
+func (annotator) AnnotateCheckpoint(ctx context.Context) map[string]string {
+	ri, _ := engine.RunFromContext(ctx)
+	return map[string]string{"annotator.run": ri.RunID}
+}
+
+// TestCheckpointMetaCrossesProcesses: what a plugin attaches to a
+// suspension reaches the resumed run's context on another instance.
+func TestCheckpointMetaCrossesProcesses(t *testing.T) {
+	store := memory.New()
+	var seen map[string]string
+	tool := weatherTool()
+	inner := tool.Execute
+	tool.Execute = func(ctx context.Context, raw json.RawMessage, tc core.ToolContext) (any, error) {
+		seen = core.CheckpointMetaFrom(ctx)
+		return inner(ctx, raw, tc)
+	}
+	agent := &core.Agent{ID: "a", Model: mockModel(), Tools: []core.Tool{tool}, Permissions: core.Permissions{Ask: []string{"tool:weather"}}}
+	start := func(turns ...modeltest.Turn) *engine.Instance {
+		in, err := engine.New(engine.Config{Store: keepOpenStore{store}, Agents: []*core.Agent{agent},
+			Providers: modeltest.New(turns...).Registry("mock"), Plugins: []core.BreadPlugin{annotator{}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := in.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = in.Stop(context.Background()) })
+		return in
+	}
+	cs, _ := collect(start(modeltest.ToolCall("tool_weather", cityArgs{City: "Rome"})).Run(context.Background(), "a", "x", core.RunOptions{}))
+	hr := suspendOn(t, cs)
+	if _, err := collect(start(modeltest.Text("done")).Resume(context.Background(), hr.CheckpointID, map[string]bool{"approved": true})); err != nil {
+		t.Fatal(err)
+	}
+	if seen["annotator.run"] != hr.RunID {
+		t.Fatalf("the resumed run's context carries %v, want the suspended run's annotation", seen)
+	}
+}

@@ -55,7 +55,7 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 		runOut = nested{out}
 	}
 	res, err := func() (outcome, error) {
-		ctx, done := r.bind(ctx, runOut)
+		ctx, done := r.bind(core.WithCheckpointMeta(ctx, cp.Meta), runOut)
 		defer done()
 		return r.answer(ctx, cp, response)
 	}()

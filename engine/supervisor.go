@@ -234,7 +234,7 @@ func (r *run) chainSuspend(ctx context.Context, fresh []core.Message, pending []
 	cp := core.CheckpointRecord{
 		ID: newID(), AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID,
 		ToolName: delegateToolName, ToolCallID: first.call.ID, Schema: first.call.Input,
-		Skill: r.opts.Skill, Parent: r.parent, CreatedAt: core.NowMillis(),
+		Skill: r.opts.Skill, Parent: r.parent, CreatedAt: core.NowMillis(), Meta: r.in.annotate(ctx),
 	}
 	for _, d := range pending {
 		cp.Pending = append(cp.Pending, core.PendingDelegation{ToolCallID: d.call.ID, ChildCheckpointID: d.checkpointID, SubAgentID: d.subAgentID})
@@ -304,7 +304,7 @@ func (in *Instance) continueSupervisor(ctx context.Context, out sink, link *core
 	}
 	r := in.newRun(rt, scp.RunID, scp.SessionID, childOutput, core.RunOptions{Skill: scp.Skill})
 	r.parent = scp.Parent
-	return r.continueFrom(ctx, out)
+	return r.continueFrom(core.WithCheckpointMeta(ctx, scp.Meta), out)
 }
 
 // continueFrom continues a run from its persisted history (a resumed

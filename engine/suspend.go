@@ -18,7 +18,7 @@ func (r *run) suspend(ctx context.Context, fresh []core.Message, bt *boundTool, 
 	cp := core.CheckpointRecord{
 		ID: newID(), AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID,
 		ToolName: bt.leaf, ToolCallID: call.ID, Schema: call.Input, Prompt: prompt, Kind: kind,
-		Skill: r.opts.Skill, Parent: r.parent, CreatedAt: core.NowMillis(),
+		Skill: r.opts.Skill, Parent: r.parent, CreatedAt: core.NowMillis(), Meta: r.in.annotate(ctx),
 	}
 	if err := r.suspendRun(ctx, fresh, cp); err != nil {
 		return outcome{}, err
@@ -31,6 +31,23 @@ func (r *run) suspend(ctx context.Context, fresh []core.Message, bt *boundTool, 
 	r.emit(&core.HumanRequired{CrumbBase: r.base(), CheckpointID: cp.ID, ToolName: bt.leaf, Schema: call.Input, Prompt: prompt, Kind: kind})
 	r.hooks.onSuspend(ctx, r.hookContext(core.HookAgent), bt.leaf, cp.ID)
 	return outcome{suspended: true, checkpointID: cp.ID}, nil
+}
+
+// annotate collects what CheckpointAnnotator plugins keep of a suspending
+// run; nil when none does.
+func (in *Instance) annotate(ctx context.Context) map[string]string {
+	var meta map[string]string
+	for _, p := range in.cfg.Plugins {
+		if a, ok := p.(core.CheckpointAnnotator); ok {
+			for k, v := range a.AnnotateCheckpoint(ctx) {
+				if meta == nil {
+					meta = map[string]string{}
+				}
+				meta[k] = v
+			}
+		}
+	}
+	return meta
 }
 
 // suspendRun stores a suspending turn's messages and its checkpoint as one

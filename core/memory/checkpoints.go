@@ -125,6 +125,7 @@ func cloneCheckpoint(cp core.CheckpointRecord) core.CheckpointRecord {
 	cp.Schema = slices.Clone(cp.Schema)
 	cp.Parent = cloneParent(cp.Parent)
 	cp.Pending = slices.Clone(cp.Pending)
+	cp.Meta = maps.Clone(cp.Meta)
 	return cp
 }
 

@@ -72,6 +72,7 @@ func fullCheckpoint(id, sessionID string) core.CheckpointRecord {
 	// A claim that lapsed before baseTime: the record round-trips it, and a
 	// claim at baseTime wins over it.
 	cp.ClaimedBy, cp.ClaimedUntil = "replica-z", baseTime-1
+	cp.Meta = map[string]string{"otel.traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "x.empty": ""}
 	cp.Parent = &core.CheckpointParent{
 		Kind:          core.ParentPipeline,
 		PipelineID:    "pipe-1",

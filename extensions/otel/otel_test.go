@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
 	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/typed"
@@ -259,4 +260,40 @@ func keys[M ~map[string]V, V any](m M) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// nonClosingStore lets two rigs (two processes, each with its own tracer
+// provider) share one store.
+type nonClosingStore struct{ *memory.Store }
+
+func (nonClosingStore) Close() error { return nil }
+
+// TestAResumedRunLinksAcrossProcesses: the suspension's trace context
+// travels on the checkpoint, so a run resumed by another process (another
+// plugin instance, another tracer provider) links to the span that
+// suspended.
+func TestAResumedRunLinksAcrossProcesses(t *testing.T) {
+	store := nonClosingStore{memory.New()}
+	approver := agent("approver")
+	approver.HumanTools = []core.HumanToolDef{core.HumanTool("ok", json.RawMessage(`{"type":"object"}`))}
+	a := newRig(t, engine.Config{Store: store, Providers: modeltest.New(modeltest.ToolCall("human_ok", map[string]any{})).Registry("scripted"), Agents: []*core.Agent{approver}})
+	var checkpoint string
+	for _, c := range drain(t, a.in.Run(t.Context(), "approver", "publish?", core.RunOptions{})) {
+		if h, ok := c.(*core.HumanRequired); ok {
+			checkpoint = h.CheckpointID
+		}
+	}
+	first := find(a.ended(), "agent.run")
+	if checkpoint == "" || first == nil {
+		t.Fatal("the run did not suspend")
+	}
+	b := newRig(t, engine.Config{Store: store, Providers: modeltest.New(modeltest.Text("approved")).Registry("scripted"), Agents: []*core.Agent{approver}})
+	drain(t, b.in.Resume(t.Context(), checkpoint, map[string]any{"yes": true}))
+	second := find(b.ended(), "agent.run")
+	if second == nil || attr(second, "bread.resumed") != true {
+		t.Fatalf("the resumed run's span: %v", second)
+	}
+	if links := second.Links(); len(links) != 1 || links[0].SpanContext.SpanID() != first.SpanContext().SpanID() || links[0].SpanContext.TraceID() != first.SpanContext().TraceID() {
+		t.Errorf("the resumed run's links %v, want the span that suspended in the other process", links)
+	}
 }

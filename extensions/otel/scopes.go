@@ -3,11 +3,13 @@ package otel
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/breadai/bread/core"
@@ -125,6 +127,41 @@ func (p *Plugin) ObserveScope(ctx context.Context, c core.Crumb) (context.Contex
 	return ctx, nil
 }
 
+// metaPrefix prefixes the keys the plugin keeps on a checkpoint.
+const metaPrefix = "otel."
+
+// AnnotateCheckpoint implements core.CheckpointAnnotator: the suspending
+// run's span context goes on its checkpoint (W3C traceparent), so the run
+// that resumes it on any replica links back to it.
+func (p *Plugin) AnnotateCheckpoint(ctx context.Context) map[string]string {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return nil
+	}
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(trace.ContextWithSpanContext(context.Background(), sc), carrier)
+	meta := make(map[string]string, len(carrier))
+	for k, v := range carrier {
+		meta[metaPrefix+k] = v
+	}
+	return meta
+}
+
+// suspendedSpan reads back what AnnotateCheckpoint kept.
+func suspendedSpan(meta map[string]string) (trace.SpanContext, bool) {
+	carrier := propagation.MapCarrier{}
+	for k, v := range meta {
+		if key, ok := strings.CutPrefix(k, metaPrefix); ok {
+			carrier[key] = v
+		}
+	}
+	if len(carrier) == 0 {
+		return trace.SpanContext{}, false
+	}
+	sc := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), carrier))
+	return sc, sc.IsValid()
+}
+
 func (p *Plugin) openRun(ctx context.Context, v *core.AgentRunStart) (context.Context, func()) {
 	parent := p.scopeFrom(ctx)
 	s := &scope{p: p, kind: kindRun, key: v.RunID, agentID: v.AgentID, parent: parent, start: time.Now()}
@@ -144,6 +181,11 @@ func (p *Plugin) openRun(ctx context.Context, v *core.AgentRunStart) (context.Co
 	p.mu.Lock()
 	suspended, ok := p.suspended.take(v.RunID)
 	p.mu.Unlock()
+	if !ok {
+		// Resumed in another process: the suspension's trace context
+		// travelled on the checkpoint.
+		suspended, ok = suspendedSpan(core.CheckpointMetaFrom(ctx))
+	}
 	if ok {
 		s.resumed = true
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: suspended, Attributes: []attribute.KeyValue{attribute.String("bread.link", "suspended_run")}}),

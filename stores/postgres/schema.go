@@ -54,6 +54,7 @@ var schema = []string{
   parent JSON,
   pending JSON,
   created_at BIGINT NOT NULL,
+  meta JSON,
   claimed_by TEXT,
   claimed_until BIGINT,
   pos BIGINT GENERATED ALWAYS AS IDENTITY
@@ -197,6 +198,7 @@ var addedColumns = []struct{ table, column, ddl string }{
 	{"bread_checkpoints", "skill", "TEXT"},
 	{"bread_checkpoints", "parent", "JSON"},
 	{"bread_checkpoints", "pending", "JSON"},
+	{"bread_checkpoints", "meta", "JSON"},
 	{"bread_checkpoints", "claimed_by", "TEXT"},
 	{"bread_checkpoints", "claimed_until", "BIGINT"},
 	{"bread_runs", "started_by", "TEXT"},

@@ -44,6 +44,7 @@ var schema = []string{
   parent TEXT,
   pending TEXT,
   created_at INTEGER NOT NULL,
+  meta TEXT,
   claimed_by TEXT,
   claimed_until INTEGER
 )`,
@@ -175,6 +176,7 @@ var schema = []string{
 // Migrate adds each one a database created earlier lacks (SQLite has no
 // ADD COLUMN IF NOT EXISTS).
 var addedColumns = []struct{ table, column, ddl string }{
+	{"bread_checkpoints", "meta", "TEXT"},
 	{"bread_checkpoints", "claimed_by", "TEXT"},
 	{"bread_checkpoints", "claimed_until", "INTEGER"},
 	{"bread_runs", "started_by", "TEXT"},

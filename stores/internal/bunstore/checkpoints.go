@@ -42,6 +42,7 @@ func upsertCheckpoint(db bun.IDB, row *checkpointRow) *bun.InsertQuery {
 		Set("parent = EXCLUDED.parent").
 		Set("pending = EXCLUDED.pending").
 		Set("created_at = EXCLUDED.created_at").
+		Set("meta = EXCLUDED.meta").
 		Set("claimed_by = EXCLUDED.claimed_by").
 		Set("claimed_until = EXCLUDED.claimed_until")
 }

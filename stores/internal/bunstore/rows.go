@@ -62,6 +62,7 @@ type checkpointRow struct {
 	Parent     json.RawMessage `bun:"parent"`
 	Pending    json.RawMessage `bun:"pending"`
 	CreatedAt  int64           `bun:"created_at"`
+	Meta       json.RawMessage `bun:"meta"`
 	// ClaimedBy and ClaimedUntil hold a resume's claim.
 	ClaimedBy    string `bun:"claimed_by,nullzero"`
 	ClaimedUntil int64  `bun:"claimed_until,nullzero"`
@@ -82,6 +83,11 @@ func newCheckpointRow(e errs, cp core.CheckpointRecord) (checkpointRow, error) {
 		ClaimedBy: cp.ClaimedBy, ClaimedUntil: cp.ClaimedUntil,
 	}
 	var err error
+	if cp.Meta != nil {
+		if r.Meta, err = e.marshalJSON("checkpoint meta", cp.Meta); err != nil {
+			return r, err
+		}
+	}
 	if r.Schema, err = e.rawJSON("checkpoint schema", cp.Schema); err != nil {
 		return r, err
 	}
@@ -114,6 +120,11 @@ func (r checkpointRow) checkpoint(e errs) (core.CheckpointRecord, error) {
 	if r.Pending != nil {
 		if err := json.Unmarshal(r.Pending, &cp.Pending); err != nil {
 			return cp, e.corrupt("bread_checkpoints.pending", r.ID, err)
+		}
+	}
+	if r.Meta != nil {
+		if err := json.Unmarshal(r.Meta, &cp.Meta); err != nil {
+			return cp, e.corrupt("bread_checkpoints.meta", r.ID, err)
 		}
 	}
 	return cp, nil
