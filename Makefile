@@ -7,7 +7,7 @@ MODULES  := $(shell $(GO) list -f '{{.Dir}}' -m)
 FUZZTIME ?= 10s
 BENCH    ?= .
 
-.PHONY: test test-short bench lint fuzz tidy external
+.PHONY: test test-short bench lint fuzz tidy external image-smoke
 
 ## test: every module's tests with the race detector (the README's command)
 test:
@@ -37,3 +37,7 @@ tidy:
 ## external: the published modules, used from a module outside the repository
 external:
 	./scripts/external-test.sh
+
+## image-smoke: build the container image with podman, run it, probe it, SIGTERM it
+image-smoke:
+	./scripts/image-smoke.sh

@@ -53,7 +53,6 @@ require (
 	github.com/go-playground/locales v0.14.2 // indirect
 	github.com/go-playground/universal-translator v0.18.2 // indirect
 	github.com/go-playground/validator/v10 v10.30.6 // indirect
-	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
@@ -173,6 +172,7 @@ require (
 	github.com/breadai/bread/transports/redis v0.0.0
 	github.com/breadai/bread/transports/stdout v0.0.0
 	github.com/breadai/bread/typed v0.0.0
+	github.com/goccy/go-yaml v1.19.2
 )
 
 replace (
