@@ -13,8 +13,6 @@ ARG GO_IMAGE=golang:1.26-bookworm
 
 FROM ${GO_IMAGE} AS build
 WORKDIR /src
-# Module downloads first, so a source change does not download them again.
-COPY go.work go.work.sum ./
 COPY . .
 # CGO_ENABLED=0: every store and driver bread links is pure Go (SQLite is
 # modernc.org/sqlite), so the binary needs no libc and runs FROM scratch.

@@ -56,7 +56,8 @@ func parseServe(name string, a *app, args []string) (serveFlags, int, bool) {
 
 // serveEnv fills what the flags left out from the environment (BREAD_PORT,
 // BREAD_HOST, BREAD_LOG_FORMAT, BREAD_LOG_LEVEL, BREAD_DRAIN_TIMEOUT) and
-// builds the logger the flags ask for, unless Options.Logger is set.
+// builds the logger (text by default, json on request; ids as run_id,
+// session_id, agent_id), unless Options.Logger is set.
 func (a *app) serveEnv(f *serveFlags) error {
 	if v := a.getenv("BREAD_PORT"); v != "" && f.port == 0 {
 		p, err := strconv.Atoi(v)
@@ -81,16 +82,13 @@ func (a *app) serveEnv(f *serveFlags) error {
 	if f.logLevel == "" {
 		f.logLevel = a.getenv("BREAD_LOG_LEVEL")
 	}
-	if f.logFormat == "" && f.logLevel == "" {
-		return nil
-	}
 	var level slog.Level
 	if f.logLevel != "" {
 		if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 			return fmt.Errorf("log level %q is not debug, info, warn or error", f.logLevel)
 		}
 	}
-	ho := &slog.HandlerOptions{Level: level}
+	ho := &slog.HandlerOptions{Level: level, ReplaceAttr: logKeys}
 	var h slog.Handler
 	switch strings.ToLower(f.logFormat) {
 	case "", "text":
@@ -102,7 +100,6 @@ func (a *app) serveEnv(f *serveFlags) error {
 	}
 	if a.opts.Logger == nil {
 		a.log = slog.New(h)
-		slog.SetDefault(a.log)
 	}
 	return nil
 }
@@ -200,6 +197,23 @@ func cmdStart(ctx context.Context, a *app, args []string) int {
 	}
 	a.log.Info("bread: stopped")
 	return ExitOK
+}
+
+// logKeys spells the ids a log line carries about a run the way log
+// pipelines expect them: run_id, session_id, agent_id, checkpoint_id
+// (the engine and the streams log runId, sessionId, agentId).
+func logKeys(_ []string, a slog.Attr) slog.Attr {
+	switch a.Key {
+	case "runId":
+		a.Key = "run_id"
+	case "sessionId":
+		a.Key = "session_id"
+	case "agentId":
+		a.Key = "agent_id"
+	case "checkpointId":
+		a.Key = "checkpoint_id"
+	}
+	return a
 }
 
 // DefaultDrainTimeout is how long `start` waits on SIGTERM for running runs
