@@ -119,8 +119,8 @@ func TestAgentOnErrorAndRetry(t *testing.T) {
 		{
 			name:      "no policy, no hook: the error stands",
 			turns:     []modeltest.Turn{modeltest.Fail(fail)},
-			wantCode:  core.CodeAgentError,
-			wantMsg:   "provider exploded",
+			wantCode:  core.CodeInternalError, // a plain model error reaches the client as INTERNAL_ERROR
+			wantMsg:   "internal error", // not "provider exploded": a plain error stays in the log
 			wantCalls: 1,
 		},
 		{
@@ -134,8 +134,8 @@ func TestAgentOnErrorAndRetry(t *testing.T) {
 			name:      "retries exhausted: the last attempt's error wins",
 			turns:     []modeltest.Turn{modeltest.Fail(errors.New("first")), modeltest.Fail(errors.New("second"))},
 			policy:    &core.RetryPolicy{Attempts: 2, BackoffMs: 1},
-			wantCode:  core.CodeAgentError,
-			wantMsg:   "second",
+			wantCode:  core.CodeInternalError, // a plain model error reaches the client as INTERNAL_ERROR
+			wantMsg:   "internal error",
 			wantCalls: 2,
 		},
 		{
@@ -161,7 +161,7 @@ func TestAgentOnErrorAndRetry(t *testing.T) {
 			name:      "explicit retry without a policy retries once",
 			turns:     []modeltest.Turn{modeltest.Fail(fail)},
 			onError:   func(int) (*core.OnErrorResult, error) { return &core.OnErrorResult{Action: core.Retry}, nil },
-			wantCode:  core.CodeAgentError,
+			wantCode:  core.CodeInternalError, // a plain model error reaches the client as INTERNAL_ERROR
 			wantCalls: 2,
 		},
 		{

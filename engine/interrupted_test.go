@@ -3,10 +3,14 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/engine"
 )
 
 func roles(msgs []core.Message) []string {
@@ -80,3 +84,33 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// TestAPlainErrorStaysInTheLog: a plain Go error can carry anything (here
+// a DSN with a password); the client sees INTERNAL_ERROR, the server's log
+// has the text with the run it belongs to.
+func TestAPlainErrorStaysInTheLog(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), nil))
+	tb := newTestbed(t, modeltest.New(modeltest.Fail(errors.New("dial postgres://app:hunter2@db:5432 refused"))), []*core.Agent{textAgent("a")},
+		func(c *engine.Config) { c.Logger = logger })
+	cs, err := tb.run(t, "a", "x", core.RunOptions{})
+	wantCode(t, err, core.CodeInternalError)
+	ae := last[*core.AgentError](t, cs)
+	if strings.Contains(ae.Error.Message, "hunter2") || ae.Error.Code != core.CodeInternalError {
+		t.Fatalf("the client sees %+v", ae.Error)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), "hunter2") || !strings.Contains(logs.String(), "run_id="+ae.RunID) {
+		t.Fatalf("the server log lacks the error or its run: %s", logs.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

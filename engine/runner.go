@@ -277,7 +277,10 @@ func (r *run) fail(ctx context.Context, err error) error {
 	if cause := r.cancelCause(ctx); cause != nil && !errors.Is(err, core.ErrRunCancelled) {
 		err = cause
 	}
-	c, be := errorCrumb(r.base(), err)
+	c, be := r.in.errorCrumb(r.base(), err)
+	if be.Code != core.CodeRunCancelled {
+		r.in.log.Warn("bread: run failed", "run_id", r.id, "agent_id", r.agent.ID, "session_id", r.sessionID, "code", be.Code)
+	}
 	if r.wrote {
 		// Only a session this attempt touched needs closing: a resume cut
 		// short before it answered leaves the pending call for its retry.

@@ -70,11 +70,32 @@ func (n nested) put(c core.Crumb) bool       { return n.parent.put(c) }
 func (n nested) end(c core.Crumb, err error) { n.parent.put(c) }
 
 // errorCrumb builds the agent:error that ends a failed run.
-func errorCrumb(base core.CrumbBase, err error) (*core.AgentError, *core.BreadError) {
+//
+// A plain Go error (not a *core.BreadError, not a context error) can carry
+// anything: a DSN, a path, a secret. Its text stays in the server's log,
+// with the run it belongs to; the crumb says INTERNAL_ERROR.
+func (in *Instance) errorCrumb(base core.CrumbBase, err error) (*core.AgentError, *core.BreadError) {
 	be := core.AsBreadError(err, core.CodeAgentError)
+	if plainError(err) || wrappedPlain(be) {
+		in.log.Error("bread: run failed with an internal error", "run_id", base.RunID, "agent_id", base.AgentID, "session_id", base.SessionID, "error", err)
+		be = &core.BreadError{Code: core.CodeInternalError, Message: "the run failed with an internal error; the server logged it", Cause: err}
+	}
 	base.Timestamp = core.NowMillis()
 	base.Seq = 0
 	return &core.AgentError{CrumbBase: base, Error: be}, be
+}
+
+// plainError reports whether err is neither a *core.BreadError nor a
+// context error: an error whose text was never meant for a client.
+func plainError(err error) bool {
+	var be *core.BreadError
+	return err != nil && !errors.As(err, &be) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// wrappedPlain reports whether be is a plain error wrapped on its way up
+// (core.AsBreadError's fallback: the message is the cause's text).
+func wrappedPlain(be *core.BreadError) bool {
+	return be != nil && be.Code == core.CodeAgentError && be.Cause != nil && plainError(be.Cause) && be.Message == be.Cause.Error()
 }
 
 // stream runs body as one public stream: it checks the Instance is started
@@ -85,7 +106,7 @@ func (in *Instance) stream(ctx context.Context, agentID string, yield func(core.
 	out.cp = in.newChokePoint(ctx)
 	release, err := in.admit()
 	if err != nil {
-		out.end(errorCrumb(core.CrumbBase{AgentID: agentID}, err))
+		out.end(in.errorCrumb(core.CrumbBase{AgentID: agentID}, err))
 		out.cp.finish()
 		return
 	}
@@ -97,7 +118,7 @@ func (in *Instance) stream(ctx context.Context, agentID string, yield func(core.
 
 	err = body(ctx, out)
 	if err != nil && !out.reported {
-		out.end(errorCrumb(core.CrumbBase{AgentID: agentID}, err))
+		out.end(in.errorCrumb(core.CrumbBase{AgentID: agentID}, err))
 	}
 }
 
