@@ -120,7 +120,7 @@ func TestAgentOnErrorAndRetry(t *testing.T) {
 			name:      "no policy, no hook: the error stands",
 			turns:     []modeltest.Turn{modeltest.Fail(fail)},
 			wantCode:  core.CodeInternalError, // a plain model error reaches the client as INTERNAL_ERROR
-			wantMsg:   "internal error", // not "provider exploded": a plain error stays in the log
+			wantMsg:   "internal error",       // not "provider exploded": a plain error stays in the log
 			wantCalls: 1,
 		},
 		{
