@@ -33,7 +33,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"dev", "dev [-p port] [-H host] [--record FILE]", "serve the project and reload on file changes", cmdDev},
-		{"start", "start [-p port] [-H host] [--record FILE]", "serve the project", cmdStart},
+		{"start", "start [-p port] [-H host] [--record FILE] [--log-format text|json] [--log-level LEVEL] [--drain-timeout D]", "serve the project (SIGTERM drains)", cmdStart},
 		{"build", "build", "check every agent is complete", cmdBuild},
 		{"chat", "chat [agent] [-s session] [--skill skill]", "talk to an agent in the terminal", cmdChat},
 		{"invoke", "invoke <agent> [input] [--json] [--trace] [-s session] [--skill skill] [--record FILE]", "run an agent once (input from stdin when omitted)", cmdInvoke},
