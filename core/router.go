@@ -23,6 +23,8 @@ const (
 	ActionRunRead        = "run.read"        // GET /runs/{runId}
 	ActionRunStream      = "run.stream"      // GET /runs/{runId}/stream
 	ActionRunCancel      = "run.cancel"      // POST /runs/{runId}/cancel
+	ActionRunFileRead    = "run.file.read"   // GET /runs/{runId}/files/{key}
+	ActionRunStreamToken = "run.streamToken" // POST /runs/{runId}/stream-token
 	ActionSessionList    = "session.list"    // GET /sessions
 	ActionSessionRead    = "session.read"    // GET /sessions/{id}
 	ActionSessionDelete  = "session.delete"  // DELETE /sessions/{id}
@@ -39,7 +41,7 @@ const (
 func HTTPActions() []string {
 	return []string{
 		ActionAgentList, ActionAgentRead, ActionRunStart, ActionPipelineStart,
-		ActionRunResume, ActionRunRead, ActionRunStream, ActionRunCancel,
+		ActionRunResume, ActionRunRead, ActionRunStream, ActionRunCancel, ActionRunFileRead, ActionRunStreamToken,
 		ActionSessionList, ActionSessionRead, ActionSessionDelete, ActionSessionCleanup,
 		ActionLoopList, ActionLoopRead, ActionTaskList, ActionTaskRead,
 		ActionHealthLive, ActionHealthReady,

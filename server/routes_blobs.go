@@ -11,9 +11,8 @@ import (
 	"github.com/breadai/bread/core"
 )
 
-// ActionRunFileRead names GET /runs/{runId}/files/{key}. It belongs in
-// core's HTTP action list; until it is there, the server defines it.
-const ActionRunFileRead = "run.file.read"
+// ActionRunFileRead names GET /runs/{runId}/files/{key} (core's action).
+const ActionRunFileRead = core.ActionRunFileRead
 
 // RunFilePath is the path a run's blob is served at: the URI a client
 // fetches for a file:generated crumb whose blob has key.

@@ -21,7 +21,7 @@ import (
 const (
 	// ActionRunStreamToken names POST /runs/{runId}/stream-token, which
 	// mints a token for that run.
-	ActionRunStreamToken = "run.streamToken"
+	ActionRunStreamToken = core.ActionRunStreamToken
 	// StreamTokenHeader carries a token minted for the run a run-starting
 	// route (POST /agents/{id}/run, POST /pipelines/{id}/run,
 	// POST /resume/{checkpointId}) runs; see StartHeaders.
