@@ -207,3 +207,17 @@ func waitUntil(t *testing.T, cond func() bool) {
 }
 
 func httptestServer(h http.Handler) *httptest.Server { return httptest.NewServer(h) }
+
+// A public route skips an auth plugin (server.AuthPlugin) as it skips
+// Options.Auth; other plugin middleware still wraps it.
+func TestPublicActionsSkipTheAuthPlugin(t *testing.T) {
+	var calls []string
+	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{server.AuthPlugin(headerAuth{})}})
+	ts := f.serve(t, server.Options{Public: []string{core.ActionHealthLive}, Auth: &server.Auth{Authorize: allowList(&calls)}})
+	if r := do(t, ts.URL, "GET", "/healthz", ""); r.status != 200 {
+		t.Fatalf("public /healthz behind the auth plugin = %d %s", r.status, r.body)
+	}
+	if r := do(t, ts.URL, "GET", "/readyz", ""); r.status != 401 {
+		t.Fatalf("/readyz is not public: %d", r.status)
+	}
+}

@@ -110,13 +110,15 @@ func New(inst Engine, opts Options) (*Server, error) {
 		}
 	}
 
-	var h http.Handler = mx
+	var h, open http.Handler = mx, mx
 	for _, p := range slices.Backward(plugins) {
 		if mp, ok := p.(core.MiddlewareProvider); ok {
 			h = mp.Middleware(h)
+			if p.Name() != AuthPluginName { // public routes skip an auth plugin too
+				open = mp.Middleware(open)
+			}
 		}
 	}
-	open := h
 	if opts.Auth != nil && len(opts.Auth.Strategies) > 0 {
 		h = AuthMiddleware(opts.Auth.Strategies...)(h)
 	}
