@@ -204,17 +204,19 @@ func drainProject(t *testing.T, words int) string {
 	return project(t, basic(map[string]string{"t/echo.jsonl": b.String()}))
 }
 
-// startRun opens a streaming run and returns once its first frame arrived.
-func startRun(t *testing.T, base string) *frames {
+// startRun opens a streaming run and returns once its first frame arrived,
+// with the run's id.
+func startRun(t *testing.T, base string) (*frames, string) {
 	t.Helper()
 	f := open(t, "POST", base+"/agents/echo/run", `{"input":"hi"}`)
 	if f.resp.StatusCode != 200 {
 		t.Fatalf("run = %d", f.resp.StatusCode)
 	}
-	if fr, ok := f.next(); !ok || fr.Crumb.CrumbType() != core.TypeAgentRunStart {
+	fr, ok := f.next()
+	if !ok || fr.Crumb.CrumbType() != core.TypeAgentRunStart {
 		t.Fatalf("first frame %+v", fr)
 	}
-	return f
+	return f, fr.RunID
 }
 
 func rest(f *frames) []core.Frame {
@@ -249,7 +251,8 @@ func waitExit(t *testing.T, p *serveProc, within time.Duration) {
 func TestSigtermDrainsARunningStream(t *testing.T) {
 	dir := drainProject(t, 10)
 	p := startServe(t, dir, nil, "--drain-timeout", "20s")
-	f := startRun(t, p.base)
+	f, runID := startRun(t, p.base)
+	tail := open(t, "GET", p.base+"/runs/"+runID+"/stream", "")
 	start := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -270,6 +273,9 @@ func TestSigtermDrainsARunningStream(t *testing.T) {
 	if len(fs) == 0 || fs[len(fs)-1].Crumb.CrumbType() != core.TypeAgentRunEnd {
 		t.Fatalf("the running stream ended with %s, want agent:run:end", kinds(fs))
 	}
+	if ts := rest(tail); len(ts) == 0 || ts[len(ts)-1].Crumb.CrumbType() != core.TypeAgentRunEnd {
+		t.Fatalf("the open tail ended with %s, want agent:run:end", kinds(ts))
+	}
 	waitExit(t, p, 10*time.Second)
 	if d := time.Since(start); d > 15*time.Second {
 		t.Fatalf("drain took %v", d)
@@ -282,7 +288,8 @@ func TestSigtermDrainsARunningStream(t *testing.T) {
 func TestSigtermCancelsAtTheDrainDeadline(t *testing.T) {
 	dir := drainProject(t, 100) // 15 s of streaming
 	p := startServe(t, dir, []string{"BREAD_DRAIN_TIMEOUT=700ms"})
-	f := startRun(t, p.base)
+	f, runID := startRun(t, p.base)
+	tail := open(t, "GET", p.base+"/runs/"+runID+"/stream", "")
 	start := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -292,6 +299,10 @@ func TestSigtermCancelsAtTheDrainDeadline(t *testing.T) {
 	ae, ok := last.(*core.AgentError)
 	if !ok || ae.Error == nil || ae.Error.Code != core.CodeRunCancelled {
 		t.Fatalf("the cut stream ended with %s", kinds(fs))
+	}
+	ts := rest(tail)
+	if ae, ok := ts[len(ts)-1].Crumb.(*core.AgentError); !ok || ae.Error == nil || ae.Error.Code != core.CodeRunCancelled {
+		t.Fatalf("the open tail of the cut run ended with %s", kinds(ts))
 	}
 	waitExit(t, p, 10*time.Second)
 	if d := time.Since(start); d < 700*time.Millisecond || d > 8*time.Second {
