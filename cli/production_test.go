@@ -360,3 +360,28 @@ func TestMetricsAfterThreeRuns(t *testing.T) {
 		t.Logf("%s", text)
 	}
 }
+
+// /readyz turns 503 naming the bus when Redis stops answering, and 200
+// when it returns.
+func TestReadinessFollowsTheRedisBus(t *testing.T) {
+	pg, rd := services(t)
+	u, err := url.Parse(rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newTCPProxy(t, u.Host)
+	u.Host = proxy.addr
+	dir := project(t, basic(map[string]string{"bread.yaml": "entrypoints: [echo]\nstore: {type: postgres}\nbus: {type: redis}\n"}))
+	p := startServe(t, dir, []string{"DATABASE_URL=" + freshSchema(t, pg), "REDIS_URL=" + u.String()})
+	b := waitReady(t, p.base, 200)
+	if !slicesHas(b.Checks, "bus", true) {
+		t.Fatalf("/readyz checks no bus: %+v", b)
+	}
+	proxy.down()
+	b = waitReady(t, p.base, 503)
+	if !slicesHas(b.Checks, "bus", false) || !slicesHas(b.Checks, "store", true) {
+		t.Fatalf("/readyz with Redis down: %+v", b)
+	}
+	proxy.up()
+	waitReady(t, p.base, 200)
+}
