@@ -53,6 +53,8 @@ type runSeq struct {
 	windows       [2]*deltaWindow // text, reasoning
 	noLog         bool            // logging disabled, relayed, or unsupported
 	relayed       bool            // a remote run relayed through this stream
+	agentID       string          // for log lines about the run
+	sessionID     string
 	publishWarned bool
 }
 
@@ -132,7 +134,7 @@ func (cp *chokePoint) sequence(ctx context.Context, c core.Crumb, b *core.CrumbB
 // the original numbering.
 func (cp *chokePoint) openRun(ctx context.Context, b *core.CrumbBase) *runSeq {
 	_, relayed := cp.in.relayed.Load(b.RunID)
-	rs := &runSeq{id: b.RunID, relayed: relayed, noLog: cp.clog == nil || relayed}
+	rs := &runSeq{id: b.RunID, relayed: relayed, noLog: cp.clog == nil || relayed, agentID: b.AgentID, sessionID: b.SessionID}
 	if !rs.noLog {
 		max, err := cp.clog.MaxCrumbSeq(ctx, b.RunID)
 		if err != nil {
@@ -320,7 +322,7 @@ func (cp *chokePoint) disable(rs *runSeq, err error) {
 		return
 	}
 	rs.noLog = true
-	cp.in.log.Warn("bread: crumb log disabled for run after a failed store write", "runId", rs.id, "error", err)
+	cp.in.log.Warn("bread: crumb log disabled for run after a failed store write", append(runAttrs(rs.id, rs.agentID, rs.sessionID), "error", err)...)
 }
 
 func (cp *chokePoint) publish(c core.Crumb, b *core.CrumbBase) {
@@ -339,7 +341,7 @@ func (cp *chokePoint) publish(c core.Crumb, b *core.CrumbBase) {
 	}
 	cp.mu.Unlock()
 	if warn {
-		cp.in.log.Warn("bread: transport publish failed; the run goes on", "runId", b.RunID, "error", err)
+		cp.in.log.Warn("bread: transport publish failed; the run goes on", append(runAttrs(b.RunID, b.AgentID, b.SessionID), "error", err)...)
 	}
 }
 

@@ -52,6 +52,6 @@ func (in *Instance) closeInterrupted(ctx context.Context, sessionID string, sinc
 	}
 	add = append(add, core.Message{Role: core.RoleAssistant, Parts: []core.Part{core.TextPart("[interrupted: " + code + "]")}})
 	if err := in.persist(ctx, sessionID, add...); err != nil {
-		in.log.Warn("bread: recording a run's interruption in its session failed", "sessionId", sessionID, "error", err)
+		in.log.Warn("bread: recording a run's interruption in its session failed", "session_id", sessionID, "error", err)
 	}
 }

@@ -22,7 +22,8 @@ func (in *Instance) notify(ctx context.Context, c core.Crumb) {
 func (in *Instance) callListener(ctx context.Context, e *listenerEntry, c core.Crumb) {
 	defer func() {
 		if r := recover(); r != nil {
-			in.log.Error("bread: crumb listener panicked", "crumb", c.CrumbType(), "panic", fmt.Sprint(r))
+			b := c.Base()
+			in.log.Error("bread: crumb listener panicked", append(runAttrs(b.RunID, b.AgentID, b.SessionID), "crumb", c.CrumbType(), "panic", fmt.Sprint(r))...)
 		}
 	}()
 	e.fn(ctx, c)

@@ -273,6 +273,6 @@ func (r *run) closeLoop(ctx context.Context, failed bool) {
 	}
 	emit := func(c core.Crumb) { r.emit(c) }
 	if err := l.close(ctx, emit, status, l.active.last, !failed); err != nil {
-		r.in.log.Warn("bread: closing a loop left open failed", "runId", r.id, "error", err)
+		r.in.log.Warn("bread: closing a loop left open failed", append(runAttrs(r.id, r.agent.ID, r.sessionID), "error", err)...)
 	}
 }

@@ -113,7 +113,7 @@ func (rc *records) sweep(ctx context.Context) {
 			won, err := rc.store.LoseRun(ctx, r.ID, now)
 			if err != nil {
 				if ctx.Err() == nil {
-					rc.in.log.Warn("bread: marking a run lost failed", "runId", r.ID, "error", err)
+					rc.in.log.Warn("bread: marking a run lost failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "error", err)...)
 				}
 				return
 			}
@@ -131,7 +131,7 @@ func (rc *records) sweep(ctx context.Context) {
 // and every replay of it ends: an agent:error RUN_LOST after its last logged
 // crumb, in the crumb log and on the bus.
 func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
-	rc.in.log.Warn("bread: run lost: the instance running it stopped renewing its lease", "runId", r.ID, "agentId", r.AgentID, "sessionId", r.SessionID)
+	rc.in.log.Warn("bread: run lost: the instance running it stopped renewing its lease", runAttrs(r.ID, r.AgentID, r.SessionID)...)
 	// A resume that died leaves its checkpoint to be resumed again: its
 	// session stays as it is, for that retry to continue.
 	if !rc.resumable(ctx, r) {
@@ -142,7 +142,7 @@ func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
 	if clog != nil {
 		max, err := clog.MaxCrumbSeq(ctx, r.ID)
 		if err != nil {
-			rc.in.log.Warn("bread: reading a lost run's crumb log failed", "runId", r.ID, "error", err)
+			rc.in.log.Warn("bread: reading a lost run's crumb log failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "error", err)...)
 			return
 		}
 		seq = max + 1
@@ -154,11 +154,11 @@ func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
 	if clog != nil {
 		entry := core.CrumbLogEntry{RunID: r.ID, Seq: seq, SessionID: r.SessionID, AgentID: r.AgentID, Type: core.TypeAgentError, Crumb: crumb, CreatedAt: now}
 		if err := clog.AppendCrumbs(ctx, []core.CrumbLogEntry{entry}); err != nil {
-			rc.in.log.Warn("bread: logging a lost run's RUN_LOST failed", "runId", r.ID, "error", err)
+			rc.in.log.Warn("bread: logging a lost run's RUN_LOST failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "error", err)...)
 		}
 	}
 	if err := rc.in.transport.Publish(ctx, core.Frame{RunID: r.ID, Seq: seq, Crumb: crumb}); err != nil {
-		rc.in.log.Warn("bread: publishing a lost run's RUN_LOST failed", "runId", r.ID, "error", err)
+		rc.in.log.Warn("bread: publishing a lost run's RUN_LOST failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "error", err)...)
 	}
 }
 
@@ -180,12 +180,12 @@ func (rc *records) settle(ctx context.Context, cp core.CheckpointRecord, err err
 	if err != nil && errors.Is(err, ErrInstanceStopped) {
 		cp.ClaimedBy, cp.ClaimedUntil = "", 0
 		if serr := rc.in.store.SaveCheckpoint(ctx, cp); serr != nil {
-			rc.in.log.Warn("bread: releasing a checkpoint at stop failed; it is resumable once its claim lapses", "checkpointId", cp.ID, "error", serr)
+			rc.in.log.Warn("bread: releasing a checkpoint at stop failed; it is resumable once its claim lapses", append(runAttrs(cp.RunID, cp.AgentID, cp.SessionID), "checkpoint_id", cp.ID, "error", serr)...)
 		}
 		return
 	}
 	if _, derr := rc.in.store.DeleteCheckpoint(ctx, cp.ID); derr != nil && !errors.Is(derr, core.ErrCheckpointNotFound) {
-		rc.in.log.Warn("bread: removing a resumed checkpoint failed", "checkpointId", cp.ID, "error", derr)
+		rc.in.log.Warn("bread: removing a resumed checkpoint failed", append(runAttrs(cp.RunID, cp.AgentID, cp.SessionID), "checkpoint_id", cp.ID, "error", derr)...)
 	}
 }
 
@@ -242,6 +242,6 @@ func (rc *records) ended(ctx context.Context, r core.RunRecord, res outcome, err
 // run.
 func (rc *records) put(ctx context.Context, r core.RunRecord) {
 	if err := rc.store.PutRun(ctx, r); err != nil {
-		rc.in.log.Warn("bread: recording a run's state failed", "runId", r.ID, "status", r.Status, "error", err)
+		rc.in.log.Warn("bread: recording a run's state failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "status", r.Status, "error", err)...)
 	}
 }

@@ -279,7 +279,7 @@ func (r *run) fail(ctx context.Context, err error) error {
 	}
 	c, be := r.in.errorCrumb(r.base(), err)
 	if be.Code != core.CodeRunCancelled {
-		r.in.log.Warn("bread: run failed", "run_id", r.id, "agent_id", r.agent.ID, "session_id", r.sessionID, "code", be.Code)
+		r.in.log.Warn("bread: run failed", append(runAttrs(r.id, r.agent.ID, r.sessionID), "code", be.Code)...)
 	}
 	if r.wrote {
 		// Only a session this attempt touched needs closing: a resume cut

@@ -77,7 +77,7 @@ func (n nested) end(c core.Crumb, err error) { n.parent.put(c) }
 func (in *Instance) errorCrumb(base core.CrumbBase, err error) (*core.AgentError, *core.BreadError) {
 	be := core.AsBreadError(err, core.CodeAgentError)
 	if plainError(err) || wrappedPlain(be) {
-		in.log.Error("bread: run failed with an internal error", "run_id", base.RunID, "agent_id", base.AgentID, "session_id", base.SessionID, "error", err)
+		in.log.Error("bread: run failed with an internal error", append(runAttrs(base.RunID, base.AgentID, base.SessionID), "error", err)...)
 		be = &core.BreadError{Code: core.CodeInternalError, Message: "the run failed with an internal error; the server logged it", Cause: err}
 	}
 	base.Timestamp = core.NowMillis()
