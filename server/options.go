@@ -49,6 +49,11 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// ReadHeaderTimeout bounds reading a request's headers (default 10 s).
 	ReadHeaderTimeout time.Duration
+	// BodyReadTimeout bounds reading a request body of unknown length
+	// (chunked), which happens once the request passed the Host guard and
+	// auth (default DefaultBodyReadTimeout). A body sent more slowly is
+	// 408 and the connection closes; streaming responses are not bounded.
+	BodyReadTimeout time.Duration
 	// Public lists route actions served to anyone: without authentication
 	// or authorization when auth is on, and past the Host guard when it is
 	// off. Meant for probes and scrapers (health.live, health.ready,
@@ -80,3 +85,6 @@ type Auth struct {
 	// listen methods refuse to start (AUTH_NOT_CONFIGURED).
 	Authorize core.AuthorizeFunc
 }
+
+// DefaultBodyReadTimeout bounds reading a chunked request body.
+const DefaultBodyReadTimeout = 30 * time.Second

@@ -66,6 +66,9 @@ func New(inst Engine, opts Options) (*Server, error) {
 	if opts.ReadHeaderTimeout <= 0 {
 		opts.ReadHeaderTimeout = 10 * time.Second
 	}
+	if opts.BodyReadTimeout <= 0 {
+		opts.BodyReadTimeout = DefaultBodyReadTimeout
+	}
 	if opts.ReadyTimeout <= 0 {
 		opts.ReadyTimeout = DefaultReadyTimeout
 	}
@@ -128,7 +131,14 @@ func New(inst Engine, opts Options) (*Server, error) {
 	if len(s.public) > 0 {
 		h = s.publicRoutes(mx, open, h)
 	}
-	h = bodyCap(opts.MaxBodyBytes, h)
+	// A body is read only once the route's guards (Host, authentication,
+	// Authorize) let the request through (bodyCap runs inside each route's
+	// gate); until then a refusal closes the connection instead of
+	// draining a stranger's body.
+	h = closeUnlessAdmitted(h)
+	// A declared length over the cap costs nothing to refuse: at once,
+	// ahead of every guard and middleware.
+	h = declaredCap(opts.MaxBodyBytes, h)
 	h = s.recoverer(h)
 	if opts.AccessLog {
 		h = s.accessLog(h)
