@@ -49,6 +49,9 @@ type Options struct {
 	ShutdownTimeout time.Duration
 	// ReadHeaderTimeout bounds reading a request's headers (default 10 s).
 	ReadHeaderTimeout time.Duration
+	// CORS lets browser apps on the listed origins call the server; none by
+	// default.
+	CORS CORS
 	// BodyReadTimeout bounds reading a request body of unknown length
 	// (chunked), which happens once the request passed the Host guard and
 	// auth (default DefaultBodyReadTimeout). A body sent more slowly is

@@ -139,6 +139,9 @@ func New(inst Engine, opts Options) (*Server, error) {
 	// A declared length over the cap costs nothing to refuse: at once,
 	// ahead of every guard and middleware.
 	h = declaredCap(opts.MaxBodyBytes, h)
+	if len(opts.CORS.Origins) > 0 {
+		h = opts.CORS.middleware(h)
+	}
 	h = s.recoverer(h)
 	if opts.AccessLog {
 		h = s.accessLog(h)

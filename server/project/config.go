@@ -3,6 +3,7 @@ package project
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"time"
 
@@ -71,6 +72,10 @@ type ServerConfig struct {
 	StreamTokens StreamTokensConfig
 	// Ownership configures the run-ownership policy served with auth.
 	Ownership OwnershipConfig
+	// CORSOrigins are the browser origins allowed to call the server
+	// (`server.cors.origins`); CORSMaxAge caches preflights.
+	CORSOrigins []string
+	CORSMaxAge  time.Duration
 }
 
 // StreamTokensConfig is bread.yaml's server.streamTokens.
@@ -222,6 +227,10 @@ type serverFile struct {
 		Resume   *bool `yaml:"resume"`
 		Sessions *bool `yaml:"sessions"`
 	} `yaml:"ownership"`
+	CORS struct {
+		Origins []string `yaml:"origins"`
+		MaxAge  string   `yaml:"maxAge"`
+	} `yaml:"cors"`
 }
 
 type errorHandlingFile struct {
@@ -299,6 +308,19 @@ func (l *loader) loadConfig(path string) (Config, error) {
 	}
 	if err := l.providers(f, raw.Providers, cfg.Providers); err != nil {
 		return cfg, err
+	}
+	cfg.Server.CORSOrigins = raw.Server.CORS.Origins
+	for i, o := range raw.Server.CORS.Origins {
+		if u, err := url.Parse(o); o != "*" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "") {
+			return cfg, f.errorf(fmt.Sprintf("$.server.cors.origins[%d]", i), "origin %q is not \"*\" or a scheme and host such as https://app.example.com (no path)", o)
+		}
+	}
+	if m := raw.Server.CORS.MaxAge; m != "" {
+		d, err := time.ParseDuration(m)
+		if err != nil || d <= 0 {
+			return cfg, f.errorf("$.server.cors.maxAge", "maxAge %q is not a positive duration such as 10m", m)
+		}
+		cfg.Server.CORSMaxAge = d
 	}
 	if l := raw.Runs.Lease; l != "" {
 		d, err := time.ParseDuration(l)

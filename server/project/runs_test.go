@@ -44,3 +44,25 @@ func TestMisspelledPermissionNamesFileAndLine(t *testing.T) {
 		t.Fatalf("got %v, want INVALID_PERMISSION at agents/pub/agent.yaml:3 naming publish", err)
 	}
 }
+
+func TestServerCORS(t *testing.T) {
+	p, err := project.Load(writeProject(t, map[string]string{"bread.yaml": "store: memory\nserver:\n  cors: {origins: [\"https://app.example\", \"*\"], maxAge: 5m}\n"}), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Config.Server.CORSOrigins) != 2 || p.Config.Server.CORSMaxAge != 5*time.Minute {
+		t.Errorf("cors %v %v", p.Config.Server.CORSOrigins, p.Config.Server.CORSMaxAge)
+	}
+	for _, tt := range []struct{ yaml, loc string }{
+		{"store: memory\nserver:\n  cors:\n    origins: [\"https://app.example/path\"]\n", "bread.yaml:4"},
+		{"store: memory\nserver:\n  cors:\n    origins: [\"app.example\"]\n", "bread.yaml:4"},
+		{"store: memory\nserver:\n  cors:\n    maxAge: soon\n", "bread.yaml:4"},
+		{"store: memory\nserver:\n  cors:\n    origin: [\"https://a\"]\n", "bread.yaml:4"},
+	} {
+		_, err := project.Load(writeProject(t, map[string]string{"bread.yaml": tt.yaml}), env(nil))
+		var be *core.BreadError
+		if !errors.As(err, &be) || be.Code != core.CodeInvalidConfig || !strings.HasPrefix(err.Error(), tt.loc) {
+			t.Errorf("%q: %v, want INVALID_CONFIG at %s", tt.yaml, err, tt.loc)
+		}
+	}
+}
