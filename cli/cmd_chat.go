@@ -21,7 +21,7 @@ func cmdChat(ctx context.Context, a *app, args []string) int {
 	fs.StringVar(session, "session", "", "session id to resume")
 	skill := fs.String("skill", "", "skill for every turn")
 	verbose := fs.Bool("v", false, "show run framing")
-	pos, err := parse(fs, args)
+	pos, err := a.parse(fs, args)
 	if err != nil || len(pos) > 1 {
 		return a.usageError("chat", err)
 	}

@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/breadai/bread/core"
 )
@@ -44,8 +47,15 @@ output: {format: text}
 }
 
 // cmdInit scaffolds a project in dir (default: --cwd). It never overwrites
-// an existing bread.yaml.
+// a file: when any file it would write exists it refuses and lists them,
+// unless --force is given.
 func cmdInit(ctx context.Context, a *app, args []string) int {
+	fs := flag.NewFlagSet("init", flag.ContinueOnError)
+	force := fs.Bool("force", false, "overwrite the files init writes when they exist")
+	args, err := a.parse(fs, args)
+	if err != nil {
+		return a.usageError("init", err)
+	}
 	if len(args) > 1 {
 		return a.usageError("init", fmt.Errorf("at most one directory"))
 	}
@@ -56,8 +66,15 @@ func cmdInit(ctx context.Context, a *app, args []string) int {
 			dir = args[0]
 		}
 	}
-	if fileExists(filepath.Join(dir, "bread.yaml")) {
-		return a.fail(core.Errorf(core.CodeInvalidConfig, "%s already has a bread.yaml", dir))
+	var existing []string
+	for path := range scaffold {
+		if _, err := os.Lstat(filepath.Join(dir, path)); err == nil {
+			existing = append(existing, path)
+		}
+	}
+	if len(existing) > 0 && !*force {
+		slices.Sort(existing)
+		return a.fail(core.Errorf(core.CodeInvalidConfig, "init would overwrite files in %s: %s (--force overwrites them)", dir, strings.Join(existing, ", ")))
 	}
 	for path, content := range scaffold {
 		full := filepath.Join(dir, path)

@@ -21,7 +21,7 @@ func cmdInvoke(ctx context.Context, a *app, args []string) int {
 	fs.StringVar(session, "session", "", "session id to continue")
 	skill := fs.String("skill", "", "skill for this run")
 	record := fs.String("record", "", "record model calls to FILE")
-	pos, err := parse(fs, args)
+	pos, err := a.parse(fs, args)
 	if err != nil {
 		return a.usageError("invoke", err)
 	}

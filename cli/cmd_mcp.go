@@ -20,7 +20,7 @@ import (
 // says what is exposed. Stdout carries the protocol; logs go to stderr.
 func cmdMCP(ctx context.Context, a *app, args []string) int {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
-	pos, err := parse(fs, args)
+	pos, err := a.parse(fs, args)
 	if err != nil {
 		return a.usageError("mcp", err)
 	}

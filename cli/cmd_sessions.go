@@ -28,6 +28,9 @@ func (t tagFlags) Set(v string) error {
 
 // cmdSessions lists sessions (optionally by tag) or deletes old ones.
 func cmdSessions(ctx context.Context, a *app, args []string) int {
+	if wantsHelp(args) && (len(args) == 0 || (args[0] != "list" && args[0] != "cleanup")) {
+		args = append([]string{"list"}, args...) // let parse print the help
+	}
 	if len(args) == 0 || (args[0] != "list" && args[0] != "cleanup") {
 		return a.usageError("sessions", fmt.Errorf("sessions needs list or cleanup"))
 	}
@@ -36,7 +39,7 @@ func cmdSessions(ctx context.Context, a *app, args []string) int {
 	tags := tagFlags{}
 	fs.Var(tags, "tag", "key=value (repeatable)")
 	olderThan := fs.Float64("older-than", 0, "days")
-	pos, err := parse(fs, args[1:])
+	pos, err := a.parse(fs, args[1:])
 	if err != nil || len(pos) > 0 {
 		return a.usageError("sessions", err)
 	}

@@ -41,7 +41,7 @@ func parseServe(name string, a *app, args []string) (serveFlags, int, bool) {
 	fs.StringVar(&f.logFormat, "log-format", "", "text or json")
 	fs.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error")
 	fs.DurationVar(&f.drainTimeout, "drain-timeout", 0, "how long SIGTERM waits for running runs")
-	pos, err := parse(fs, args)
+	pos, err := a.parse(fs, args)
 	if err == nil && len(pos) > 0 {
 		err = fmt.Errorf("unexpected argument %q", pos[0])
 	}
