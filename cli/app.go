@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/providers/replay"
 	"github.com/breadai/bread/server"
@@ -64,6 +65,10 @@ type mode uint8
 const (
 	modeServe mode = iota
 	modeTerminal
+	// modeBuild builds what serving builds (plugins, routes, auth) to check
+	// it, on an in-memory store and without the bus or listeners, so
+	// `bread build` touches no database, broker or port.
+	modeBuild
 )
 
 // instance builds the engine.Instance the project describes, and for serving
@@ -80,7 +85,12 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 		return nil, nil, &project.Error{File: "bread.yaml", Err: &core.BreadError{Code: core.CodeStoreNotConfigured,
 			Message: "no store configured: add `store: sqlite` (or memory, postgres) to bread.yaml"}}
 	}
-	if c.Store, err = a.store(ctx, cfg.Store); err != nil {
+	if m == modeBuild {
+		if err := a.knownStore(cfg.Store); err != nil {
+			return nil, nil, err
+		}
+		c.Store = memory.New()
+	} else if c.Store, err = a.store(ctx, cfg.Store); err != nil {
 		return nil, nil, err
 	}
 	// A terminal command runs on the in-process bus, but a typo in
@@ -157,6 +167,19 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 	}
 	auth.apply(so)
 	return inst, so, nil
+}
+
+// newServer builds the server for inst and checks what only the mounted
+// routes can tell: that every action an `allow` list names is served.
+func (a *app) newServer(inst *engine.Instance, so *server.Options) (*server.Server, error) {
+	srv, err := server.New(inst, *so)
+	if err != nil {
+		return nil, &project.Error{File: "bread.yaml", Err: core.AsBreadError(err, core.CodeInvalidConfig)}
+	}
+	if err := checkAllow(a.project.Config.Server.Auth, srv.Actions()); err != nil {
+		return nil, err
+	}
+	return srv, nil
 }
 
 func (a *app) storeFactories() map[string]StoreFactory {

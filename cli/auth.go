@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -351,3 +352,20 @@ func (o *oauth2Signer) signer(c *project.Component) (core.BreadSigner, error) {
 }
 
 func (d duration) d() time.Duration { return time.Duration(d) }
+
+// checkAllow refuses an `allow` entry that names no action the server
+// serves: a misspelt action grants nothing, so every caller of that
+// strategy would get 403 on the route the operator meant to open. known is
+// (*server.Server).Actions, which includes the plugins' routes.
+func checkAllow(cs []*project.Component, known []string) error {
+	for _, c := range cs {
+		list, _ := c.Options["allow"].([]any)
+		for _, e := range list {
+			action, _ := e.(string)
+			if action != "*" && !slices.Contains(known, action) {
+				return c.Errorf(core.CodeInvalidConfig, "%s: allow names unknown action %q; known: * %s", c.Type, action, strings.Join(known, " "))
+			}
+		}
+	}
+	return nil
+}

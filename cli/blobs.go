@@ -47,7 +47,7 @@ func (a *app) serveBlobs(bs core.BlobStore, plugins []core.BreadPlugin, m mode) 
 	if !ok {
 		return bs, plugins
 	}
-	if m != modeServe {
+	if m == modeTerminal {
 		rb.serverURLs = false
 	}
 	rb.log = a.log.Warn

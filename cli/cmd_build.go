@@ -56,6 +56,21 @@ func cmdBuild(ctx context.Context, a *app, args []string) int {
 			}
 		}
 	}
+	// A replay model's transcript is opened when the first run calls it;
+	// open each now so a missing or malformed one fails the build, not
+	// every run. Other providers are left alone: their factories need
+	// credentials that a build machine may rightly lack.
+	for _, ag := range a.project.Agents {
+		if ag.Providers != nil || !a.isReplay(ag.Model.Provider) || ag.Model.Model == "" {
+			continue
+		}
+		if f, ok := providers[ag.Model.Provider]; ok {
+			if _, err := f(ag.Model.Model); err != nil {
+				failures++
+				fmt.Fprintf(a.stderr, "[bread] Agent %q: %v\n", ag.ID, err)
+			}
+		}
+	}
 	cfg := a.project.Config
 	if cfg.Store == nil {
 		failures++
@@ -78,10 +93,44 @@ func cmdBuild(ctx context.Context, a *app, args []string) int {
 			fmt.Fprintf(a.stderr, "[bread] %v\n", err)
 		}
 	}
+	// With the parts sound, build what `start` builds (on an in-memory
+	// store, with no bus or listener) so that what only construction can
+	// tell also fails here: schemas that do not compile, permission
+	// selectors naming no tool, unknown actions in an allow list, a port
+	// out of range.
+	if failures == 0 {
+		if err := a.buildCheck(ctx); err != nil {
+			failures++
+			fmt.Fprintf(a.stderr, "[bread] %v\n", err)
+		}
+	}
 	if failures > 0 {
 		fmt.Fprintf(a.stderr, "[bread] build failed: %d problem(s)\n", failures)
 		return ExitFailure
 	}
 	fmt.Fprintf(a.stdout, "[bread] %d agent(s) ok\n", len(served))
 	return ExitOK
+}
+
+// buildCheck constructs the instance and server `start` would, checks the
+// replay transcripts exist, and drops what it built.
+func (a *app) buildCheck(ctx context.Context) error {
+	inst, so, err := a.instance(ctx, modeBuild)
+	if err != nil {
+		return err
+	}
+	if _, err := a.newServer(inst, so); err != nil {
+		return err
+	}
+	return nil
+}
+
+// isReplay reports whether the provider name resolves to the replay
+// provider: bread.yaml's providers section, or the default registry.
+func (a *app) isReplay(name string) bool {
+	if comps := a.project.Config.Providers; len(comps) > 0 {
+		c, ok := comps[name]
+		return ok && c.Type == "replay"
+	}
+	return name == "replay"
 }

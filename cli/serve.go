@@ -158,7 +158,7 @@ func cmdStart(ctx context.Context, a *app, args []string) int {
 	}
 	defer inst.Stop(context.WithoutCancel(ctx))
 	a.address(f, so)
-	srv, err := server.New(inst, *so)
+	srv, err := a.newServer(inst, so)
 	if err != nil {
 		return a.fail(err)
 	}
@@ -330,7 +330,7 @@ func (a *app) generation(ctx context.Context) (*generation, *server.Options, err
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := server.New(inst, *so)
+	srv, err := a.newServer(inst, so)
 	if err != nil {
 		_ = inst.Stop(context.WithoutCancel(ctx))
 		return nil, nil, err

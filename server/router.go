@@ -28,6 +28,7 @@ func (rt *router) Handle(action, method, path string, h http.Handler) {
 		route.Methods(method)
 	}
 	if action != "" {
+		rt.s.actions[action] = true
 		route.Name(action)
 	}
 }

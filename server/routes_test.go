@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -360,6 +361,40 @@ func TestNewValidates(t *testing.T) {
 	}
 	if _, err := server.New(nil, server.Options{}); err == nil {
 		t.Fatal("New(nil) succeeded")
+	}
+	for _, port := range []int{-1, 65536, 99999} {
+		if _, err := server.New(f.inst, server.Options{Port: port}); !errors.Is(err, &core.BreadError{Code: core.CodeInvalidConfig}) {
+			t.Errorf("Port %d = %v, want INVALID_CONFIG", port, err)
+		}
+	}
+	// A misspelt public action is refused by name rather than leaving its
+	// route silently behind auth.
+	_, err := server.New(f.inst, server.Options{Public: []string{"health.lve"}})
+	if !errors.Is(err, &core.BreadError{Code: core.CodeInvalidConfig}) || !strings.Contains(err.Error(), `"health.lve"`) {
+		t.Fatalf("unknown public action = %v", err)
+	}
+}
+
+func TestActionsListsEveryRoute(t *testing.T) {
+	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{routesPlugin{
+		"extra", func(r core.Router) {
+			r.Handle("extra.read", http.MethodGet, "/extra", http.NotFoundHandler())
+		}}}})
+	srv, err := server.New(f.inst, server.Options{Public: []string{"extra.read", core.ActionHealthLive}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := srv.Actions()
+	for _, want := range append(core.HTTPActions(), "extra.read") {
+		if want == core.ActionRunStreamToken || want == core.ActionRunFileRead {
+			continue // mounted by the stream-token and blob plugins, absent here
+		}
+		if !slices.Contains(got, want) {
+			t.Errorf("Actions() = %v, missing %q", got, want)
+		}
+	}
+	if !slices.IsSorted(got) {
+		t.Errorf("Actions() not sorted: %v", got)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -36,6 +37,7 @@ type Server struct {
 	streams   *httpstream.Ingress
 	handler   http.Handler
 	public    map[string]bool
+	actions   map[string]bool // every action a route was registered under
 	drain     drainState
 }
 
@@ -50,6 +52,9 @@ func New(inst Engine, opts Options) (*Server, error) {
 	}
 	if opts.MaxBodyBytes < 0 {
 		return nil, &core.BreadError{Code: core.CodeInvalidConfig, Message: "Options.MaxBodyBytes must not be negative"}
+	}
+	if opts.Port < 0 || opts.Port > 65535 {
+		return nil, core.Errorf(core.CodeInvalidConfig, "Options.Port %d is not a TCP port (1-65535, 0 for the default %d)", opts.Port, DefaultPort)
 	}
 	if opts.Host == "" {
 		opts.Host = DefaultHost
@@ -75,7 +80,7 @@ func New(inst Engine, opts Options) (*Server, error) {
 	if opts.RetryAfter <= 0 {
 		opts.RetryAfter = DefaultRetryAfter
 	}
-	s := &Server{inst: inst, opts: opts, log: opts.Logger, canceller: opts.Canceller, public: map[string]bool{}}
+	s := &Server{inst: inst, opts: opts, log: opts.Logger, canceller: opts.Canceller, public: map[string]bool{}, actions: map[string]bool{}}
 	for _, action := range opts.Public {
 		s.public[action] = true
 	}
@@ -110,6 +115,13 @@ func New(inst Engine, opts Options) (*Server, error) {
 	for _, p := range plugins {
 		if rp, ok := p.(core.RoutesProvider); ok {
 			rp.Routes(rt)
+		}
+	}
+	// A misspelt public action would leave its route behind auth, which
+	// fails safe but silently: refuse it by name instead.
+	for _, action := range opts.Public {
+		if !s.actions[action] {
+			return nil, core.Errorf(core.CodeInvalidConfig, "server.public names unknown action %q; known: %s", action, strings.Join(s.Actions(), ", "))
 		}
 	}
 
@@ -162,6 +174,13 @@ func (s *Server) publicRoutes(mx *mux.Router, open, guarded http.Handler) http.H
 		}
 		guarded.ServeHTTP(w, r)
 	})
+}
+
+// Actions lists, sorted, every action a route was registered under: the
+// core's, the transport's and the plugins'. It is what an allow list or
+// Options.Public may name.
+func (s *Server) Actions() []string {
+	return slices.Sorted(maps.Keys(s.actions))
 }
 
 // Handler returns the server's http.Handler for in-process use (tests, a

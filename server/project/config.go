@@ -309,6 +309,12 @@ func (l *loader) loadConfig(path string) (Config, error) {
 	if err := l.providers(f, raw.Providers, cfg.Providers); err != nil {
 		return cfg, err
 	}
+	if p := raw.Server.Port; p < 0 || p > 65535 {
+		return cfg, f.errorf("$.server.port", "port %d is not a TCP port (1-65535; leave it out for 3000)", p)
+	}
+	if raw.Server.MaxBodyBytes < 0 {
+		return cfg, f.errorf("$.server.maxBodyBytes", "maxBodyBytes %d is negative (leave it out for 1 MiB)", raw.Server.MaxBodyBytes)
+	}
 	cfg.Server.CORSOrigins = raw.Server.CORS.Origins
 	for i, o := range raw.Server.CORS.Origins {
 		if u, err := url.Parse(o); o != "*" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "") {

@@ -405,6 +405,9 @@ func TestBusStreamsAndListeners(t *testing.T) {
 		{"store: memory\nstreams:\n  hartbeat: 1s\n", "bread.yaml:3"},
 		{"store: memory\nlisteners:\n  - {verbose: true}\n", "bread.yaml:3"},
 		{"store: memory\nbus: {url: x}\n", "bread.yaml:2"},
+		{"store: memory\nserver:\n  port: 99999\n", "bread.yaml:3"},
+		{"store: memory\nserver:\n  port: -1\n", "bread.yaml:3"},
+		{"store: memory\nserver:\n  maxBodyBytes: -5\n", "bread.yaml:3"},
 	} {
 		_, err := project.Load(writeProject(t, map[string]string{"bread.yaml": tt.yaml}), env(nil))
 		var be *core.BreadError
