@@ -86,7 +86,7 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 			Message: "no store configured: add `store: sqlite` (or memory, postgres) to bread.yaml"}}
 	}
 	if m == modeBuild {
-		if err := a.knownStore(cfg.Store); err != nil {
+		if err := a.checkStore(ctx, cfg.Store); err != nil {
 			return nil, nil, err
 		}
 		c.Store = memory.New()
@@ -180,6 +180,33 @@ func (a *app) newServer(inst *engine.Instance, so *server.Options) (*server.Serv
 		return nil, err
 	}
 	return srv, nil
+}
+
+// checkStore checks the store component without touching the store: a
+// built-in store is constructed, which decodes its options strictly and
+// opens nothing (database/sql connects on first use), then closed; a
+// store registered through Options.Stores is checked by type only, since
+// its factory may connect.
+func (a *app) checkStore(ctx context.Context, c *project.Component) error {
+	if err := a.knownStore(c); err != nil {
+		return err
+	}
+	f, builtin := a.builtinStores()[c.Type]
+	if _, custom := a.opts.Stores[c.Type]; !builtin || custom {
+		return nil
+	}
+	st, err := f(ctx, c, a.project)
+	if err != nil {
+		var located *project.Error
+		if errors.As(err, &located) {
+			return err
+		}
+		return &project.Error{File: c.File, Line: c.Line, Err: core.AsBreadError(err, core.CodeInvalidConfig)}
+	}
+	if cl, ok := st.(io.Closer); ok {
+		return cl.Close()
+	}
+	return nil
 }
 
 func (a *app) storeFactories() map[string]StoreFactory {

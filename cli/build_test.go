@@ -27,6 +27,12 @@ func TestBuildRefusesWhatCannotServe(t *testing.T) {
 		{name: "negative maxBodyBytes", edit: appendYAML("server: {maxBodyBytes: -5}\n"), wantErr: "bread.yaml:6: INVALID_CONFIG: maxBodyBytes -5"},
 		{name: "misspelt allow action", edit: appendYAML(auth + "      allow: [run.creat]\n"), wantErr: `INVALID_CONFIG: apikey: allow names unknown action "run.creat"`},
 		{name: "misspelt public action", edit: appendYAML(auth + "  public: [health.lve]\n"), wantErr: `unknown action "health.lve"`},
+		{name: "unknown sqlite option", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
+			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: sqlite, path: ./bread.db, journl: wal}", 1)
+		}}, wantErr: `unknown field "journl"`},
+		{name: "postgres URL that does not parse", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
+			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: postgres, url: \"postgres://a b\"}", 1)
+		}}, wantErr: "bread.yaml:5: INVALID_CONFIG: postgres store"},
 		{name: "missing transcript", remove: "transcripts/publisher.jsonl", wantErr: `Agent "publisher": INVALID_CONFIG: replay transcript`},
 		{name: "malformed transcript", edit: map[string]func(string) string{"transcripts/publisher.jsonl": func(s string) string { return s + "{bad\n" }},
 			wantErr: "not a JSON event"},
