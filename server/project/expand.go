@@ -2,33 +2,153 @@ package project
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
 )
 
 var varPattern = regexp.MustCompile(`\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 
-// expand replaces ${VAR} and ${VAR:-default} with values from lookup;
-// $${ stays a literal ${. An unset variable without a default is an error at
-// its line.
-func expand(file string, src []byte, lookup func(string) (string, bool)) ([]byte, error) {
-	var firstErr error
-	out := varPattern.ReplaceAllFunc(src, func(m []byte) []byte {
-		if string(m) == "$${" {
-			return []byte("${")
+// varMark starts the placeholder a ${VAR} reference becomes before YAML
+// parsing: letters, digits and underscores only, so it is a plain scalar
+// in every context (a flow mapping, a flow sequence, a quoted string) and
+// cannot change the document's structure, whatever the variable holds.
+const varMark = "__bread_var_"
+
+var markPattern = regexp.MustCompile(varMark + `(\d+)__`)
+
+// varRef is one ${VAR}, ${VAR:-default} or $${ in a project file.
+type varRef struct {
+	literal bool // $${: a literal ${
+	name    string
+	def     string
+	hasDef  bool
+	line    int
+}
+
+// protect replaces each variable reference of src with a placeholder and
+// returns the references in order. Lines are unchanged.
+func protect(src []byte) ([]byte, []varRef) {
+	var refs []varRef
+	var out bytes.Buffer
+	last := 0
+	for _, m := range varPattern.FindAllSubmatchIndex(src, -1) {
+		ref := varRef{line: 1 + bytes.Count(src[:m[0]], []byte("\n"))}
+		if string(src[m[0]:m[1]]) == "$${" {
+			ref.literal = true
+		} else {
+			ref.name = string(src[m[2]:m[3]])
+			if m[4] >= 0 {
+				ref.hasDef, ref.def = true, string(src[m[6]:m[7]])
+			}
 		}
-		sub := varPattern.FindSubmatch(m)
-		name := string(sub[1])
-		if v, ok := lookup(name); ok {
-			return []byte(v)
+		out.Write(src[last:m[0]])
+		fmt.Fprintf(&out, "%s%d__", varMark, len(refs))
+		refs = append(refs, ref)
+		last = m[1]
+	}
+	if refs == nil {
+		return src, nil
+	}
+	out.Write(src[last:])
+	return out.Bytes(), refs
+}
+
+// expander puts the variables' values into the parsed scalars.
+type expander struct {
+	file   string
+	refs   []varRef
+	lookup func(string) (string, bool)
+	err    error
+}
+
+// value expands the placeholders of one scalar. An unset variable without
+// a default is an error at its line.
+func (e *expander) value(s string) string {
+	return markPattern.ReplaceAllStringFunc(s, func(m string) string {
+		i, _ := strconv.Atoi(markPattern.FindStringSubmatch(m)[1])
+		if i >= len(e.refs) {
+			return m // the file itself spelt a placeholder
 		}
-		if sub[2] != nil {
-			return sub[3]
+		ref := e.refs[i]
+		switch {
+		case ref.literal:
+			return "${"
+		case ref.hasDef:
+			if v, ok := e.lookup(ref.name); ok {
+				return v
+			}
+			return ref.def
 		}
-		if firstErr == nil {
-			line := 1 + bytes.Count(src[:bytes.Index(src, m)], []byte("\n"))
-			firstErr = errorf(file, line, "environment variable %s is not set (use ${%s:-default} for a default)", name, name)
+		if v, ok := e.lookup(ref.name); ok {
+			return v
+		}
+		if e.err == nil {
+			e.err = errorf(e.file, ref.line, "environment variable %s is not set (use ${%s:-default} for a default)", ref.name, ref.name)
 		}
 		return m
 	})
-	return out, firstErr
+}
+
+// node expands the scalars under n and returns n or its replacement. A
+// plain (unquoted) scalar that was a single reference takes the type its
+// value has in YAML (port: ${PORT} is a number); any other scalar stays a
+// string holding the value verbatim, colons and hashes included.
+func (e *expander) node(n ast.Node) ast.Node {
+	switch x := n.(type) {
+	case *ast.DocumentNode:
+		x.Body = e.node(x.Body)
+	case *ast.MappingNode:
+		for _, mv := range x.Values {
+			e.node(mv)
+		}
+	case *ast.MappingValueNode:
+		if k, ok := e.node(x.Key).(ast.MapKeyNode); ok {
+			x.Key = k
+		}
+		x.Value = e.node(x.Value)
+	case *ast.MappingKeyNode:
+		x.Value = e.node(x.Value)
+	case *ast.SequenceNode:
+		for i, v := range x.Values {
+			x.Values[i] = e.node(v)
+		}
+	case *ast.AnchorNode:
+		x.Value = e.node(x.Value)
+	case *ast.TagNode:
+		x.Value = e.node(x.Value)
+	case *ast.LiteralNode:
+		x.Value.Value = e.value(x.Value.Value)
+	case *ast.StringNode:
+		if !strings.Contains(x.Value, varMark) {
+			return x
+		}
+		whole := markPattern.FindString(x.Value) == x.Value
+		x.Value = e.value(x.Value)
+		if whole && x.Token != nil && x.Token.Type == token.StringType {
+			return typed(x)
+		}
+	}
+	return n
+}
+
+// typed resolves a plain scalar's expanded value as YAML would have,
+// keeping its position.
+func typed(s *ast.StringNode) ast.Node {
+	tk := token.New(s.Value, s.Value, s.Token.Position)
+	switch tk.Type {
+	case token.IntegerType, token.BinaryIntegerType, token.OctetIntegerType, token.HexIntegerType:
+		return ast.Integer(tk)
+	case token.FloatType:
+		return ast.Float(tk)
+	case token.BoolType:
+		return ast.Bool(tk)
+	case token.NullType:
+		return ast.Null(tk)
+	}
+	return s
 }

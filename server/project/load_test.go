@@ -248,6 +248,48 @@ func TestExpandEscapes(t *testing.T) {
 	}
 }
 
+// TestExpandInsideScalars: ${VAR} is expanded in the parsed values, so a
+// value holding ": ", " #", "," or braces stays one string, in block and
+// flow context; an unquoted lone reference takes its YAML type; a reference
+// in a comment is not read.
+func TestExpandInsideScalars(t *testing.T) {
+	vars := map[string]string{"DESC": "a: b # not a comment, {x}", "PORT": "8080", "KEY": "k1, k2]", "MODEL": "m"}
+	dir := writeProject(t, map[string]string{
+		"bread.yaml":          "store: memory\n# ${UNSET_IN_COMMENT}\nserver:\n  port: ${PORT}\n  auth: {type: apikey, keys: [${KEY}]}\n",
+		"agents/a/agent.yaml": "description: ${DESC}\nmodel: {provider: p, model: \"${MODEL}\"}\n",
+		"agents/b/agent.yaml": "description: |\n  say ${DESC}\nmodel: {provider: p, model: m}\n",
+	})
+	p, err := project.Load(dir, env(vars))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Agents[0].Description; got != vars["DESC"] {
+		t.Errorf("description = %q, want %q", got, vars["DESC"])
+	}
+	if got := p.Agents[1].Description; got != "say "+vars["DESC"]+"\n" {
+		t.Errorf("block scalar = %q", got)
+	}
+	if p.Agents[0].Model.Model != "m" {
+		t.Errorf("model = %+v", p.Agents[0].Model)
+	}
+	if p.Config.Server.Port != 8080 {
+		t.Errorf("port = %d, want 8080 (a lone unquoted reference is typed)", p.Config.Server.Port)
+	}
+	keys, _ := p.Config.Server.Auth[0].Options["keys"].([]any)
+	if len(keys) != 1 || keys[0] != vars["KEY"] {
+		t.Errorf("keys = %#v, want the one key %q", keys, vars["KEY"])
+	}
+
+	// An unset variable is an error at its own line, also in flow context.
+	dir = writeProject(t, map[string]string{
+		"bread.yaml":          "store: memory\nserver:\n  auth: {type: apikey,\n    keys: [${NOPE}]}\n",
+		"agents/a/agent.yaml": "model: {provider: p, model: m}\n",
+	})
+	if _, err := project.Load(dir, env(nil)); err == nil || !strings.HasPrefix(err.Error(), "bread.yaml:4:") || !strings.Contains(err.Error(), "NOPE") {
+		t.Fatalf("unset variable: %v, want an error at bread.yaml:4 naming NOPE", err)
+	}
+}
+
 func loadTool(t *testing.T, files map[string]string, name string) core.Tool {
 	t.Helper()
 	files["bread.yaml"] = "store: memory\n"

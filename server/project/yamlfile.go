@@ -10,8 +10,8 @@ import (
 	"github.com/goccy/go-yaml/parser"
 )
 
-// yamlFile is one parsed project file: its expanded source (for lines of
-// semantic errors) and its relative name.
+// yamlFile is one parsed project file: its source and its expanded syntax
+// tree (for lines of semantic errors) and its relative name.
 type yamlFile struct {
 	rel string
 	src []byte
@@ -26,15 +26,27 @@ func (l *loader) readYAML(path string, v any) (*yamlFile, error) {
 	if err != nil {
 		return nil, errorAt(rel, 0, err)
 	}
-	src, err := expand(rel, raw, l.lookup)
+	// ${VAR} is expanded inside the parsed scalars, never in the raw text:
+	// a value holding ": " or " #" stays one string instead of turning
+	// into a key or a comment.
+	protected, refs := protect(raw)
+	f, err := parser.ParseBytes(protected, 0)
 	if err != nil {
-		return nil, err
-	}
-	if err := yaml.UnmarshalWithOptions(src, v, yaml.Strict()); err != nil {
 		return nil, fromYAML(rel, err)
 	}
-	f, _ := parser.ParseBytes(src, 0)
-	return &yamlFile{rel: rel, src: src, ast: f}, nil
+	x := &expander{file: rel, refs: refs, lookup: l.lookup}
+	for _, doc := range f.Docs {
+		x.node(doc)
+	}
+	if x.err != nil {
+		return nil, x.err
+	}
+	if len(f.Docs) > 0 && f.Docs[0].Body != nil {
+		if err := yaml.NodeToValue(f.Docs[0].Body, v, yaml.Strict()); err != nil {
+			return nil, fromYAML(rel, err)
+		}
+	}
+	return &yamlFile{rel: rel, src: raw, ast: f}, nil
 }
 
 // line returns the line of a YAML path such as "$.model.provider", or 0.
