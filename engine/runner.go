@@ -313,6 +313,12 @@ func (r *run) hookContext(scope core.HookScope) core.HookContext {
 // that id, when given).
 func (in *Instance) openSession(ctx context.Context, agentID string, opts core.SessionOptions) (core.Session, error) {
 	if opts.ID != "" {
+		// A client chooses this id: bound it before it reaches the store,
+		// a log line or a URL.
+		if !core.ValidID(opts.ID) {
+			return core.Session{}, &core.BreadError{Code: core.CodeValidationError,
+				Message: "session id must use letters, digits, '_', '-' or '.', start with a letter or digit and be at most 128 bytes"}
+		}
 		s, err := in.store.GetSession(ctx, opts.ID)
 		if err == nil {
 			return s, nil
@@ -321,7 +327,30 @@ func (in *Instance) openSession(ctx context.Context, agentID string, opts core.S
 			return core.Session{}, err
 		}
 	}
+	if err := checkTags(opts.Tags); err != nil {
+		return core.Session{}, err
+	}
 	return in.store.CreateSession(ctx, core.NewSession{ID: opts.ID, Tags: opts.Tags, AgentID: agentID})
+}
+
+// Bounds of the tags a client gives a new session.
+const (
+	maxSessionTags     = 64
+	maxSessionTagKey   = 128
+	maxSessionTagValue = 1024
+)
+
+// checkTags bounds a new session's client-chosen tags.
+func checkTags(tags map[string]string) error {
+	if len(tags) > maxSessionTags {
+		return core.Errorf(core.CodeValidationError, "a session has at most %d tags, not %d", maxSessionTags, len(tags))
+	}
+	for k, v := range tags {
+		if k == "" || len(k) > maxSessionTagKey || len(v) > maxSessionTagValue {
+			return core.Errorf(core.CodeValidationError, "session tag keys are 1-%d bytes and values at most %d bytes", maxSessionTagKey, maxSessionTagValue)
+		}
+	}
+	return nil
 }
 
 // history reads a session's persisted messages back into model messages.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 
 	"github.com/breadai/bread/core"
 )
@@ -53,7 +55,52 @@ func decodeBody(r *http.Request, v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return &core.BreadError{Code: core.CodeBadRequest, Message: "the request body is not a valid JSON object: " + err.Error(), Cause: err}
+		return &core.BreadError{Code: core.CodeBadRequest, Message: bodyProblem(err), Cause: err}
 	}
 	return nil
+}
+
+// bodyProblem says what is wrong with a body in the client's terms: JSON
+// types and field paths, never the server's Go type names.
+func bodyProblem(err error) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("the request body is not valid JSON (at byte %d)", syntax.Offset)
+	case errors.As(err, &typ) && typ.Field == "":
+		return "the request body must be a JSON object, not " + article(typ.Value)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("%s must be %s, not %s", typ.Field, article(jsonKind(typ.Type)), article(typ.Value))
+	}
+	return "the request body is not a valid JSON object"
+}
+
+// jsonKind names the JSON type a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "bool"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Map, reflect.Struct:
+		return "object"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "number"
+	}
+	return "another JSON value"
+}
+
+// article puts "a" or "an" before a JSON type's name.
+func article(kind string) string {
+	switch kind {
+	case "array", "object":
+		return "an " + kind
+	case "another JSON value":
+		return kind
+	}
+	return "a " + kind
 }

@@ -48,15 +48,21 @@ func TestFailuresArriveAsAgentErrorFrames(t *testing.T) {
 		Pipelines: map[string][]core.PipelineStep{"known": {{Type: core.StepAgent, AgentID: "writer"}}},
 	}})
 	cases := []struct {
-		path, body, code string
+		path, body, code, message string
 	}{
-		{"/agents/writer/run", `{"input":`, core.CodeBadRequest},
-		{"/agents/writer/run", `[1,2]`, core.CodeBadRequest},
-		{"/agents/ghost/run", `{"input":"hi"}`, core.CodeAgentNotFound},
-		{"/agents/strict/run", `{"input":{"not":"a string"}}`, core.CodeValidationError},
-		{"/pipelines/ghost/run", `{"input":{}}`, core.CodePipelineNotFound},
-		{"/pipelines/known/run", `{"input":`, core.CodeBadRequest},
-		{"/resume/cp-1", `{"response":`, core.CodeBadRequest},
+		{"/agents/writer/run", `{"input":`, core.CodeBadRequest, "the request body is not valid JSON"},
+		{"/agents/writer/run", `[1,2]`, core.CodeBadRequest, "the request body must be a JSON object, not an array"},
+		{"/agents/writer/run", `{"session":{"id":5}}`, core.CodeBadRequest, "session.id must be a string, not a number"},
+		{"/agents/writer/run", `{"skill":{}}`, core.CodeBadRequest, "skill must be a string, not an object"},
+		{"/agents/writer/run", `{"input":"hi","session":{"id":"../../x y"}}`, core.CodeValidationError, "session id"},
+		{"/agents/writer/run", `{"input":"hi","session":{"id":"` + strings.Repeat("s", 129) + `"}}`, core.CodeValidationError, "at most 128 bytes"},
+		{"/agents/writer/run", `{"input":"hi","session":{"tags":{"":"x"}}}`, core.CodeValidationError, "session tag keys"},
+		{"/agents/writer/run", `{"input":"hi","session":{"tags":{"k":"` + strings.Repeat("v", 1025) + `"}}}`, core.CodeValidationError, "session tag keys"},
+		{"/agents/ghost/run", `{"input":"hi"}`, core.CodeAgentNotFound, "not found"},
+		{"/agents/strict/run", `{"input":{"not":"a string"}}`, core.CodeValidationError, ""},
+		{"/pipelines/ghost/run", `{"input":{}}`, core.CodePipelineNotFound, ""},
+		{"/pipelines/known/run", `{"input":`, core.CodeBadRequest, "not valid JSON"},
+		{"/resume/cp-1", `{"response":`, core.CodeBadRequest, "not valid JSON"},
 	}
 	for _, c := range cases {
 		s := e.open(t, "POST", c.path, c.body)
@@ -84,6 +90,10 @@ func TestFailuresArriveAsAgentErrorFrames(t *testing.T) {
 		}
 		if c.code != "" && be["code"] != c.code {
 			t.Fatalf("%s %s: code %v, want %s", c.path, c.body, be["code"], c.code)
+		}
+		// The message speaks JSON, never the server's Go types.
+		if msg, _ := be["message"].(string); !strings.Contains(msg, c.message) || strings.Contains(msg, "Go ") || strings.Contains(msg, "httpstream") {
+			t.Fatalf("%s %s: message %q, want one containing %q and no Go type names", c.path, c.body, msg, c.message)
 		}
 		if c.code == "" && be["code"] == nil {
 			t.Fatalf("%s: no code", c.path)
