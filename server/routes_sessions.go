@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/transports/httpstream"
 )
 
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
@@ -113,7 +114,7 @@ func decodeBody(r *http.Request, v any) error {
 		case errors.As(err, &tooLarge):
 			return errors.New("request body too large")
 		}
-		return errors.New("the request body is not a valid JSON object: " + err.Error())
+		return errors.New(httpstream.BodyProblem(err))
 	}
 	if dec.More() {
 		return errors.New("the request body holds more than one JSON value")

@@ -114,8 +114,8 @@ func TestSessionRoutes(t *testing.T) {
 		t.Fatalf("cleanup with no body = %d %s", r.status, r.body)
 	}
 	for _, bad := range []string{`{"olderThanDays":-1}`, `{"olderThanDays":"1"}`, `{"tags":{"a":1}}`, `not json`, `[1]`, `{} {}`} {
-		if r := do(t, ts.URL, "POST", "/sessions/cleanup", bad); r.status != 400 || r.errorCode(t) != core.CodeBadRequest {
-			t.Fatalf("cleanup %s = %d %s", bad, r.status, r.body)
+		if r := do(t, ts.URL, "POST", "/sessions/cleanup", bad); r.status != 400 || r.errorCode(t) != core.CodeBadRequest || contains(r.body, "Go ") || contains(r.body, "server.") {
+			t.Fatalf("cleanup %s = %d %s (want 400 BAD_REQUEST naming no Go type)", bad, r.status, r.body)
 		}
 	}
 	time.Sleep(5 * time.Millisecond) // sessions must be strictly older than the cutoff

@@ -55,14 +55,14 @@ func decodeBody(r *http.Request, v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return &core.BreadError{Code: core.CodeBadRequest, Message: bodyProblem(err), Cause: err}
+		return &core.BreadError{Code: core.CodeBadRequest, Message: BodyProblem(err), Cause: err}
 	}
 	return nil
 }
 
-// bodyProblem says what is wrong with a body in the client's terms: JSON
+// BodyProblem says what is wrong with a JSON body in the client's terms: JSON
 // types and field paths, never the server's Go type names.
-func bodyProblem(err error) string {
+func BodyProblem(err error) string {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
