@@ -29,7 +29,9 @@ func TestHostGuard(t *testing.T) {
 		{"localhost", true}, {"localhost:3000", true}, {"LOCALHOST:80", true},
 		{"127.0.0.1", true}, {"127.0.0.1:8080", true},
 		{"::1", true}, {"[::1]", true}, {"[::1]:3000", true},
-		{"localhost.", false}, {"localhost.:3000", false}, {"127.1", false}, {"127.0.0.2", false},
+		{"127.0.0.2", true}, {"127.0.0.2:3000", true}, {"127.255.255.254:80", true}, // start -H 127.0.0.2
+		{"localhost.", false}, {"localhost.:3000", false}, {"127.1", false}, {"0x7f.0.0.1", false}, {"127.000.0.1", false},
+		{"128.0.0.1", false}, {"::ffff:127.0.0.1", false}, {"[::ffff:127.0.0.1]:3000", false}, {"126.255.255.255", false},
 		{"0.0.0.0", false}, {"0.0.0.0:3000", false}, {"::", false}, {"[::]:3000", false},
 		{"example.com", false}, {"localhost.example.com", false}, {"evil.com:80", false},
 		{"localhost:", false}, {"localhost:abc", false}, {"localhost:99999", false},

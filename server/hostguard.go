@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 )
@@ -21,10 +22,11 @@ func hostGuard(next http.Handler) http.Handler {
 	})
 }
 
-// loopbackHost reports whether a Host header value is localhost, 127.0.0.1,
-// ::1 or [::1], with an optional port. Other spellings of loopback
-// (localhost., 127.1) and the wildcard addresses are refused: the list is
-// exact so it cannot be talked around.
+// loopbackHost reports whether a Host header value is localhost, an
+// address of 127.0.0.0/8 in dotted-quad form, ::1 or [::1], with an
+// optional port. Other spellings of loopback (localhost., 127.1, 0x7f.1)
+// and the wildcard addresses are refused: the forms are exact so they
+// cannot be talked around.
 func loopbackHost(h string) bool {
 	if h == "::1" {
 		return true
@@ -53,7 +55,16 @@ func loopbackHost(h string) bool {
 			return false
 		}
 	}
-	return strings.EqualFold(host, "localhost") || host == "127.0.0.1"
+	return strings.EqualFold(host, "localhost") || loopbackV4(host)
+}
+
+// loopbackV4 reports whether host is a dotted-quad address in 127.0.0.0/8
+// (`start -H 127.0.0.2` must be reachable at its own address). A browser
+// sends an IP literal as Host only to a page loaded from that address, so
+// a rebinding attacker's name can never arrive as one.
+func loopbackV4(host string) bool {
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Is4() && a.IsLoopback()
 }
 
 func validPort(p string) bool {
