@@ -281,7 +281,9 @@ func cmdDev(ctx context.Context, a *app, args []string) int {
 	}
 	sw := &swapper{}
 	sw.cur.Store(first)
-	hs := &http.Server{Handler: sw, ReadHeaderTimeout: 10 * time.Second}
+	// The first generation's timeouts hold for the listener's life: a
+	// reload that changes them needs a restart.
+	hs := first.srv.HTTPServer(sw)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	fmt.Fprintf(a.stderr, "bread dev: serving %s on http://%s (watching for changes)\n", a.project.Dir, ln.Addr())

@@ -47,8 +47,12 @@ type Options struct {
 	// ShutdownTimeout bounds the graceful shutdown (default 10 s); then
 	// remaining connections are closed.
 	ShutdownTimeout time.Duration
-	// ReadHeaderTimeout bounds reading a request's headers (default 10 s).
+	// ReadHeaderTimeout bounds reading a request's headers (default
+	// DefaultReadHeaderTimeout).
 	ReadHeaderTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection that sends no new request
+	// for this long (default DefaultIdleTimeout).
+	IdleTimeout time.Duration
 	// CORS lets browser apps on the listed origins call the server; none by
 	// default.
 	CORS CORS
@@ -88,6 +92,12 @@ type Auth struct {
 	// listen methods refuse to start (AUTH_NOT_CONFIGURED).
 	Authorize core.AuthorizeFunc
 }
+
+// DefaultReadHeaderTimeout bounds reading a request's headers.
+const DefaultReadHeaderTimeout = 10 * time.Second
+
+// DefaultIdleTimeout closes keep-alive connections left idle.
+const DefaultIdleTimeout = 2 * time.Minute
 
 // DefaultBodyReadTimeout bounds reading a chunked request body.
 const DefaultBodyReadTimeout = 30 * time.Second

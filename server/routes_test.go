@@ -375,6 +375,24 @@ func TestNewValidates(t *testing.T) {
 	}
 }
 
+func TestHTTPServerTimeouts(t *testing.T) {
+	f := newFixture(t, engine.Config{})
+	srv, err := server.New(f.inst, server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs := srv.HTTPServer(nil); hs.ReadHeaderTimeout != server.DefaultReadHeaderTimeout || hs.IdleTimeout != server.DefaultIdleTimeout {
+		t.Errorf("defaults: read header %v, idle %v", hs.ReadHeaderTimeout, hs.IdleTimeout)
+	}
+	srv, err = server.New(f.inst, server.Options{ReadHeaderTimeout: time.Second, IdleTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs := srv.HTTPServer(nil); hs.ReadHeaderTimeout != time.Second || hs.IdleTimeout != 2*time.Second {
+		t.Errorf("set: read header %v, idle %v", hs.ReadHeaderTimeout, hs.IdleTimeout)
+	}
+}
+
 func TestActionsListsEveryRoute(t *testing.T) {
 	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{routesPlugin{
 		"extra", func(r core.Router) {

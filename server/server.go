@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gorilla/mux"
 
@@ -69,7 +68,10 @@ func New(inst Engine, opts Options) (*Server, error) {
 		opts.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	if opts.ReadHeaderTimeout <= 0 {
-		opts.ReadHeaderTimeout = 10 * time.Second
+		opts.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
 	}
 	if opts.BodyReadTimeout <= 0 {
 		opts.BodyReadTimeout = DefaultBodyReadTimeout
@@ -183,6 +185,18 @@ func (s *Server) Actions() []string {
 	return slices.Sorted(maps.Keys(s.actions))
 }
 
+// HTTPServer returns an http.Server for h with this server's connection
+// timeouts and error log, for a caller that serves the handler itself
+// (bread dev swaps handlers behind one listener).
+func (s *Server) HTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
+
 // Handler returns the server's http.Handler for in-process use (tests, a
 // mux of your own). It applies the same guards as a listening server but no
 // bind check.
@@ -283,13 +297,8 @@ func listenerLoopback(ln net.Listener) bool {
 func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	base, endRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer endRequests()
-	hs := &http.Server{
-		Handler:           s.handler,
-		BaseContext:       func(net.Listener) context.Context { return base },
-		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
+	hs := s.HTTPServer(s.handler)
+	hs.BaseContext = func(net.Listener) context.Context { return base }
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	s.log.Info("bread: listening", "addr", ln.Addr().String())

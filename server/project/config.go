@@ -76,6 +76,18 @@ type ServerConfig struct {
 	// (`server.cors.origins`); CORSMaxAge caches preflights.
 	CORSOrigins []string
 	CORSMaxAge  time.Duration
+	// Timeouts are `server.timeouts`; 0 is the server's default.
+	Timeouts TimeoutsConfig
+}
+
+// TimeoutsConfig is bread.yaml's server.timeouts.
+type TimeoutsConfig struct {
+	// ReadHeader bounds reading a request's headers.
+	ReadHeader time.Duration
+	// Idle closes a keep-alive connection idle this long.
+	Idle time.Duration
+	// BodyRead bounds reading a request body of unknown length.
+	BodyRead time.Duration
 }
 
 // StreamTokensConfig is bread.yaml's server.streamTokens.
@@ -231,6 +243,11 @@ type serverFile struct {
 		Origins []string `yaml:"origins"`
 		MaxAge  string   `yaml:"maxAge"`
 	} `yaml:"cors"`
+	Timeouts struct {
+		ReadHeader string `yaml:"readHeader"`
+		Idle       string `yaml:"idle"`
+		BodyRead   string `yaml:"bodyRead"`
+	} `yaml:"timeouts"`
 }
 
 type errorHandlingFile struct {
@@ -334,6 +351,23 @@ func (l *loader) loadConfig(path string) (Config, error) {
 			return cfg, f.errorf("$.runs.lease", "lease %q is not a duration of at least 100ms such as 15s", l)
 		}
 		cfg.RunLease = d
+	}
+	for _, t := range []struct {
+		key, value string
+		dst        *time.Duration
+	}{
+		{"readHeader", raw.Server.Timeouts.ReadHeader, &cfg.Server.Timeouts.ReadHeader},
+		{"idle", raw.Server.Timeouts.Idle, &cfg.Server.Timeouts.Idle},
+		{"bodyRead", raw.Server.Timeouts.BodyRead, &cfg.Server.Timeouts.BodyRead},
+	} {
+		if t.value == "" {
+			continue
+		}
+		d, err := time.ParseDuration(t.value)
+		if err != nil || d <= 0 {
+			return cfg, f.errorf("$.server.timeouts."+t.key, "timeouts.%s %q is not a positive duration such as 30s", t.key, t.value)
+		}
+		*t.dst = d
 	}
 	if d := raw.Server.DrainTimeout; d != "" {
 		v, err := time.ParseDuration(d)

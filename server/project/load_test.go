@@ -61,7 +61,7 @@ pipelines:
         - {agentId: writer, skill: deep_research}
         - {type: map, agentId: boss}
     - {type: route, decider: triage, routes: {a: writer, b: researcher}}
-server: {port: 4000, host: 0.0.0.0, maxBodyBytes: 2048, auth: {type: apikey, keys: [k1]}}
+server: {port: 4000, host: 0.0.0.0, maxBodyBytes: 2048, auth: {type: apikey, keys: [k1]}, timeouts: {readHeader: 5s, idle: 1m, bodyRead: 20s}}
 errorHandling: {retry: {attempts: 3, backoffMs: 100}}
 concurrency: {max: 8}
 `
@@ -126,6 +126,9 @@ loop: {pool: [writer], maxIterations: 3}
 	}
 	if c.Server.Port != 4000 || len(c.Server.Auth) != 1 || c.Server.Auth[0].Type != "apikey" || c.Server.Auth[0].Line != 23 || c.MaxConcurrentRuns != 8 || c.ErrorHandling.Retry.Attempts != 3 {
 		t.Errorf("server %+v", c.Server)
+	}
+	if to := c.Server.Timeouts; to.ReadHeader != 5*time.Second || to.Idle != time.Minute || to.BodyRead != 20*time.Second {
+		t.Errorf("timeouts %+v", to)
 	}
 	if c.RemoteAgents["researcher"].Type != "httpchunked" || c.Decisions["triage"].String("model") != "haiku" || len(c.Plugins) != 1 {
 		t.Errorf("remote/decisions/plugins")
@@ -450,6 +453,9 @@ func TestBusStreamsAndListeners(t *testing.T) {
 		{"store: memory\nserver:\n  port: 99999\n", "bread.yaml:3"},
 		{"store: memory\nserver:\n  port: -1\n", "bread.yaml:3"},
 		{"store: memory\nserver:\n  maxBodyBytes: -5\n", "bread.yaml:3"},
+		{"store: memory\nserver:\n  timeouts:\n    idle: forever\n", "bread.yaml:4"},
+		{"store: memory\nserver:\n  timeouts:\n    readHeader: 0s\n", "bread.yaml:4"},
+		{"store: memory\nserver:\n  timeouts:\n    bodyRed: 1s\n", "bread.yaml:4"},
 	} {
 		_, err := project.Load(writeProject(t, map[string]string{"bread.yaml": tt.yaml}), env(nil))
 		var be *core.BreadError
