@@ -38,7 +38,7 @@ func TestBuildRefusesWhatCannotServe(t *testing.T) {
 			wantErr: "not a JSON event"},
 		{name: "tool schema that does not compile", edit: map[string]func(string) string{"agents/publisher/tools/publish.yaml": func(s string) string {
 			return strings.Replace(s, "required: [title, body]", "required: 5", 1)
-		}}, wantErr: "tool publish inputSchema is not a valid JSON Schema"},
+		}}, wantErr: "agents/publisher/tools/publish.yaml:8: INVALID_CONFIG: inputSchema is not a valid JSON Schema"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -110,3 +110,12 @@ func asJSON(v any) (json.RawMessage, error) {
 	}
 	return json.Marshal(v)
 }
+
+// CheckSchema compiles raw as the engine will (nil raw is no schema) and
+// returns INVALID_CONFIG naming what when it does not compile. Loaders call
+// it to place a broken schema at its file and line before the engine is
+// built.
+func CheckSchema(what string, raw json.RawMessage) error {
+	_, err := compileSchema(what, raw)
+	return err
+}

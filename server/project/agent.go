@@ -121,11 +121,11 @@ func (l *loader) loadAgent(dir string) (*core.Agent, []*EvalSuite, error) {
 	if a.Model.Provider == "" || a.Model.Model == "" {
 		return nil, nil, f.errorf("$.model", "model needs a provider and a model")
 	}
-	if a.InputSchema, err = toJSON(raw.InputSchema); err != nil {
-		return nil, nil, f.errAt("$.inputSchema", err)
+	if a.InputSchema, err = f.schemaAt("$.inputSchema", raw.InputSchema); err != nil {
+		return nil, nil, err
 	}
-	if a.OutputSchema, err = toJSON(raw.OutputSchema); err != nil {
-		return nil, nil, f.errAt("$.outputSchema", err)
+	if a.OutputSchema, err = f.schemaAt("$.outputSchema", raw.OutputSchema); err != nil {
+		return nil, nil, err
 	}
 	for _, sel := range append(append(cloneStrings(a.Permissions.Allow), a.Permissions.Ask...), a.Permissions.Deny...) {
 		if _, err := core.ParseSelector(sel); err != nil {

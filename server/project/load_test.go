@@ -188,6 +188,7 @@ func TestConfigErrorsNameFileAndLine(t *testing.T) {
 		{"typo in bread.yaml", map[string]string{"bread.yaml": "entrypoints: [a]\nstroe: memory\n"}, "bread.yaml:2", core.CodeInvalidConfig},
 		{"typo in agent.yaml", map[string]string{"agents/a/agent.yaml": "model:\n  provider: p\n  modle: m\n"}, "agents/a/agent.yaml:3", core.CodeInvalidConfig},
 		{"unset variable", map[string]string{"agents/a/agent.yaml": "model:\n  provider: ${NOPE}\n  model: m\n"}, "agents/a/agent.yaml:2", core.CodeInvalidConfig},
+		{"output schema that does not compile", map[string]string{"agents/a/agent.yaml": "model: {provider: p, model: m}\noutputSchema:\n  type: strng\n"}, "agents/a/agent.yaml:3", core.CodeInvalidConfig},
 		{"bad selector", map[string]string{"agents/a/agent.yaml": "model: {provider: p, model: m}\npermissions:\n  deny:\n    - \"mpc:*\"\n"}, "agents/a/agent.yaml:4", core.CodeInvalidPermission},
 		{"unknown entrypoint", map[string]string{"bread.yaml": "store: memory\nentrypoints:\n  - a\n  - ghost\n"}, "bread.yaml:4", core.CodeInvalidConfig},
 		{"pipeline names unknown agent", map[string]string{"bread.yaml": "store: memory\npipelines:\n  p:\n    - agentId: a\n    - agentId: ghost\n"}, "bread.yaml:5", core.CodeInvalidConfig},

@@ -43,11 +43,11 @@ func (l *loader) loadTasks(dir string) ([]*core.Task, error) {
 			return nil, f.errorf("$", "task %s needs an outputSchema", raw.Name)
 		}
 		t := &core.Task{Name: raw.Name, Description: raw.Description, Model: raw.Model.core(), Instructions: raw.Instructions, ErrorHandling: raw.ErrorHandling.core()}
-		if t.InputSchema, err = toJSON(raw.InputSchema); err != nil {
-			return nil, f.errAt("$.inputSchema", err)
+		if t.InputSchema, err = f.schemaAt("$.inputSchema", raw.InputSchema); err != nil {
+			return nil, err
 		}
-		if t.OutputSchema, err = toJSON(raw.OutputSchema); err != nil {
-			return nil, f.errAt("$.outputSchema", err)
+		if t.OutputSchema, err = f.schemaAt("$.outputSchema", raw.OutputSchema); err != nil {
+			return nil, err
 		}
 		tasks = append(tasks, t)
 	}

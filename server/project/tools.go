@@ -57,9 +57,13 @@ func (l *loader) loadTools(dir, workDir string) ([]core.Tool, []core.HumanToolDe
 		if schemaSrc == nil {
 			schemaSrc = raw.Schema
 		}
-		schema, err := toJSON(schemaSrc)
+		schemaPath := "$.inputSchema"
+		if raw.InputSchema == nil && raw.Schema != nil {
+			schemaPath = "$.schema"
+		}
+		schema, err := f.schemaAt(schemaPath, schemaSrc)
 		if err != nil {
-			return nil, nil, f.errAt("$.inputSchema", err)
+			return nil, nil, err
 		}
 		if schema == nil {
 			schema = json.RawMessage(`{"type":"object"}`)

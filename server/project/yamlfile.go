@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/breadai/bread/engine"
 )
 
 // yamlFile is one parsed project file: its source and its expanded syntax
@@ -81,6 +84,19 @@ func toJSON(v any) (json.RawMessage, error) {
 		return nil, nil
 	}
 	return json.Marshal(normalize(v))
+}
+
+// schemaAt converts a YAML-decoded JSON Schema at path to JSON and checks
+// it compiles, so a broken schema is an error at its own line.
+func (f *yamlFile) schemaAt(path string, v any) (json.RawMessage, error) {
+	raw, err := toJSON(v)
+	if err != nil {
+		return nil, f.errAt(path, err)
+	}
+	if err := engine.CheckSchema(strings.TrimPrefix(path, "$."), raw); err != nil {
+		return nil, f.errAt(path, err)
+	}
+	return raw, nil
 }
 
 // normalize turns map[any]any (which YAML can produce) into map[string]any.
