@@ -5,7 +5,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"iter"
+	"os"
+	"os/signal"
 	"strings"
 
 	"github.com/breadai/bread/core"
@@ -14,7 +17,9 @@ import (
 
 // cmdChat is an interactive conversation with one agent. One session holds
 // every turn; when the agent needs a human, chat asks inline and resumes
-// from the store. /exit, /quit or end of input leave.
+// from the store. Ctrl-C cancels the run in flight and returns to the
+// prompt; Ctrl-C at the prompt (status 130), /exit, /quit or end of input
+// leave.
 func cmdChat(ctx context.Context, a *app, args []string) int {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	session := fs.String("s", "", "session id to resume")
@@ -42,45 +47,136 @@ func cmdChat(ctx context.Context, a *app, args []string) int {
 		*session = "chat-" + uuid.NewString()
 	}
 	fmt.Fprintf(a.stdout, "chatting with %s (session %s); /exit to leave\n", agentID, *session)
-	in := bufio.NewScanner(a.stdin)
-	in.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	// Ctrl-C belongs to the chat loop: it cancels the run in flight, or
+	// leaves when none is (or on a second Ctrl-C). Main's context would
+	// end on SIGINT, so the interrupt handlers registered before are reset;
+	// SIGTERM and the embedder's context still end ctx.
+	sig := make(chan os.Signal, 1)
+	signal.Reset(os.Interrupt)
+	signal.Notify(sig, os.Interrupt)
+	defer signal.Stop(sig)
+	done := make(chan struct{})
+	defer close(done)
+	lines := readLines(a.stdin, done)
 	// Everything a run emits is printed as it passes the engine; a human
 	// request is asked below instead.
 	defer inst.On(a.printer(a.stdout, *verbose, func(c core.Crumb) bool {
 		_, human := c.(*core.HumanRequired)
 		return !human
 	}).Listen)()
+	// next waits for a line of input; it returns an exit code when the
+	// chat should end instead.
+	next := func() (string, int, bool) {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				fmt.Fprintln(a.stdout)
+				return "", ExitOK, false
+			}
+			return line, 0, true
+		case <-sig:
+			fmt.Fprintln(a.stdout, "\ninterrupted; leaving the chat")
+			return "", exitInterrupted, false
+		case <-ctx.Done():
+			fmt.Fprintln(a.stdout)
+			return "", ExitOK, false
+		}
+	}
 	for {
 		fmt.Fprint(a.stdout, "> ")
-		if !in.Scan() {
-			fmt.Fprintln(a.stdout)
-			return ExitOK
+		line, code, ok := next()
+		if !ok {
+			return code
 		}
-		line := strings.TrimSpace(in.Text())
+		line = strings.TrimSpace(line)
 		switch line {
 		case "":
 			continue
 		case "/exit", "/quit":
 			return ExitOK
 		}
-		stream := inst.Run(ctx, agentID, parseInput(line), core.RunOptions{Session: core.SessionOptions{ID: *session}, Skill: *skill})
+		runCtx, cancel := context.WithCancel(ctx)
+		stream := inst.Run(runCtx, agentID, parseInput(line), core.RunOptions{Session: core.SessionOptions{ID: *session}, Skill: *skill})
 		for stream != nil {
-			hr, ok := a.showTurn(stream)
-			if !ok {
-				return ExitOK // the input ended while a human was needed
+			hr, code, leave := a.watchTurn(ctx, stream, sig, cancel)
+			if leave {
+				cancel()
+				return code
 			}
 			stream = nil
 			if hr != nil {
-				answer, ok := a.askHuman(in, hr)
+				fmt.Fprint(a.stdout, a.humanPrompt(hr))
+				text, code, ok := next()
 				if !ok {
-					fmt.Fprintln(a.stdout)
-					return ExitOK
+					cancel()
+					return code
 				}
-				stream = inst.Resume(ctx, hr.CheckpointID, answer)
+				stream = inst.Resume(runCtx, hr.CheckpointID, humanAnswer(hr, text))
 			}
 		}
+		cancel()
 		if ctx.Err() != nil {
 			return ExitOK
+		}
+	}
+}
+
+// exitInterrupted is the conventional status of a process ended by SIGINT.
+const exitInterrupted = 130
+
+// readLines reads r line by line on a goroutine owned by the caller: it
+// stops at the end of input or, once done is closed, before handing on
+// another line (a read already waiting on r ends with the process).
+func readLines(r io.Reader, done <-chan struct{}) <-chan string {
+	out := make(chan string)
+	go func() {
+		defer close(out)
+		in := bufio.NewScanner(r)
+		in.Buffer(make([]byte, 0, 64<<10), 1<<20)
+		for in.Scan() {
+			select {
+			case out <- in.Text():
+			case <-done:
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// watchTurn shows a run until it ends while watching for Ctrl-C: the
+// first cancels the run (the chat goes on once it has ended), a second
+// leaves. It returns the human request the run ended on, if any, or leave
+// and an exit code.
+func (a *app) watchTurn(ctx context.Context, stream iter.Seq2[core.Crumb, error], sig <-chan os.Signal, cancel context.CancelFunc) (*core.HumanRequired, int, bool) {
+	turn := make(chan *core.HumanRequired, 1) // buffered: the drain never waits on us
+	go func() {
+		hr, _ := a.showTurn(stream)
+		turn <- hr
+	}()
+	interrupted, ending := false, ctx.Done()
+	for {
+		select {
+		case hr := <-turn:
+			if interrupted {
+				fmt.Fprintln(a.stdout, "run cancelled")
+				return nil, 0, false
+			}
+			if ctx.Err() != nil {
+				return nil, ExitOK, true
+			}
+			return hr, 0, false
+		case <-sig:
+			if interrupted {
+				fmt.Fprintln(a.stdout, "\ninterrupted again; leaving the chat")
+				return nil, exitInterrupted, true
+			}
+			interrupted = true
+			cancel() // the drain ends with the run
+			fmt.Fprintln(a.stdout, "\ninterrupted; cancelling the run (Ctrl-C again to leave)")
+		case <-ending:
+			ending = nil
+			cancel() // ctx ended (SIGTERM): the run ends, then the chat
 		}
 	}
 }
@@ -97,26 +193,26 @@ func (a *app) showTurn(stream iter.Seq2[core.Crumb, error]) (*core.HumanRequired
 	return hr, true
 }
 
-// askHuman prompts for a human tool's answer (JSON or text) or an
-// approval (y/N).
-func (a *app) askHuman(in *bufio.Scanner, hr *core.HumanRequired) (any, bool) {
+// humanPrompt is the question for a human tool's answer (JSON or text)
+// or an approval (y/N).
+func (a *app) humanPrompt(hr *core.HumanRequired) string {
 	if hr.Kind == core.HumanApproval {
-		fmt.Fprintf(a.stdout, "? %s wants to run %s with %s. Approve? [y/N] ", hr.AgentID, hr.ToolName, pretty(hr.Schema))
-		if !in.Scan() {
-			return nil, false
-		}
-		yes := strings.ToLower(strings.TrimSpace(in.Text()))
-		return map[string]bool{"approved": yes == "y" || yes == "yes"}, true
+		return fmt.Sprintf("? %s wants to run %s with %s. Approve? [y/N] ", hr.AgentID, hr.ToolName, pretty(hr.Schema))
 	}
 	prompt := hr.Prompt
 	if prompt == "" {
 		prompt = "answer"
 	}
-	fmt.Fprintf(a.stdout, "? %s asks (%s): %s\n  request: %s\n? ", hr.AgentID, hr.ToolName, prompt, pretty(hr.Schema))
-	if !in.Scan() {
-		return nil, false
+	return fmt.Sprintf("? %s asks (%s): %s\n  request: %s\n? ", hr.AgentID, hr.ToolName, prompt, pretty(hr.Schema))
+}
+
+// humanAnswer reads the line typed at humanPrompt.
+func humanAnswer(hr *core.HumanRequired, text string) any {
+	if hr.Kind == core.HumanApproval {
+		yes := strings.ToLower(strings.TrimSpace(text))
+		return map[string]bool{"approved": yes == "y" || yes == "yes"}
 	}
-	return parseInput(in.Text()), true
+	return parseInput(text)
 }
 
 // chatAgent picks the agent: the one named, or the only one there is.
