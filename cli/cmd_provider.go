@@ -74,7 +74,8 @@ func (a *app) providerAdd(name string) int {
 	var keep []string
 	if a.load() == nil && len(a.project.Config.Providers) == 0 {
 		for _, ag := range a.project.Agents {
-			if p := ag.Model.Provider; p != "" && p != name && !slices.Contains(keep, p) {
+			p := ag.Model.Provider
+			if _, builtin := catalog.Lookup(p); (builtin || p == "replay") && p != name && !slices.Contains(keep, p) {
 				keep = append(keep, p)
 			}
 		}
@@ -88,6 +89,9 @@ func (a *app) providerAdd(name string) int {
 			return a.fail(err)
 		}
 		fmt.Fprintf(a.stdout, "added %s to bread.yaml\n", name)
+		if len(keep) > 0 {
+			fmt.Fprintf(a.stdout, "kept %s, which this project's agents use (a providers section registers only the providers it lists)\n", strings.Join(keep, ", "))
+		}
 	} else {
 		fmt.Fprintf(a.stdout, "%s is already in bread.yaml\n", name)
 	}
