@@ -16,19 +16,21 @@ func TestStoreShowcase(t *testing.T) {
 	t.Parallel()
 	stores := []struct {
 		name string
-		// store is BREAD_STORE; nil skips the case.
-		store   func(t *testing.T) string
+		// env selects the store (BREAD_STORE, and DATABASE_URL for postgres).
+		env     func(t *testing.T) map[string]string
 		durable bool
 	}{
-		{"memory", func(*testing.T) string { return "memory" }, false},
-		{"sqlite", func(*testing.T) string { return "sqlite" }, true},
-		{"postgres", postgresStore, true},
+		{"memory", func(*testing.T) map[string]string { return map[string]string{"BREAD_STORE": "memory"} }, false},
+		{"sqlite", func(*testing.T) map[string]string { return map[string]string{"BREAD_STORE": "sqlite"} }, true},
+		{"postgres", func(t *testing.T) map[string]string {
+			return map[string]string{"BREAD_STORE": "postgres", "DATABASE_URL": postgresStore(t)}
+		}, true},
 	}
 	for _, s := range stores {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
 			dir := copyExample(t, "store-showcase")
-			env := map[string]string{"BREAD_STORE": s.store(t)}
+			env := s.env(t)
 			r := mustBread(t, invocation{dir: dir, env: env, args: []string{"invoke", "echo", "-s", "showcase", "hello"}})
 			if r.stdout != "echo: hello\n" {
 				t.Errorf("stdout %q, want %q", r.stdout, "echo: hello\n")
@@ -50,8 +52,8 @@ func TestStoreShowcase(t *testing.T) {
 	})
 }
 
-// postgresStore is BREAD_STORE for a fresh schema of the test server, as a
-// flow map with the URL, dropped at cleanup. Without
+// postgresStore is DATABASE_URL for a fresh schema of the test server,
+// dropped at cleanup. Without
 // BREAD_TEST_POSTGRES_URL the test skips, or fails under
 // BREAD_TEST_REQUIRE=1.
 func postgresStore(t *testing.T) string {
@@ -89,5 +91,5 @@ func postgresStore(t *testing.T) string {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	return `{type: postgres, url: "` + u.String() + `"}`
+	return u.String()
 }
