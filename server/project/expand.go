@@ -122,7 +122,9 @@ func (e *expander) node(n ast.Node) ast.Node {
 	case *ast.TagNode:
 		x.Value = e.node(x.Value)
 	case *ast.LiteralNode:
-		x.Value.Value = e.value(x.Value.Value)
+		if x.Value != nil {
+			x.Value.Value = e.value(x.Value.Value)
+		}
 	case *ast.StringNode:
 		if !strings.Contains(x.Value, varMark) {
 			return x

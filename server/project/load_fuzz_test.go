@@ -19,6 +19,8 @@ func FuzzLoad(f *testing.F) {
 	f.Add("entrypoints: [a]\npipelines: {p: [{agentId: a}]}\n", "inputSchema: {type: object}\nsupervisor: {agents: [{agentId: b}]}\n")
 	f.Add("store: [\n", "model: ${NOPE}\n")
 	f.Add("server: {auth: [{type: apikey, keys: [k]}]}\n", "tasks: [t]\nloop: {pool: [a], maxIterations: -1}\n")
+	f.Add("store: ${S:-memory}\nserver: {port: ${P:-3000}, auth: {type: apikey, keys: [${K:-a: b # c}]}}\n# ${UNSET}\n", "description: |\n  $${x} ${D:-d}\nmodel: {provider: p, model: \"${M:-m}\"}\n")
+	f.Add("store: memory\n__bread_var_7__: x\n", "description: __bread_var_0__\nmodel: {provider: p, model: m}\n")
 	f.Fuzz(func(t *testing.T, breadYAML, agentYAML string) {
 		dir := t.TempDir()
 		for name, content := range map[string]string{"bread.yaml": breadYAML, "agents/a/agent.yaml": agentYAML} {
