@@ -17,9 +17,8 @@ var varPattern = regexp.MustCompile(`\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]
 // parsing: letters, digits and underscores only, so it is a plain scalar
 // in every context (a flow mapping, a flow sequence, a quoted string) and
 // cannot change the document's structure, whatever the variable holds.
+// A file that already spells it gets a longer one (see protect).
 const varMark = "__bread_var_"
-
-var markPattern = regexp.MustCompile(varMark + `(\d+)__`)
 
 // varRef is one ${VAR}, ${VAR:-default} or $${ in a project file.
 type varRef struct {
@@ -30,9 +29,14 @@ type varRef struct {
 	line    int
 }
 
-// protect replaces each variable reference of src with a placeholder and
-// returns the references in order. Lines are unchanged.
-func protect(src []byte) ([]byte, []varRef) {
+// protect replaces each variable reference of src with a placeholder
+// (mark, its index, "__") and returns the references in order and the
+// mark, one the file does not spell. Lines are unchanged.
+func protect(src []byte) ([]byte, []varRef, string) {
+	mark := varMark
+	for bytes.Contains(src, []byte(mark)) {
+		mark += "x_"
+	}
 	var refs []varRef
 	var out bytes.Buffer
 	last := 0
@@ -47,33 +51,36 @@ func protect(src []byte) ([]byte, []varRef) {
 			}
 		}
 		out.Write(src[last:m[0]])
-		fmt.Fprintf(&out, "%s%d__", varMark, len(refs))
+		fmt.Fprintf(&out, "%s%d__", mark, len(refs))
 		refs = append(refs, ref)
 		last = m[1]
 	}
 	if refs == nil {
-		return src, nil
+		return src, nil, mark
 	}
 	out.Write(src[last:])
-	return out.Bytes(), refs
+	return out.Bytes(), refs, mark
 }
 
 // expander puts the variables' values into the parsed scalars.
 type expander struct {
-	file   string
-	refs   []varRef
-	lookup func(string) (string, bool)
-	err    error
+	file    string
+	refs    []varRef
+	mark    string
+	pattern *regexp.Regexp // a placeholder, capturing its index
+	lookup  func(string) (string, bool)
+	err     error
+}
+
+func newExpander(file string, refs []varRef, mark string, lookup func(string) (string, bool)) *expander {
+	return &expander{file: file, refs: refs, mark: mark, pattern: regexp.MustCompile(mark + `(\d+)__`), lookup: lookup}
 }
 
 // value expands the placeholders of one scalar. An unset variable without
 // a default is an error at its line.
 func (e *expander) value(s string) string {
-	return markPattern.ReplaceAllStringFunc(s, func(m string) string {
-		i, _ := strconv.Atoi(markPattern.FindStringSubmatch(m)[1])
-		if i >= len(e.refs) {
-			return m // the file itself spelt a placeholder
-		}
+	return e.pattern.ReplaceAllStringFunc(s, func(m string) string {
+		i, _ := strconv.Atoi(e.pattern.FindStringSubmatch(m)[1])
 		ref := e.refs[i]
 		switch {
 		case ref.literal:
@@ -126,10 +133,10 @@ func (e *expander) node(n ast.Node) ast.Node {
 			x.Value.Value = e.value(x.Value.Value)
 		}
 	case *ast.StringNode:
-		if !strings.Contains(x.Value, varMark) {
+		if !strings.Contains(x.Value, e.mark) {
 			return x
 		}
-		whole := markPattern.FindString(x.Value) == x.Value
+		whole := e.pattern.FindString(x.Value) == x.Value
 		x.Value = e.value(x.Value)
 		if whole && x.Token != nil && x.Token.Type == token.StringType {
 			return typed(x)

@@ -262,6 +262,7 @@ func TestExpandInsideScalars(t *testing.T) {
 		"bread.yaml":          "store: memory\n# ${UNSET_IN_COMMENT}\nserver:\n  port: ${PORT}\n  auth: {type: apikey, keys: [${KEY}]}\n",
 		"agents/a/agent.yaml": "description: ${DESC}\nmodel: {provider: p, model: \"${MODEL}\"}\n",
 		"agents/b/agent.yaml": "description: |\n  say ${DESC}\nmodel: {provider: p, model: m}\n",
+		"agents/c/agent.yaml": "description: __bread_var_0__ and ${X:-x}\nmodel: {provider: p, model: m}\n",
 	})
 	p, err := project.Load(dir, env(vars))
 	if err != nil {
@@ -269,6 +270,9 @@ func TestExpandInsideScalars(t *testing.T) {
 	}
 	if got := p.Agents[0].Description; got != vars["DESC"] {
 		t.Errorf("description = %q, want %q", got, vars["DESC"])
+	}
+	if got := p.Agents[2].Description; got != "__bread_var_0__ and x" {
+		t.Errorf("a file spelling the placeholder = %q, want it kept and the reference expanded", got)
 	}
 	if got := p.Agents[1].Description; got != "say "+vars["DESC"]+"\n" {
 		t.Errorf("block scalar = %q", got)

@@ -32,12 +32,12 @@ func (l *loader) readYAML(path string, v any) (*yamlFile, error) {
 	// ${VAR} is expanded inside the parsed scalars, never in the raw text:
 	// a value holding ": " or " #" stays one string instead of turning
 	// into a key or a comment.
-	protected, refs := protect(raw)
+	protected, refs, mark := protect(raw)
 	f, err := parser.ParseBytes(protected, 0)
 	if err != nil {
 		return nil, fromYAML(rel, err)
 	}
-	x := &expander{file: rel, refs: refs, lookup: l.lookup}
+	x := newExpander(rel, refs, mark, l.lookup)
 	for _, doc := range f.Docs {
 		x.node(doc)
 	}
