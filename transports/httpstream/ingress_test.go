@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -57,6 +58,7 @@ func TestFailuresArriveAsAgentErrorFrames(t *testing.T) {
 		{"/agents/writer/run", `{"input":"hi","session":{"id":"../../x y"}}`, core.CodeValidationError, "session id"},
 		{"/agents/writer/run", `{"input":"hi","session":{"id":"` + strings.Repeat("s", 129) + `"}}`, core.CodeValidationError, "at most 128 bytes"},
 		{"/agents/writer/run", `{"input":"hi","session":{"tags":{"":"x"}}}`, core.CodeValidationError, "session tag keys"},
+		{"/agents/writer/run", `{"input":"hi","session":{"tags":` + manyTags(65) + `}}`, core.CodeValidationError, "at most 64 tags"},
 		{"/agents/writer/run", `{"input":"hi","session":{"tags":{"k":"` + strings.Repeat("v", 1025) + `"}}}`, core.CodeValidationError, "session tag keys"},
 		{"/agents/ghost/run", `{"input":"hi"}`, core.CodeAgentNotFound, "not found"},
 		{"/agents/strict/run", `{"input":{"not":"a string"}}`, core.CodeValidationError, ""},
@@ -465,4 +467,13 @@ func TestStartHeadersSeeTheRunID(t *testing.T) {
 	if got := s.res.Header.Get("X-Run"); got != "" {
 		t.Errorf("a bad body's response has X-Run %q", got)
 	}
+}
+
+// manyTags is a JSON object of n distinct session tags.
+func manyTags(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(`"k%d":"v"`, i)
+	}
+	return "{" + strings.Join(parts, ",") + "}"
 }
