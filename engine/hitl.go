@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"strings"
 
 	"github.com/breadai/bread/core"
@@ -180,7 +182,14 @@ func (rt *agentRT) checkResponse(cp core.CheckpointRecord, response any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil || v.Approved == nil {
+	err = dec.Decode(&v)
+	if err == nil {
+		// One value and nothing after it: `{"approved":false}0` is not an approval.
+		if _, next := dec.Token(); next != io.EOF {
+			err = errors.New("trailing data after the approval")
+		}
+	}
+	if err != nil || v.Approved == nil {
 		return &core.BreadError{
 			Code:    core.CodeValidationError,
 			Message: `an approval must be {"approved": true|false, "reason"?: "..."}`,
