@@ -1,0 +1,465 @@
+package agui
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/types"
+
+	"github.com/breadai/bread/core"
+)
+
+// Mapper turns one crumb stream (a run, a resume, or one after the other)
+// into AG-UI events. It is stateful, which is what frames the events the
+// way the spec wants them: an assistant message opens on a run's first
+// text:delta and closes at its next tool call, its end, an error or a
+// suspension; every step started is finished before the run finishes; a run
+// that suspends for a human finishes with an interrupt outcome.
+//
+// One Mapper serves one stream; it is not safe for concurrent use. Map each
+// crumb in order, then call End once the stream is over.
+type Mapper struct {
+	active    bool   // RUN_STARTED was sent and no RUN_FINISHED/RUN_ERROR yet
+	root      string // the AG-UI run's bread run id
+	rootAgent string
+	thread    string
+	pinned    bool // the thread was given: crumbs' sessions do not change it
+
+	open     map[string]string // bread run id → its open assistant message id
+	streamed map[string]bool   // tool calls whose arguments arrived as tool:input:*
+	steps    []string          // started, unfinished steps, oldest first
+	loops    map[string]*LoopState
+	nested   map[string]string // nested bread run id → its agent id
+	pending  []types.Interrupt // human:required crumbs awaiting End
+	seq      int
+}
+
+// NewMapper returns a Mapper for one stream.
+func NewMapper() *Mapper {
+	return &Mapper{
+		open:     map[string]string{},
+		streamed: map[string]bool{},
+		loops:    map[string]*LoopState{},
+		nested:   map[string]string{},
+	}
+}
+
+// NewThreadMapper returns a Mapper whose events all carry threadID,
+// whatever the sessions of the crumbs: the AG-UI ingress pins the client's
+// thread, which a delegated run resumed in its own session must not change.
+func NewThreadMapper(threadID string) *Mapper {
+	m := NewMapper()
+	m.thread, m.pinned = threadID, true
+	return m
+}
+
+// Map returns the events one crumb becomes, possibly none.
+func (m *Mapper) Map(c core.Crumb) []events.Event {
+	b := c.Base()
+	ts := b.Timestamp
+	var out []events.Event
+	switch v := c.(type) {
+	case *core.AgentRunStart:
+		if !m.active {
+			return m.start(out, b)
+		}
+		if v.RunID == m.root {
+			return nil
+		}
+		m.nested[v.RunID] = v.AgentID
+		out = m.stepStarted(out, ts, "subagent_"+v.AgentID)
+		return append(out, snapshot(ts, map[string]any{"subagent": map[string]any{
+			"parentAgentId": m.rootAgent, "subagentId": v.AgentID, "runId": v.RunID, "status": "running",
+		}}))
+
+	case *core.AgentRunEnd:
+		if agent, ok := m.nested[v.RunID]; ok && m.active {
+			delete(m.nested, v.RunID)
+			out = m.closeMessage(out, ts, v.RunID)
+			out = m.stepFinished(out, ts, "subagent_"+agent)
+			return append(out, snapshot(ts, map[string]any{"subagent": map[string]any{
+				"parentAgentId": m.rootAgent, "subagentId": agent, "runId": v.RunID, "status": "finished", "output": v.Output,
+			}}))
+		}
+		out = m.ensure(out, b)
+		if f, ok := fileOutput(v.Output); ok {
+			out = m.closeAll(out, ts)
+			out = append(out, fileEvent(ts, f))
+		}
+		return m.finish(out, ts, v.Output, nil)
+
+	case *core.AgentError:
+		be := v.Error.ClientSafe()
+		if be == nil {
+			be = &core.BreadError{Code: core.CodeInternalError, Message: "internal server error"}
+		}
+		if agent, ok := m.nested[v.RunID]; ok && m.active {
+			// A delegated run that failed: its supervisor carries on (the
+			// failure is its tool's error), so the AG-UI run goes on too.
+			delete(m.nested, v.RunID)
+			out = m.closeMessage(out, ts, v.RunID)
+			out = m.stepFinished(out, ts, "subagent_"+agent)
+			return append(out, snapshot(ts, map[string]any{"subagent": map[string]any{
+				"parentAgentId": m.rootAgent, "subagentId": agent, "runId": v.RunID, "status": "failed",
+				"error": map[string]any{"code": be.Code, "message": be.Message},
+			}}))
+		}
+		out = m.closeAll(out, ts)
+		code := be.Code
+		ev := &events.RunErrorEvent{BaseEvent: base(events.EventTypeRunError, ts), Code: &code, Message: be.Message, RunIDValue: b.RunID}
+		if ev.RunIDValue == "" {
+			ev.RunIDValue = m.root
+		}
+		m.active, m.pending = false, nil
+		return append(out, ev)
+
+	case *core.TextDelta:
+		out = m.ensure(out, b)
+		id, ok := m.open[v.RunID]
+		if !ok {
+			id = m.nextID(v.RunID)
+			m.open[v.RunID] = id
+			role := "assistant"
+			out = append(out, &events.TextMessageStartEvent{BaseEvent: base(events.EventTypeTextMessageStart, ts), MessageID: id, Role: &role})
+		}
+		return append(out, &events.TextMessageContentEvent{BaseEvent: base(events.EventTypeTextMessageContent, ts), MessageID: id, Delta: v.Delta})
+
+	case *core.FileGenerated:
+		out = m.ensure(out, b)
+		return append(out, fileEvent(ts, core.FileOutput{URI: v.URI, MimeType: v.MimeType, Name: v.Name}))
+
+	case *core.ToolInputStart:
+		out = m.ensure(out, b)
+		m.streamed[v.ToolCallID] = true
+		return m.toolStart(out, ts, v.RunID, v.ToolCallID, v.ToolName)
+
+	case *core.ToolInputDelta:
+		out = m.ensure(out, b)
+		return append(out, &events.ToolCallArgsEvent{BaseEvent: base(events.EventTypeToolCallArgs, ts), ToolCallID: v.ToolCallID, Delta: v.Delta})
+
+	case *core.ToolInputEnd:
+		out = m.ensure(out, b)
+		return append(out, &events.ToolCallEndEvent{BaseEvent: base(events.EventTypeToolCallEnd, ts), ToolCallID: v.ToolCallID})
+
+	case *core.ToolCall:
+		out = m.ensure(out, b)
+		if m.streamed[v.ToolCallID] {
+			// START, ARGS and END went out as the arguments streamed.
+			delete(m.streamed, v.ToolCallID)
+			return out
+		}
+		// A provider that does not stream arguments: the whole JSON is
+		// the one delta.
+		args, err := json.Marshal(v.Args)
+		if err != nil || v.Args == nil {
+			args = []byte("{}")
+		}
+		out = m.toolStart(out, ts, v.RunID, v.ToolCallID, v.ToolName)
+		return append(out,
+			&events.ToolCallArgsEvent{BaseEvent: base(events.EventTypeToolCallArgs, ts), ToolCallID: v.ToolCallID, Delta: string(args)},
+			&events.ToolCallEndEvent{BaseEvent: base(events.EventTypeToolCallEnd, ts), ToolCallID: v.ToolCallID})
+
+	case *core.ToolResult:
+		out = m.ensure(out, b)
+		return append(out, m.toolResult(ts, v.RunID, v.ToolCallID, content(v.Result)))
+
+	case *core.ToolError:
+		out = m.ensure(out, b)
+		be := v.Error.ClientSafe()
+		if be == nil {
+			be = &core.BreadError{Code: core.CodeToolError, Message: "the tool failed"}
+		}
+		body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": be.Code, "message": be.Message}})
+		return append(out, m.toolResult(ts, v.RunID, v.ToolCallID, string(body)))
+
+	case *core.HumanRequired:
+		out = m.ensure(out, b)
+		m.pending = append(m.pending, interruptOf(v))
+		return m.closeMessage(out, ts, v.RunID)
+
+	case *core.HumanResumed:
+		return m.ensure(out, b)
+
+	case *core.SubagentRunStart:
+		out = m.ensure(out, b)
+		out = m.stepStarted(out, ts, "subagent_"+v.SubagentID)
+		return append(out, snapshot(ts, map[string]any{"subagent": map[string]any{
+			"parentAgentId": v.ParentAgentID, "subagentId": v.SubagentID, "status": "running",
+		}}))
+
+	case *core.SubagentRunEnd:
+		out = m.ensure(out, b)
+		out = m.stepFinished(out, ts, "subagent_"+v.SubagentID)
+		return append(out, snapshot(ts, map[string]any{"subagent": map[string]any{
+			"parentAgentId": v.ParentAgentID, "subagentId": v.SubagentID, "status": "finished", "output": v.Output,
+		}}))
+
+	case *core.TaskStart:
+		out = m.ensure(out, b)
+		out = m.stepStarted(out, ts, "task_"+v.TaskRunID)
+		return append(out, snapshot(ts, map[string]any{"task": map[string]any{
+			"taskRunId": v.TaskRunID, "taskId": v.TaskID, "model": v.Model, "status": "running",
+		}}))
+
+	case *core.TaskEnd:
+		out = m.ensure(out, b)
+		out = m.stepFinished(out, ts, "task_"+v.TaskRunID)
+		task := map[string]any{"taskRunId": v.TaskRunID, "taskId": v.TaskID, "status": v.Status, "durationMs": v.DurationMs}
+		if v.Usage != nil {
+			task["usage"] = v.Usage
+		}
+		if v.Error != "" {
+			task["error"] = v.Error
+		}
+		return append(out, snapshot(ts, map[string]any{"task": task}))
+
+	case *core.PipelineStepStart:
+		out = m.ensure(out, b)
+		return m.stepStarted(out, ts, pipelineStep(v.StepIndex, v.AgentID))
+
+	case *core.PipelineStepEnd:
+		out = m.ensure(out, b)
+		return m.stepFinished(out, ts, pipelineStep(v.StepIndex, v.AgentID))
+
+	case *core.LoopStart:
+		out = m.ensure(out, b)
+		return append(out, m.loop(ts, v.LoopID, func(s *LoopState) {
+			s.Phase = "running"
+			s.MaxIterations = v.MaxIterations
+			s.Pipeline = v.Pipeline
+		}))
+
+	case *core.LoopIterationStart:
+		out = m.ensure(out, b)
+		out = m.stepStarted(out, ts, "loop_iteration_"+strconv.Itoa(v.Iteration))
+		return append(out, m.loop(ts, v.LoopID, func(s *LoopState) { s.Phase, s.Iteration = "iterating", v.Iteration }))
+
+	case *core.LoopIterationEnd:
+		out = m.ensure(out, b)
+		out = m.stepFinished(out, ts, "loop_iteration_"+strconv.Itoa(v.Iteration))
+		return append(out, m.loop(ts, v.LoopID, func(s *LoopState) { s.Phase, s.Iteration = "iterated", v.Iteration }))
+
+	case *core.LoopEnd:
+		out = m.ensure(out, b)
+		return append(out, m.loop(ts, v.LoopID, func(s *LoopState) {
+			s.Phase, s.Status, s.Iterations, s.Result = "finished", string(v.Status), v.Iterations, v.Result
+		}))
+	}
+	return nil
+}
+
+// End closes the stream: a run that suspended for a human finishes here
+// with an interrupt outcome naming every checkpoint it waits on. A stream
+// that ended without a terminal crumb (the client left, say) gets nothing:
+// there is no truthful outcome to report.
+func (m *Mapper) End(timestamp int64) []events.Event {
+	if !m.active || len(m.pending) == 0 {
+		return nil
+	}
+	out := m.closeAll(nil, timestamp)
+	ev := &events.RunFinishedEvent{
+		BaseEvent:     base(events.EventTypeRunFinished, timestamp),
+		ThreadIDValue: m.thread,
+		RunIDValue:    m.root,
+		Outcome:       &events.RunFinishedOutcome{Type: events.RunFinishedOutcomeTypeInterrupt, Interrupts: m.pending},
+	}
+	m.active, m.pending = false, nil
+	return append(out, ev)
+}
+
+// Interrupts returns the interrupts End will report, for a caller that
+// wants them before the stream is over.
+func (m *Mapper) Interrupts() []types.Interrupt { return append([]types.Interrupt(nil), m.pending...) }
+
+// start opens the AG-UI run with the crumb's run and session.
+func (m *Mapper) start(out []events.Event, b *core.CrumbBase) []events.Event {
+	m.active, m.root, m.rootAgent, m.pending = true, b.RunID, b.AgentID, nil
+	if !m.pinned && b.SessionID != "" {
+		m.thread = b.SessionID
+	}
+	return append(out, &events.RunStartedEvent{BaseEvent: base(events.EventTypeRunStarted, b.Timestamp), ThreadIDValue: m.thread, RunIDValue: b.RunID})
+}
+
+// ensure opens a run for a crumb that arrives outside one: the first crumb
+// of a resumed run (human:resumed), or a composition's crumbs that continue
+// after the run that was resumed finished.
+func (m *Mapper) ensure(out []events.Event, b *core.CrumbBase) []events.Event {
+	if m.active {
+		return out
+	}
+	return m.start(out, b)
+}
+
+func (m *Mapper) finish(out []events.Event, ts int64, result any, outcome *events.RunFinishedOutcome) []events.Event {
+	out = m.closeAll(out, ts)
+	out = append(out, &events.RunFinishedEvent{
+		BaseEvent:     base(events.EventTypeRunFinished, ts),
+		ThreadIDValue: m.thread,
+		RunIDValue:    m.root,
+		Result:        result,
+		Outcome:       outcome,
+	})
+	m.active, m.pending = false, nil
+	clear(m.nested)
+	return out
+}
+
+// closeAll ends every open message and step, newest step first.
+func (m *Mapper) closeAll(out []events.Event, ts int64) []events.Event {
+	for run := range m.open {
+		out = m.closeMessage(out, ts, run)
+	}
+	for i := len(m.steps) - 1; i >= 0; i-- {
+		out = append(out, &events.StepFinishedEvent{BaseEvent: base(events.EventTypeStepFinished, ts), StepName: m.steps[i]})
+	}
+	m.steps = m.steps[:0]
+	return out
+}
+
+func (m *Mapper) closeMessage(out []events.Event, ts int64, run string) []events.Event {
+	id, ok := m.open[run]
+	if !ok {
+		return out
+	}
+	delete(m.open, run)
+	return append(out, &events.TextMessageEndEvent{BaseEvent: base(events.EventTypeTextMessageEnd, ts), MessageID: id})
+}
+
+func (m *Mapper) toolStart(out []events.Event, ts int64, run, id, name string) []events.Event {
+	parent, had := m.open[run]
+	out = m.closeMessage(out, ts, run)
+	ev := &events.ToolCallStartEvent{BaseEvent: base(events.EventTypeToolCallStart, ts), ToolCallID: id, ToolCallName: name}
+	if had {
+		ev.ParentMessageID = &parent
+	}
+	return append(out, ev)
+}
+
+func (m *Mapper) toolResult(ts int64, run, callID, body string) events.Event {
+	role := "tool"
+	return &events.ToolCallResultEvent{BaseEvent: base(events.EventTypeToolCallResult, ts), MessageID: m.nextID(run), ToolCallID: callID, Content: body, Role: &role}
+}
+
+func (m *Mapper) stepStarted(out []events.Event, ts int64, name string) []events.Event {
+	m.steps = append(m.steps, name)
+	return append(out, &events.StepStartedEvent{BaseEvent: base(events.EventTypeStepStarted, ts), StepName: name})
+}
+
+// stepFinished finishes the newest open step of that name; a step that was
+// never started (a stream joined midway) finishes nothing.
+func (m *Mapper) stepFinished(out []events.Event, ts int64, name string) []events.Event {
+	for i := len(m.steps) - 1; i >= 0; i-- {
+		if m.steps[i] == name {
+			m.steps = append(m.steps[:i], m.steps[i+1:]...)
+			return append(out, &events.StepFinishedEvent{BaseEvent: base(events.EventTypeStepFinished, ts), StepName: name})
+		}
+	}
+	return out
+}
+
+func (m *Mapper) nextID(run string) string {
+	m.seq++
+	return run + "#" + strconv.Itoa(m.seq)
+}
+
+// LoopState is the loop of a STATE_SNAPSHOT: one shape that accretes as
+// the loop goes, under the snapshot's "loop" key.
+type LoopState struct {
+	LoopID        string   `json:"loopId"`
+	Phase         string   `json:"phase"`
+	Pipeline      []string `json:"pipeline,omitempty"`
+	MaxIterations int      `json:"maxIterations,omitempty"`
+	Iteration     int      `json:"iteration,omitempty"`
+	Iterations    int      `json:"iterations,omitempty"`
+	Status        string   `json:"status,omitempty"`
+	Result        any      `json:"result,omitempty"`
+}
+
+func (m *Mapper) loop(ts int64, id string, patch func(*LoopState)) events.Event {
+	s, ok := m.loops[id]
+	if !ok {
+		s = &LoopState{LoopID: id, Phase: "unknown"}
+		m.loops[id] = s
+	}
+	patch(s)
+	cp := *s
+	return snapshot(ts, map[string]any{"loop": cp})
+}
+
+func pipelineStep(i int, agent string) string { return "step_" + strconv.Itoa(i) + "_" + agent }
+
+func base(t events.EventType, ts int64) *events.BaseEvent {
+	return &events.BaseEvent{EventType: t, TimestampMs: &ts}
+}
+
+func snapshot(ts int64, v any) events.Event {
+	return &events.StateSnapshotEvent{BaseEvent: base(events.EventTypeStateSnapshot, ts), Snapshot: v}
+}
+
+// FileGeneratedName is the CUSTOM event's name for a generated file: one a
+// model produced (file:generated) or one a tool stored and the agent gave
+// as its output.
+const FileGeneratedName = "FILE_GENERATED"
+
+func fileEvent(ts int64, f core.FileOutput) events.Event {
+	v := map[string]any{"uri": f.URI, "mimeType": f.MimeType}
+	if f.Name != "" {
+		v["name"] = f.Name
+	}
+	return &events.CustomEvent{BaseEvent: base(events.EventTypeCustom, ts), Name: FileGeneratedName, Value: v}
+}
+
+// content is a tool result as TOOL_CALL_RESULT carries it: a string as it
+// is, anything else as JSON.
+func content(v any) string {
+	switch r := v.(type) {
+	case string:
+		return r
+	case json.RawMessage:
+		var s string
+		if json.Unmarshal(r, &s) == nil {
+			return s
+		}
+		return string(r)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "null"
+	}
+	return string(b)
+}
+
+// fileOutput reports whether a run's output is a file reference
+// ({kind:"file", uri, mimeType?, name?}), in any of the shapes it may have.
+func fileOutput(v any) (core.FileOutput, bool) {
+	switch f := v.(type) {
+	case core.FileOutput:
+		return f, f.URI != ""
+	case *core.FileOutput:
+		if f != nil {
+			return *f, f.URI != ""
+		}
+		return core.FileOutput{}, false
+	case nil, string:
+		return core.FileOutput{}, false
+	}
+	raw, ok := v.(json.RawMessage)
+	if !ok {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return core.FileOutput{}, false
+		}
+		raw = b
+	}
+	var w struct {
+		Kind     string `json:"kind"`
+		URI      string `json:"uri"`
+		MimeType string `json:"mimeType"`
+		Name     string `json:"name"`
+	}
+	if json.Unmarshal(raw, &w) != nil || w.Kind != "file" || w.URI == "" {
+		return core.FileOutput{}, false
+	}
+	return core.FileOutput{URI: w.URI, MimeType: w.MimeType, Name: w.Name}, true
+}
