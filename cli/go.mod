@@ -15,6 +15,7 @@ require (
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/internal v1.13.0 // indirect
+	github.com/ag-ui-protocol/ag-ui/sdks/community/go v0.0.0-20260630145048-7479d97e25f6 // indirect
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0 // indirect
 	github.com/aws/aws-sdk-go-v2 v1.48.0 // indirect
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.27 // indirect
@@ -98,6 +99,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/sirupsen/logrus v1.9.3 // indirect
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
@@ -156,6 +158,7 @@ require (
 	github.com/breadai/bread/extensions/auth/trusted v0.0.0
 	github.com/breadai/bread/extensions/credentials/vault v0.0.0
 	github.com/breadai/bread/extensions/otel v0.0.0
+	github.com/breadai/bread/protocols/agui v0.0.0
 	github.com/breadai/bread/protocols/mcpclient v0.0.0
 	github.com/breadai/bread/protocols/mcpserver v0.0.0
 	github.com/breadai/bread/providers/catalog v0.0.0
@@ -184,6 +187,7 @@ replace (
 	github.com/breadai/bread/extensions/auth/trusted => ../extensions/auth/trusted
 	github.com/breadai/bread/extensions/credentials/vault => ../extensions/credentials/vault
 	github.com/breadai/bread/extensions/otel => ../extensions/otel
+	github.com/breadai/bread/protocols/agui => ../protocols/agui
 	github.com/breadai/bread/protocols/mcpclient => ../protocols/mcpclient
 	github.com/breadai/bread/protocols/mcpserver => ../protocols/mcpserver
 	github.com/breadai/bread/providers/catalog => ../providers/catalog

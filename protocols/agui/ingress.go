@@ -1,0 +1,235 @@
+package agui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"iter"
+	"net/http"
+	"strings"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/types"
+
+	"github.com/breadai/bread/core"
+)
+
+// maxParentHops bounds the walk from a delegated run's checkpoint up to the
+// supervisor whose session is the thread.
+const maxParentHops = 16
+
+// serveRun serves POST Path, after the server's auth and Authorize granted
+// ActionRun: parse, AuthorizeThread, then run (or resume) and stream.
+func (p *Plugin) serveRun(w http.ResponseWriter, r *http.Request) {
+	if p.closed.Load() || p.rt == nil {
+		writeError(w, http.StatusServiceUnavailable, core.CodeNotStarted, "the AG-UI endpoint is not running")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.opts.MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeError(w, http.StatusRequestEntityTooLarge, core.CodeBodyTooLarge, "the body is larger than the route's limit")
+			return
+		}
+		writeError(w, http.StatusBadRequest, core.CodeBadRequest, "the body could not be read")
+		return
+	}
+	turn, err := ParseRunAgentInput(body)
+	if err != nil {
+		writeFailure(w, err)
+		return
+	}
+	ctx := r.Context()
+	if p.opts.AuthorizeThread != nil && !p.opts.AuthorizeThread(ctx, core.IdentityFrom(ctx), turn.ThreadID) {
+		writeError(w, http.StatusForbidden, core.CodeForbidden, "Forbidden")
+		return
+	}
+	var crumbs iter.Seq2[core.Crumb, error]
+	if turn.Resume != nil {
+		response, err := p.answer(ctx, turn)
+		if err != nil {
+			writeFailure(w, err)
+			return
+		}
+		crumbs = p.rt.Resume(ctx, turn.Resume.InterruptID, response)
+	} else {
+		crumbs = p.rt.Run(ctx, p.opts.Agent, turn.Input, core.RunOptions{Session: core.SessionOptions{ID: turn.ThreadID}})
+	}
+	p.stream(w, r, turn.ThreadID, crumbs)
+}
+
+// answer checks that the interrupt a client answers is a checkpoint of its
+// thread (the supervisor's session, for a delegated run) and turns the
+// resume entry into the engine's response: the payload as it is, or, for a
+// cancelled approval, a refusal. A cancelled human_input has no answer to
+// give: VALIDATION_ERROR, and the checkpoint stays.
+func (p *Plugin) answer(ctx context.Context, turn Turn) (any, error) {
+	id := turn.Resume.InterruptID
+	notFound := &core.BreadError{Code: core.CodeCheckpointNotFound, Message: "interrupt " + quote(id) + " is not pending on thread " + quote(turn.ThreadID)}
+	store := p.rt.Store()
+	cp, err := store.GetCheckpoint(ctx, id)
+	if err != nil {
+		if errors.Is(err, core.ErrCheckpointNotFound) || isCode(err, core.CodeCheckpointNotFound) {
+			return nil, notFound
+		}
+		return nil, err
+	}
+	kind := cp.Kind
+	owner := cp
+	for hops := 0; owner.SessionID != turn.ThreadID; hops++ {
+		if owner.Parent == nil || owner.Parent.CheckpointID == "" || hops == maxParentHops {
+			return nil, notFound
+		}
+		owner, err = store.GetCheckpoint(ctx, owner.Parent.CheckpointID)
+		if err != nil {
+			return nil, notFound
+		}
+	}
+	if turn.Resume.Status == types.ResumeStatusCancelled {
+		if kind != core.HumanApproval {
+			return nil, invalid("interrupt " + quote(id) + " waits for an answer (" + ReasonHumanInput + "); it cannot be cancelled, only resolved")
+		}
+		return map[string]any{"approved": false, "reason": "cancelled by the client"}, nil
+	}
+	if turn.Resume.Payload == nil {
+		return nil, invalid(`"resume[0].payload" is required to resolve an interrupt`)
+	}
+	raw, err := json.Marshal(turn.Resume.Payload)
+	if err != nil {
+		return nil, invalid(`"resume[0].payload" is not JSON`)
+	}
+	return json.RawMessage(raw), nil
+}
+
+// stream answers with the run's AG-UI events as server-sent events, one
+// `data:` frame per event. A run the engine refuses before it starts (the
+// first crumb is an agent:error without a run, such as an answer that does
+// not match its schema, or INSTANCE_STOPPING) is a plain JSON error instead:
+// nothing ran and nothing was consumed. Leaving the loop (the client went
+// away) cancels the run.
+func (p *Plugin) stream(w http.ResponseWriter, r *http.Request, thread string, crumbs iter.Seq2[core.Crumb, error]) {
+	next, stop := iter.Pull2(crumbs)
+	defer stop()
+	first, ferr, ok := next()
+	if ok && ferr != nil {
+		if ae, isErr := first.(*core.AgentError); first == nil || (isErr && ae.RunID == "") {
+			writeFailure(w, ferr)
+			return
+		}
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	s := &sse{w: w, rc: http.NewResponseController(w)}
+	m := NewThreadMapper(thread)
+	c, err, more := first, ferr, ok
+	terminal := false
+	for more {
+		if c != nil {
+			switch c.(type) {
+			case *core.AgentError, *core.AgentRunEnd:
+				terminal = true
+			}
+			if !s.send(m.Map(c)) {
+				p.log.Debug("agui: stream client went away; cancelling its run", "thread", thread, "error", context.Cause(r.Context()))
+				return
+			}
+		}
+		if err != nil {
+			if c == nil && !terminal {
+				ce := core.Sanitize(err)
+				code := ce.Code
+				s.send([]events.Event{&events.RunErrorEvent{BaseEvent: base(events.EventTypeRunError, core.NowMillis()), Code: &code, Message: ce.Message}})
+			}
+			return
+		}
+		c, err, more = next()
+	}
+	s.send(m.End(core.NowMillis()))
+}
+
+// sse writes events as server-sent events, flushing each batch.
+type sse struct {
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	buf  []byte
+	dead bool
+}
+
+func (s *sse) send(evs []events.Event) bool {
+	if s.dead {
+		return false
+	}
+	if len(evs) == 0 {
+		return true
+	}
+	s.buf = s.buf[:0]
+	for _, e := range evs {
+		b, err := json.Marshal(e)
+		if err != nil {
+			continue // an unencodable payload must not end the stream
+		}
+		s.buf = append(s.buf, "data: "...)
+		s.buf = append(s.buf, b...)
+		s.buf = append(s.buf, '\n', '\n')
+	}
+	if _, err := s.w.Write(s.buf); err != nil {
+		s.dead = true
+		return false
+	}
+	if err := s.rc.Flush(); err != nil {
+		s.dead = true
+		return false
+	}
+	return true
+}
+
+// writeFailure answers a refused request with {"error":{code,message}} and
+// the status its code means.
+func writeFailure(w http.ResponseWriter, err error) {
+	ce := core.Sanitize(err)
+	writeError(w, statusOf(ce.Code), ce.Code, ce.Message)
+}
+
+func writeError(w http.ResponseWriter, status int, code, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "5")
+	}
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]core.ClientError{"error": {Code: code, Message: message}})
+}
+
+func statusOf(code string) int {
+	switch {
+	case code == core.CodeBadRequest || code == core.CodeValidationError:
+		return http.StatusBadRequest
+	case code == core.CodeForbidden:
+		return http.StatusForbidden
+	case code == core.CodeBodyTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case code == core.CodeInstanceStopping || code == core.CodeNotStarted:
+		return http.StatusServiceUnavailable
+	case code == core.CodeConcurrencyLimit:
+		return http.StatusTooManyRequests
+	case code == core.CodeCheckpointClaimed:
+		return http.StatusConflict
+	case strings.HasSuffix(code, "_NOT_FOUND"):
+		return http.StatusNotFound
+	}
+	return http.StatusInternalServerError
+}
+
+func isCode(err error, code string) bool {
+	var be *core.BreadError
+	return errors.As(err, &be) && be.Code == code
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(truncate(s, 64))
+	return string(b)
+}
