@@ -7,7 +7,7 @@ MODULES  := $(shell $(GO) list -f '{{.Dir}}' -m)
 FUZZTIME ?= 10s
 BENCH    ?= .
 
-.PHONY: test test-short bench lint fuzz tidy external image-smoke
+.PHONY: test test-short bench bench-http lint fuzz tidy external image-smoke
 
 ## test: every module's tests with the race detector (the README's command)
 test:
@@ -41,3 +41,8 @@ external:
 ## image-smoke: build the container image with podman, run it, probe it, SIGTERM it
 image-smoke:
 	./scripts/image-smoke.sh
+
+## bench-http: the real server against plain net/http, in-process (bench/README.md)
+bench-http:
+	cd bench && $(GO) test -run '^$$' -bench 'ShortRun' -benchmem -benchtime 2000x -count 3 .
+	cd bench && $(GO) test -run '^$$' -bench 'LongRun' -benchmem -benchtime 10x -count 3 .
