@@ -1,7 +1,6 @@
 package bench_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -230,7 +229,7 @@ func do(tg target) ([]byte, error) {
 		return nil, err
 	}
 	defer res.Body.Close()
-	body, err := io.ReadAll(bufio.NewReader(res.Body))
+	body, err := io.ReadAll(res.Body)
 	if err != nil {
 		return nil, err
 	}
