@@ -77,7 +77,7 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 	cfg := a.project.Config
 	c := engine.Config{
 		Entrypoints: cfg.Entrypoints, Agents: a.project.Agents, Tasks: a.project.Tasks, Pipelines: cfg.Pipelines,
-		Hooks: a.opts.Hooks, ErrorHandling: cfg.ErrorHandling, MaxConcurrentRuns: cfg.MaxConcurrentRuns, RunLease: cfg.RunLease,
+		Hooks: a.opts.Hooks, ErrorHandling: cfg.ErrorHandling, MaxConcurrentRuns: cfg.MaxConcurrentRuns, SessionConcurrency: cfg.SessionConcurrency, RunLease: cfg.RunLease,
 		Logger: a.log, Decisions: map[string]core.Decider{}, RemoteAgents: map[string]core.RemoteAgent{},
 	}
 	var err error

@@ -52,6 +52,10 @@ type Agent struct {
 	ErrorHandling ErrorHandling
 	// Hooks are the agent-scope hooks.
 	Hooks Hooks
+	// Concurrency decides what happens to a run that arrives for a session
+	// on which a run of this instance is already running; empty is
+	// Config.SessionConcurrency, then ConcurrencyReject.
+	Concurrency ConcurrencyPolicy
 
 	// CheckInput, when set, validates a run's input beyond InputSchema
 	// (typed.DefineAgent sets it from the Go type and its validate tags).

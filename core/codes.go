@@ -35,6 +35,7 @@ const (
 	CodeRunCancelled     = "RUN_CANCELLED"
 	CodeRunLost          = "RUN_LOST" // the replica running a run stopped heartbeating
 	CodeConcurrencyLimit = "CONCURRENCY_LIMIT"
+	CodeSessionBusy      = "SESSION_BUSY" // a run is already running on the session and the agent's policy is reject
 	CodeValidationError  = "VALIDATION_ERROR"
 	CodeAgentError       = "AGENT_ERROR"
 	CodeToolError        = "TOOL_ERROR"
@@ -108,6 +109,7 @@ var (
 	ErrDocumentNotFound   = &BreadError{Code: CodeDocumentNotFound}
 	ErrNotFound           = &BreadError{Code: CodeNotFound}
 	ErrRunCancelled       = &BreadError{Code: CodeRunCancelled}
+	ErrSessionBusy        = &BreadError{Code: CodeSessionBusy}
 	ErrValidation         = &BreadError{Code: CodeValidationError}
 	ErrProtocolDecode     = &BreadError{Code: CodeProtocolDecodeError}
 	ErrStoreUnavailable   = &BreadError{Code: CodeStoreUnavailable}

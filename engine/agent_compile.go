@@ -13,6 +13,8 @@ type agentRT struct {
 	// answers are the compiled answer schemas of the human tools, by the
 	// name the model calls them (human_<name>).
 	answers map[string]*compiledSchema
+	// concurrency is the agent's busy-session policy, defaults applied.
+	concurrency core.ConcurrencyPolicy
 }
 
 const defaultMaxSteps = 20

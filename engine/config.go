@@ -44,6 +44,9 @@ type Config struct {
 	// MaxConcurrentRuns caps runs in flight on this Instance; 0 is no cap.
 	// At the cap a new run fails with CONCURRENCY_LIMIT.
 	MaxConcurrentRuns int
+	// SessionConcurrency is the busy-session policy of agents that set
+	// none (core.Agent.Concurrency); empty is core.ConcurrencyReject.
+	SessionConcurrency core.ConcurrencyPolicy
 	// RunLease is how long a run's lease in a core.RunStore lasts unless
 	// this instance renews it (default DefaultRunLease). A shorter lease
 	// ends the tails of a crashed instance's runs sooner, at the cost of

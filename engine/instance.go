@@ -44,6 +44,9 @@ type Instance struct {
 	runsMu sync.Mutex
 	runs   map[string]context.CancelCauseFunc
 
+	// sessions lets one top-level run at a time hold a session.
+	sessions *sessionGate
+
 	// relayed holds the run ids of remote runs whose crumbs are being
 	// relayed: the choke point numbers them but never logs them, and
 	// forgets the mark when the stream that relayed them finishes.
@@ -84,6 +87,7 @@ func New(cfg Config) (*Instance, error) {
 		agents:    make(map[string]*agentRT, len(cfg.Agents)),
 		tasks:     make(map[string]*taskRT, len(cfg.Tasks)),
 		runs:      map[string]context.CancelCauseFunc{},
+		sessions:  newSessionGate(),
 	}
 	in.loops, _ = cfg.Store.(core.LoopStore)
 	in.records = newRecords(in, newID())
@@ -122,6 +126,9 @@ func (in *Instance) addAgent(a *core.Agent) error {
 			Message: "agent " + a.ID + " runs loops, but the store does not record them (it is not a core.LoopStore)",
 			Context: map[string]any{"agentId": a.ID},
 		}
+	}
+	if err := in.sessionPolicy(rt); err != nil {
+		return err
 	}
 	if _, dup := in.agents[a.ID]; dup {
 		return core.Errorf(core.CodeInvalidName, "agent %q is defined twice", a.ID)

@@ -82,12 +82,53 @@ func (in *Instance) runAgent(ctx context.Context, out sink, agentID string, inpu
 	if err := rt.validateInput(input); err != nil {
 		return outcome{}, err
 	}
+	if parent == nil {
+		return in.runTop(ctx, out, rt, input, opts)
+	}
 	session, err := in.openSession(ctx, agentID, opts.Session)
 	if err != nil {
 		return outcome{}, err
 	}
 	r := in.newRun(rt, newID(), session.ID, input, opts)
 	r.parent = parent
+	return r.execute(ctx, out)
+}
+
+// runTop runs a top-level agent run while it holds its session on this
+// instance (see sessionGate): a session a client names is claimed before it
+// is opened, so two first runs on a new id do not race to create it.
+func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any, opts core.RunOptions) (outcome, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var hold *sessionHold
+	var err error
+	key := opts.Session.ID
+	if key != "" && core.ValidID(key) {
+		if hold, err = in.sessions.acquire(ctx, key, rt.concurrency, cancel); err != nil {
+			return outcome{}, err
+		}
+		defer in.sessions.release(key, hold)
+	}
+	session, err := in.openSession(ctx, rt.ID, opts.Session)
+	if err != nil {
+		return outcome{}, err
+	}
+	if hold == nil {
+		// A new session nobody else knows yet: the claim is free.
+		if hold, err = in.sessions.acquire(ctx, session.ID, rt.concurrency, cancel); err != nil {
+			return outcome{}, err
+		}
+		defer in.sessions.release(session.ID, hold)
+	}
+	if in.stopped.Load() {
+		return outcome{}, &core.BreadError{Code: core.CodeInstanceStopping, Message: "the bread instance is stopping; retry on another replica"}
+	}
+	if hold.undo > 0 {
+		if err := in.rollback(ctx, session.ID, hold.undo); err != nil {
+			return outcome{}, err
+		}
+	}
+	r := in.newRun(rt, newID(), session.ID, input, opts)
 	return r.execute(ctx, out)
 }
 
@@ -380,6 +421,7 @@ func (in *Instance) persist(ctx context.Context, sessionID string, msgs ...core.
 		if err := in.store.AddMessage(ctx, sessionID, sm); err != nil {
 			return err
 		}
+		in.sessions.wrote(sessionID, 1)
 	}
 	return nil
 }

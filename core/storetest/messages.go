@@ -17,6 +17,7 @@ func messageCases() []testCase {
 		{name: "AddMessage to a missing session is ErrSessionNotFound", run: testAddMessageMissing},
 		{name: "AddMessage touches UpdatedAt", run: testAddMessageTouches},
 		{name: "messages of sessions are kept apart", run: testMessagesPerSession},
+		{name: "DeleteMessages removes exactly the named messages of its session", run: testDeleteMessages},
 	}
 }
 
@@ -138,4 +139,47 @@ func testMessagesPerSession(t *testing.T, s core.BreadStore) {
 		}
 		equalList(t, "messages of "+id, want, contents)
 	}
+}
+
+// testDeleteMessages checks core.MessageDeleter where the store has it: the
+// named messages go, the others keep their order, and ids of another
+// session, unknown ids and a missing session remove nothing.
+func testDeleteMessages(t *testing.T, s core.BreadStore) {
+	del, ok := s.(core.MessageDeleter)
+	if !ok {
+		t.Skip("store does not implement core.MessageDeleter")
+	}
+	a := createSession(t, s, core.NewSession{})
+	b := createSession(t, s, core.NewSession{})
+	for i := range 4 {
+		noErr(t, s.AddMessage(t.Context(), a.ID, textMessage(core.RoleUser, fmt.Sprintf("a%d", i), baseTime+int64(i))), "AddMessage a")
+	}
+	noErr(t, s.AddMessage(t.Context(), b.ID, textMessage(core.RoleUser, "b0", baseTime)), "AddMessage b")
+	am, err := s.GetMessages(t.Context(), a.ID)
+	noErr(t, err, "GetMessages a")
+	bm, err := s.GetMessages(t.Context(), b.ID)
+	noErr(t, err, "GetMessages b")
+
+	n, err := del.DeleteMessages(t.Context(), a.ID, []string{bm[0].ID, "no-such-id", "nul\x00id"})
+	noErr(t, err, "DeleteMessages with foreign ids")
+	equal(t, "removed by foreign and unknown ids", 0, n)
+	n, err = del.DeleteMessages(t.Context(), "no-such-session", []string{am[0].ID})
+	noErr(t, err, "DeleteMessages on a missing session")
+	equal(t, "removed from a missing session", 0, n)
+
+	n, err = del.DeleteMessages(t.Context(), a.ID, []string{am[1].ID, am[3].ID})
+	noErr(t, err, "DeleteMessages")
+	equal(t, "removed", 2, n)
+	got, err := s.GetMessages(t.Context(), a.ID)
+	noErr(t, err, "GetMessages a after delete")
+	if len(got) != 2 || got[0].ID != am[0].ID || got[1].ID != am[2].ID {
+		t.Fatalf("after deleting messages 1 and 3, want messages 0 and 2 in order, got %d messages", len(got))
+	}
+	still, err := s.GetMessages(t.Context(), b.ID)
+	noErr(t, err, "GetMessages b after delete")
+	equal(t, "messages of the other session", 1, len(still))
+	noErr(t, s.AddMessage(t.Context(), a.ID, textMessage(core.RoleUser, "a4", baseTime+9)), "AddMessage after delete")
+	got, err = s.GetMessages(t.Context(), a.ID)
+	noErr(t, err, "GetMessages a after append")
+	equal(t, "messages after a later append", 3, len(got))
 }

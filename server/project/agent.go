@@ -88,6 +88,7 @@ type agentFile struct {
 		ErrorHandling errorHandlingFile `yaml:"errorHandling"`
 	} `yaml:"loop"`
 	ErrorHandling errorHandlingFile `yaml:"errorHandling"`
+	Concurrency   string            `yaml:"concurrency"`
 	Plugins       map[string]any    `yaml:"plugins"`
 }
 
@@ -110,7 +111,11 @@ func (l *loader) loadAgent(dir string) (*core.Agent, []*EvalSuite, error) {
 		Permissions:   core.Permissions{Allow: raw.Permissions.Allow, Ask: raw.Permissions.Ask, Deny: raw.Permissions.Deny},
 		Tasks:         raw.Tasks,
 		ErrorHandling: raw.ErrorHandling.core(),
+		Concurrency:   core.ConcurrencyPolicy(raw.Concurrency),
 		Plugins:       normalizeMap(raw.Plugins),
+	}
+	if !a.Concurrency.Valid() {
+		return nil, nil, f.errorf("$.concurrency", "concurrency %q is not reject, enqueue, interrupt or rollback", raw.Concurrency)
 	}
 	switch format := a.Output.Format; {
 	case format == "", format == core.FormatText, format == core.FormatMarkdown, format == core.FormatJSON:

@@ -40,6 +40,9 @@ type Config struct {
 	// ErrorHandling is the default retry policy for agent runs.
 	ErrorHandling     core.ErrorHandling
 	MaxConcurrentRuns int
+	// SessionConcurrency is the busy-session policy of agents that set
+	// none (bread.yaml concurrency.session).
+	SessionConcurrency core.ConcurrencyPolicy
 	// RunLease is how long a run's lease lasts unless its instance renews
 	// it (`runs: {lease: 15s}`); 0 is the engine's default.
 	RunLease time.Duration
@@ -212,7 +215,8 @@ type configFile struct {
 	Server        serverFile                `yaml:"server"`
 	ErrorHandling errorHandlingFile         `yaml:"errorHandling"`
 	Concurrency   struct {
-		Max int `yaml:"max"`
+		Max     int    `yaml:"max"`
+		Session string `yaml:"session"`
 	} `yaml:"concurrency"`
 	Runs struct {
 		Lease string `yaml:"lease"`
@@ -297,12 +301,16 @@ func (l *loader) loadConfig(path string) (Config, error) {
 		Entrypoints: raw.Entrypoints,
 		Server: ServerConfig{Port: raw.Server.Port, Host: raw.Server.Host, MaxBodyBytes: raw.Server.MaxBodyBytes,
 			Public: raw.Server.Public, AccessLog: raw.Server.AccessLog},
-		ErrorHandling:     raw.ErrorHandling.core(),
-		MaxConcurrentRuns: raw.Concurrency.Max,
-		Providers:         map[string]*Component{},
-		Decisions:         map[string]*Component{},
-		RemoteAgents:      map[string]*Component{},
-		Pipelines:         map[string][]core.PipelineStep{},
+		ErrorHandling:      raw.ErrorHandling.core(),
+		MaxConcurrentRuns:  raw.Concurrency.Max,
+		SessionConcurrency: core.ConcurrencyPolicy(raw.Concurrency.Session),
+		Providers:          map[string]*Component{},
+		Decisions:          map[string]*Component{},
+		RemoteAgents:       map[string]*Component{},
+		Pipelines:          map[string][]core.PipelineStep{},
+	}
+	if !cfg.SessionConcurrency.Valid() {
+		return Config{}, f.errorf("$.concurrency.session", "concurrency.session %q is not reject, enqueue, interrupt or rollback", raw.Concurrency.Session)
 	}
 	for _, c := range []struct {
 		path string

@@ -63,7 +63,7 @@ pipelines:
     - {type: route, decider: triage, routes: {a: writer, b: researcher}}
 server: {port: 4000, host: 0.0.0.0, maxBodyBytes: 2048, auth: {type: apikey, keys: [k1]}, timeouts: {readHeader: 5s, idle: 1m, bodyRead: 20s}}
 errorHandling: {retry: {attempts: 3, backoffMs: 100}}
-concurrency: {max: 8}
+concurrency: {max: 8, session: enqueue}
 `
 
 func TestLoadAFullProject(t *testing.T) {
@@ -82,6 +82,7 @@ tasks: [extract]
 knowledge: {autoInject: true, maxTokens: 100}
 documents: {root: ./docs, allowHosts: [docs.example.com]}
 errorHandling: {retry: {attempts: 2}}
+concurrency: interrupt
 plugins: {mcp_client: {servers: [fs]}}
 `,
 		"agents/writer/prompt.md": "  You write.\n",
@@ -127,6 +128,9 @@ loop: {pool: [writer], maxIterations: 3}
 	if c.Server.Port != 4000 || len(c.Server.Auth) != 1 || c.Server.Auth[0].Type != "apikey" || c.Server.Auth[0].Line != 23 || c.MaxConcurrentRuns != 8 || c.ErrorHandling.Retry.Attempts != 3 {
 		t.Errorf("server %+v", c.Server)
 	}
+	if c.SessionConcurrency != core.ConcurrencyEnqueue {
+		t.Errorf("concurrency.session = %q, want enqueue", c.SessionConcurrency)
+	}
 	if to := c.Server.Timeouts; to.ReadHeader != 5*time.Second || to.Idle != time.Minute || to.BodyRead != 20*time.Second {
 		t.Errorf("timeouts %+v", to)
 	}
@@ -158,6 +162,9 @@ loop: {pool: [writer], maxIterations: 3}
 		t.Errorf("plugin config %v", w.Plugins)
 	}
 	b, _ := p.Agent("boss")
+	if w.Concurrency != core.ConcurrencyInterrupt || b.Concurrency != "" {
+		t.Errorf("agent concurrency: writer %q (want interrupt), boss %q (want unset)", w.Concurrency, b.Concurrency)
+	}
 	if b.Supervisor.Agents[0].Visibility != core.Mediate || b.Loop.MaxIterations != 3 {
 		t.Errorf("boss %+v", b)
 	}
@@ -205,6 +212,8 @@ func TestConfigErrorsNameFileAndLine(t *testing.T) {
 		{"route decider", map[string]string{"bread.yaml": "store: memory\npipelines:\n  p:\n    - type: route\n      decider: nobody\n"}, "bread.yaml:5", core.CodeInvalidConfig},
 		{"auth element without a type", map[string]string{"bread.yaml": "store: memory\nserver:\n  auth:\n    - {type: jwt}\n    - {keys: [k]}\n"}, "bread.yaml:5", core.CodeInvalidConfig},
 		{"empty auth list", map[string]string{"bread.yaml": "store: memory\nserver:\n  auth: []\n"}, "bread.yaml:3", core.CodeInvalidConfig},
+		{"unknown busy-session policy", map[string]string{"agents/a/agent.yaml": "model: {provider: p, model: m}\nconcurrency: queue\n"}, "agents/a/agent.yaml:2", core.CodeInvalidConfig},
+		{"unknown default busy-session policy", map[string]string{"bread.yaml": "entrypoints: [a]\nstore: memory\nconcurrency:\n  max: 4\n  session: wait\n"}, "bread.yaml:5", core.CodeInvalidConfig},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

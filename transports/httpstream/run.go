@@ -67,7 +67,9 @@ func (h *handlers) resume() http.Handler {
 // because it is stopping.
 const RetryAfter = "5"
 
-// start opens the stream once the run is admitted. A run the instance
+// start opens the stream once the run is admitted. A run refused because
+// its session is busy (SESSION_BUSY) is answered 409 before any stream
+// opens. A run the instance
 // refuses because it is stopping (INSTANCE_STOPPING: it drains before a
 // shutdown) is answered 503 with Retry-After instead, before any stream
 // opens, so a client or a load balancer retries on another replica.
@@ -85,6 +87,11 @@ func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string,
 			case ae.Error.Code == core.CodeInstanceStopping:
 				w.Header().Set("Retry-After", RetryAfter)
 				writeError(w, http.StatusServiceUnavailable, ae.Error.Code, ae.Error.Message)
+				return
+			case ae.RunID == "" && ae.Error.Code == core.CodeSessionBusy:
+				// Refused before it started (the agent's busy-session
+				// policy is reject): nothing ran, the client may retry.
+				writeError(w, http.StatusConflict, ae.Error.Code, ae.Error.Message)
 				return
 			case refuseInvalid && ae.RunID == "" && ae.Error.Code == core.CodeValidationError:
 				writeError(w, http.StatusBadRequest, ae.Error.Code, ae.Error.Message)
