@@ -1,0 +1,606 @@
+package a2a_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2aclient"
+	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/blobfs"
+	"github.com/breadai/bread/core/memory"
+	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/core/stream"
+	"github.com/breadai/bread/engine"
+	a2ap "github.com/breadai/bread/protocols/a2a"
+	"github.com/breadai/bread/server"
+)
+
+type stack struct {
+	in     *engine.Instance
+	url    string
+	client *a2aclient.Client
+	card   *a2a.AgentCard
+}
+
+type setup struct {
+	opts   a2ap.Options
+	agents []*core.Agent
+	blobs  core.BlobStore
+}
+
+func scripted(id string, turns ...modeltest.Turn) *core.Agent {
+	return &core.Agent{ID: id, Model: core.ModelRef{Provider: "own", Model: id}, Providers: modeltest.New(turns...).Registry("own")}
+}
+
+// newStack serves the plugin over a real socket and connects a2a-go's own
+// client to it through the Agent Card.
+func newStack(t *testing.T, s setup) *stack {
+	t.Helper()
+	hs := httptest.NewUnstartedServer(nil)
+	base := "http://" + hs.Listener.Addr().String()
+	if s.opts.Agent == "" {
+		s.opts.Agent = "assistant"
+	}
+	if s.opts.URL == "" {
+		s.opts.URL = base + "/a2a"
+	}
+	p, err := a2ap.New(s.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := engine.New(engine.Config{Store: memory.New(), Bus: stream.New(stream.Options{}), Agents: s.agents, BlobStore: s.blobs, Plugins: []core.BreadPlugin{p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = in.Stop(context.Background()) })
+	srv, err := server.New(in, server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs.Config.Handler = srv.Handler()
+	hs.Start()
+	t.Cleanup(hs.Close)
+	card, err := agentcard.NewResolver(hs.Client()).Resolve(t.Context(), base, agentcard.WithPath(p.CardPath()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := a2aclient.NewFromCard(t.Context(), card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &stack{in: in, url: base, client: client, card: card}
+}
+
+func textMessage(text string) *a2a.MessageSendParams {
+	return &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: text})}
+}
+
+// artifactText is the text of a task's artifacts, in order.
+func artifactText(t *a2a.Task) string {
+	var b strings.Builder
+	for _, a := range t.Artifacts {
+		for _, p := range a.Parts {
+			if tp, ok := p.(a2a.TextPart); ok {
+				b.WriteString(tp.Text)
+			}
+		}
+	}
+	return b.String()
+}
+
+// kinds names a stream's events: task:<state>, artifact:<text>, status:<state>[:final].
+func kinds(evs []a2a.Event) []string {
+	out := make([]string, len(evs))
+	for i, ev := range evs {
+		switch v := ev.(type) {
+		case *a2a.Task:
+			out[i] = "task:" + string(v.Status.State)
+		case *a2a.TaskArtifactUpdateEvent:
+			var s string
+			for _, p := range v.Artifact.Parts {
+				switch pv := p.(type) {
+				case a2a.TextPart:
+					s += pv.Text
+				case a2a.FilePart:
+					s += "file:" + pv.File.(a2a.FileURI).MimeType
+				case a2a.DataPart:
+					b, _ := json.Marshal(pv.Data)
+					s += string(b)
+				}
+			}
+			out[i] = "artifact:" + s
+		case *a2a.TaskStatusUpdateEvent:
+			out[i] = "status:" + string(v.Status.State)
+			if v.Final {
+				out[i] += ":final"
+			}
+		case *a2a.Message:
+			out[i] = "message"
+		}
+	}
+	return out
+}
+
+func collect(t *testing.T, seq func(func(a2a.Event, error) bool)) ([]a2a.Event, error) {
+	t.Helper()
+	var evs []a2a.Event
+	for ev, err := range seq {
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+	return evs, nil
+}
+
+func TestCard(t *testing.T) {
+	a := scripted("assistant", modeltest.Text("hi"))
+	a.Description = "Answers questions."
+	a.InputSchema = json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
+	a.Skills = []core.Skill{{ID: "search", Name: "Search", Description: "Finds things."}}
+	s := newStack(t, setup{agents: []*core.Agent{a}})
+	c := s.card
+	if c.Name != "assistant" || c.Description != "Answers questions." || c.URL != s.url+"/a2a" || c.ProtocolVersion != "0.3.0" ||
+		!c.Capabilities.Streaming || c.Capabilities.PushNotifications || c.PreferredTransport != a2a.TransportProtocolJSONRPC {
+		t.Fatalf("card = %+v", c)
+	}
+	if len(c.Skills) != 1 || c.Skills[0].ID != "search" || c.Skills[0].Description != "Finds things." {
+		t.Fatalf("skills = %+v", c.Skills)
+	}
+	if len(c.Capabilities.Extensions) != 1 || c.Capabilities.Extensions[0].URI != a2ap.SchemaExtensionURI || c.Capabilities.Extensions[0].Params["inputSchema"] == nil {
+		t.Fatalf("extensions = %+v", c.Capabilities.Extensions)
+	}
+	if strings.Join(c.DefaultInputModes, ",") != "text/plain,application/json" {
+		t.Fatalf("input modes = %v", c.DefaultInputModes)
+	}
+	// Without a description, the first line of the prompt; a URL given as
+	// a path is advertised on the host the card was asked from.
+	b := scripted("assistant", modeltest.Text("hi"))
+	b.Prompt = "# Weather bot\n\nYou answer about the weather."
+	s = newStack(t, setup{agents: []*core.Agent{b}, opts: a2ap.Options{URL: "/rpc", CardPath: "/cards/weather.json"}})
+	if s.card.Description != "Weather bot" || s.card.URL != s.url+"/rpc" || len(s.card.Skills) != 1 || s.card.Skills[0].ID != "assistant" {
+		t.Fatalf("card = %+v", s.card)
+	}
+	if _, err := s.client.SendMessage(t.Context(), textMessage("hi")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSendText(t *testing.T) {
+	s := newStack(t, setup{agents: []*core.Agent{scripted("assistant", modeltest.Text("Hel", "lo"))}})
+	res, err := s.client.SendMessage(t.Context(), textMessage("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok {
+		t.Fatalf("result %T, want a task", res)
+	}
+	if task.Status.State != a2a.TaskStateCompleted || artifactText(task) != "Hello" || task.ContextID == "" || task.ID == "" {
+		t.Fatalf("task = %+v, text %q", task, artifactText(task))
+	}
+	// The task is the bread run, its context the session.
+	rec, err := s.in.Store().(core.RunStore).GetRun(t.Context(), string(task.ID))
+	if err != nil || rec.SessionID != task.ContextID || rec.Status != core.RunCompleted {
+		t.Fatalf("run record = %+v, %v", rec, err)
+	}
+	got, err := s.client.GetTask(t.Context(), &a2a.TaskQueryParams{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.State != a2a.TaskStateCompleted || artifactText(got) != "Hello" || got.ContextID != task.ContextID {
+		t.Fatalf("tasks/get = %+v", got)
+	}
+	if _, err := s.client.GetTask(t.Context(), &a2a.TaskQueryParams{ID: "nope"}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("unknown task: %v, want task not found", err)
+	}
+	// A second message on the same context continues the session.
+	m := textMessage("again")
+	m.Message.ContextID = task.ContextID
+	res, err = s.client.SendMessage(t.Context(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.(*a2a.Task).ContextID != task.ContextID || res.(*a2a.Task).ID == task.ID {
+		t.Fatalf("follow-up task = %+v", res)
+	}
+	msgs, err := s.in.Store().GetMessages(t.Context(), task.ContextID)
+	if err != nil || len(msgs) != 4 {
+		t.Fatalf("session messages = %d, %v", len(msgs), err)
+	}
+}
+
+func TestSendDataAndFileParts(t *testing.T) {
+	dir := t.TempDir()
+	blobs, err := blobfs.New(blobfs.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := modeltest.New(modeltest.Text("ok"), modeltest.Text("ok"), modeltest.Text("ok"), modeltest.Text("ok"))
+	a := &core.Agent{ID: "assistant", Model: core.ModelRef{Provider: "own", Model: "m"}, Providers: model.Registry("own")}
+	s := newStack(t, setup{agents: []*core.Agent{a}, blobs: blobs})
+	send := func(parts ...a2a.Part) string {
+		t.Helper()
+		if _, err := s.client.SendMessage(t.Context(), &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, parts...)}); err != nil {
+			t.Fatal(err)
+		}
+		reqs := model.Requests()
+		last := reqs[len(reqs)-1].Messages
+		b, _ := json.Marshal(last[len(last)-1])
+		return string(b)
+	}
+	if got := send(a2a.DataPart{Data: map[string]any{"city": "Oslo"}}); !strings.Contains(got, `{\"city\":\"Oslo\"}`) {
+		t.Errorf("data part: the model saw %s", got)
+	}
+	if got := send(a2a.FilePart{File: a2a.FileURI{URI: "https://example.com/a.png", FileMeta: a2a.FileMeta{MimeType: "image/png"}}}); !strings.Contains(got, `https://example.com/a.png`) || !strings.Contains(got, `image/png`) {
+		t.Errorf("file part: the model saw %s", got)
+	}
+	if got := send(a2a.TextPart{Text: "look"}, a2a.DataPart{Data: map[string]any{"n": 1}}); !strings.Contains(got, `[{\"text\":\"look\"},{\"data\":{\"n\":1}}]`) {
+		t.Errorf("mixed parts: the model saw %s", got)
+	}
+	// Inline bytes go through the blob store and arrive as its URL.
+	if got := send(a2a.FilePart{File: a2a.FileBytes{Bytes: base64.StdEncoding.EncodeToString([]byte("hello")), FileMeta: a2a.FileMeta{MimeType: "text/plain", Name: "h.txt"}}}); !strings.Contains(got, `h.txt`) || !strings.Contains(got, `uri`) {
+		t.Errorf("inline file: the model saw %s", got)
+	}
+	// No parts: invalid params.
+	if _, err := s.client.SendMessage(t.Context(), &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser)}); !errors.Is(err, a2a.ErrInvalidParams) {
+		t.Fatalf("no parts: %v, want invalid params", err)
+	}
+}
+
+func TestInlineBytesNeedABlobStore(t *testing.T) {
+	s := newStack(t, setup{agents: []*core.Agent{scripted("assistant", modeltest.Text("never"))}})
+	_, err := s.client.SendMessage(t.Context(), &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser,
+		a2a.FilePart{File: a2a.FileBytes{Bytes: base64.StdEncoding.EncodeToString([]byte("x"))}})})
+	if !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), "blob store") {
+		t.Fatalf("err = %v, want invalid params naming the blob store", err)
+	}
+}
+
+func TestOutputs(t *testing.T) {
+	dir := t.TempDir()
+	blobs, err := blobfs.New(blobfs.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A generated file streams as a file artifact; the text as its own.
+	s := newStack(t, setup{agents: []*core.Agent{scripted("assistant",
+		modeltest.Turn{Events: []core.ModelEvent{
+			{Type: core.EventFile, File: &core.GeneratedFile{MediaType: "image/png", Data: []byte("png"), Name: "p.png"}},
+			{Type: core.EventTextDelta, Delta: "see"},
+			modeltest.Finish(core.FinishStop)}})}, blobs: blobs})
+	evs, err := collect(t, s.client.SendStreamingMessage(t.Context(), textMessage("draw")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(kinds(evs), " "); got != "task:working artifact:file:image/png artifact:see status:completed:final" {
+		t.Fatalf("events = %s", got)
+	}
+	fp := evs[1].(*a2a.TaskArtifactUpdateEvent).Artifact.Parts[0].(a2a.FilePart).File.(a2a.FileURI)
+	if fp.URI == "" || fp.Name != "p.png" {
+		t.Fatalf("file part = %+v", fp)
+	}
+	// A json agent's object output is a data artifact.
+	j := scripted("assistant", modeltest.JSON(map[string]any{"answer": 42}))
+	j.Output.Format = core.FormatJSON
+	s = newStack(t, setup{agents: []*core.Agent{j}})
+	res, err := s.client.SendMessage(t.Context(), textMessage("q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if len(task.Artifacts) != 1 {
+		t.Fatalf("artifacts = %+v", task.Artifacts)
+	}
+	if dp, ok := task.Artifacts[0].Parts[len(task.Artifacts[0].Parts)-1].(a2a.DataPart); !ok || dp.Data["answer"] != float64(42) {
+		t.Fatalf("artifact parts = %+v", task.Artifacts[0].Parts)
+	}
+}
+
+func TestStream(t *testing.T) {
+	s := newStack(t, setup{agents: []*core.Agent{scripted("assistant", modeltest.Text("Hel", "lo"))}})
+	evs, err := collect(t, s.client.SendStreamingMessage(t.Context(), textMessage("hi")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(kinds(evs), " "); got != "task:working artifact:Hel artifact:lo status:completed:final" {
+		t.Fatalf("events = %s", got)
+	}
+	first := evs[1].(*a2a.TaskArtifactUpdateEvent)
+	second := evs[2].(*a2a.TaskArtifactUpdateEvent)
+	if first.Append || !second.Append || first.Artifact.ID != second.Artifact.ID {
+		t.Fatalf("artifact updates: %+v then %+v", first, second)
+	}
+	task := evs[0].(*a2a.Task)
+	if first.TaskID != task.ID || first.ContextID != task.ContextID {
+		t.Fatalf("ids: %s/%s vs %s/%s", first.TaskID, first.ContextID, task.ID, task.ContextID)
+	}
+}
+
+func TestFailureIsAFailedStatus(t *testing.T) {
+	s := newStack(t, setup{agents: []*core.Agent{scripted("assistant", modeltest.Fail(errors.New("dsn=postgres://secret")))}})
+	evs, err := collect(t, s.client.SendStreamingMessage(t.Context(), textMessage("hi")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent)
+	b, _ := json.Marshal(last)
+	if last.Status.State != a2a.TaskStateFailed || !last.Final || strings.Contains(string(b), "secret") {
+		t.Fatalf("final = %s", b)
+	}
+}
+
+func humanAgent(turns ...modeltest.Turn) *core.Agent {
+	a := scripted("assistant", turns...)
+	a.HumanTools = []core.HumanToolDef{{Name: "confirm", Prompt: "May I publish?", Schema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}},"required":["url"]}`)}}
+	return a
+}
+
+func TestInputRequiredThenResume(t *testing.T) {
+	s := newStack(t, setup{agents: []*core.Agent{humanAgent(
+		modeltest.ToolCall("human_confirm", map[string]string{"url": "https://bread.dev"}),
+		modeltest.Text("Published."))}})
+	evs, err := collect(t, s.client.SendStreamingMessage(t.Context(), textMessage("publish")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(kinds(evs), " "); got != "task:working status:input-required:final" {
+		t.Fatalf("events = %s", got)
+	}
+	task := evs[0].(*a2a.Task)
+	ask := evs[1].(*a2a.TaskStatusUpdateEvent).Status.Message
+	if ask == nil || ask.Parts[0].(a2a.TextPart).Text != "May I publish?" {
+		t.Fatalf("input request = %+v", ask)
+	}
+	got, err := s.client.GetTask(t.Context(), &a2a.TaskQueryParams{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateInputRequired || got.Status.Message == nil {
+		t.Fatalf("tasks/get = %+v, %v", got, err)
+	}
+	// An answer that does not match the schema is refused; the task still
+	// waits.
+	bad := &a2a.MessageSendParams{Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.DataPart{Data: map[string]any{"nope": 1}})}
+	if _, err := s.client.SendMessage(t.Context(), bad); !errors.Is(err, a2a.ErrInvalidParams) {
+		t.Fatalf("bad answer: %v, want invalid params", err)
+	}
+	// The answer, a follow-up message on the task, resumes the run.
+	answer := &a2a.MessageSendParams{Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.DataPart{Data: map[string]any{"url": "https://bread.dev"}})}
+	res, err := s.client.SendMessage(t.Context(), answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := res.(*a2a.Task)
+	if done.ID != task.ID || done.Status.State != a2a.TaskStateCompleted || artifactText(done) != "Published." {
+		t.Fatalf("resumed task = %+v (%q)", done, artifactText(done))
+	}
+	// The checkpoint is claimed once: the same answer again is refused.
+	if _, err := s.client.SendMessage(t.Context(), answer); !errors.Is(err, a2a.ErrInvalidParams) {
+		t.Fatalf("second answer: %v, want invalid params (the task is completed)", err)
+	}
+	got, err = s.client.GetTask(t.Context(), &a2a.TaskQueryParams{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateCompleted || artifactText(got) != "Published." {
+		t.Fatalf("tasks/get after resume = %+v, %v", got, err)
+	}
+}
+
+// streamInBackground starts message/stream and returns its events as they come.
+func streamInBackground(t *testing.T, s *stack, ctx context.Context, p *a2a.MessageSendParams) <-chan a2a.Event {
+	out := make(chan a2a.Event, 64)
+	go func() {
+		defer close(out)
+		for ev, err := range s.client.SendStreamingMessage(ctx, p) {
+			if err != nil {
+				return
+			}
+			out <- ev
+		}
+	}()
+	return out
+}
+
+func next(t *testing.T, ch <-chan a2a.Event) a2a.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		if !ok {
+			t.Fatal("the stream ended")
+		}
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event within 10s")
+	}
+	return nil
+}
+
+func TestCancelAndResubscribe(t *testing.T) {
+	s := newStack(t, setup{agents: []*core.Agent{scripted("assistant", modeltest.Block(nil, "work"))}})
+	ch := streamInBackground(t, s, t.Context(), textMessage("go"))
+	task := next(t, ch).(*a2a.Task)
+	if a := next(t, ch).(*a2a.TaskArtifactUpdateEvent); a.Artifact.Parts[0].(a2a.TextPart).Text != "work" {
+		t.Fatalf("artifact = %+v", a)
+	}
+	got, err := s.client.GetTask(t.Context(), &a2a.TaskQueryParams{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("tasks/get = %+v, %v", got, err)
+	}
+	// Re-attach: the current state, then the text so far, then live events.
+	resub := make(chan a2a.Event, 64)
+	go func() {
+		defer close(resub)
+		for ev, err := range s.client.ResubscribeToTask(t.Context(), &a2a.TaskIDParams{ID: task.ID}) {
+			if err != nil {
+				return
+			}
+			resub <- ev
+		}
+	}()
+	if ev := next(t, resub).(*a2a.Task); ev.Status.State != a2a.TaskStateWorking || ev.ID != task.ID {
+		t.Fatalf("resubscribed task = %+v", ev)
+	}
+	if a := next(t, resub).(*a2a.TaskArtifactUpdateEvent); a.Artifact.Parts[0].(a2a.TextPart).Text != "work" || a.Append {
+		t.Fatalf("resubscribed artifact = %+v", a)
+	}
+	canceled, err := s.client.CancelTask(t.Context(), &a2a.TaskIDParams{ID: task.ID})
+	if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("tasks/cancel = %+v, %v", canceled, err)
+	}
+	for _, c := range []<-chan a2a.Event{ch, resub} {
+		st := next(t, c).(*a2a.TaskStatusUpdateEvent)
+		if st.Status.State != a2a.TaskStateCanceled || !st.Final {
+			t.Fatalf("final status = %+v", st)
+		}
+	}
+	waitState(t, s, task.ID, a2a.TaskStateCanceled)
+	if _, err := s.client.CancelTask(t.Context(), &a2a.TaskIDParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
+		t.Fatalf("second cancel: %v, want not cancelable", err)
+	}
+	if _, err := collect(t, s.client.ResubscribeToTask(t.Context(), &a2a.TaskIDParams{ID: task.ID})); !errors.Is(err, a2a.ErrUnsupportedOperation) {
+		t.Fatalf("resubscribe to a finished task: %v, want unsupported operation", err)
+	}
+	if _, err := s.client.CancelTask(t.Context(), &a2a.TaskIDParams{ID: "nope"}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("cancel unknown: %v, want task not found", err)
+	}
+}
+
+func waitState(t *testing.T, s *stack, id a2a.TaskID, want a2a.TaskState) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := s.client.GetTask(t.Context(), &a2a.TaskQueryParams{ID: id})
+		if err == nil && got.Status.State == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s: %+v, %v; want %s", id, got, err, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestBusyContext(t *testing.T) {
+	s := newStack(t, setup{agents: []*core.Agent{scripted("assistant", modeltest.Block(nil, "work"))}})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	first := textMessage("go")
+	first.Message.ContextID = "ctx-busy"
+	ch := streamInBackground(t, s, ctx, first)
+	task := next(t, ch).(*a2a.Task)
+	next(t, ch)
+	// A second message on the busy context: the agent's policy (reject)
+	// refuses it before any run starts.
+	again := textMessage("again")
+	again.Message.ContextID = "ctx-busy"
+	_, err := s.client.SendMessage(t.Context(), again)
+	if !errors.Is(err, a2a.ErrServerError) || !strings.Contains(err.Error(), core.CodeSessionBusy) {
+		t.Fatalf("busy context: %v, want a server error naming %s", err, core.CodeSessionBusy)
+	}
+	// A message on the working task itself: it takes no input now.
+	onTask := &a2a.MessageSendParams{Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.TextPart{Text: "more"})}
+	if _, err := s.client.SendMessage(t.Context(), onTask); !errors.Is(err, a2a.ErrServerError) || !strings.Contains(err.Error(), "TASK_BUSY") {
+		t.Fatalf("message on a working task: %v", err)
+	}
+	// A task of another context is not this task.
+	wrong := &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "x"})}
+	wrong.Message.TaskID, wrong.Message.ContextID = task.ID, "other"
+	if _, err := s.client.SendMessage(t.Context(), wrong); !errors.Is(err, a2a.ErrInvalidParams) {
+		t.Fatalf("wrong context: %v", err)
+	}
+	cancel()
+}
+
+func TestNonBlockingSend(t *testing.T) {
+	s := newStack(t, setup{agents: []*core.Agent{scripted("assistant", modeltest.Slow(modeltest.Text("late"), 50*time.Millisecond))}})
+	no := false
+	p := textMessage("hi")
+	p.Config = &a2a.MessageSendConfig{Blocking: &no}
+	res, err := s.client.SendMessage(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("task = %+v", task)
+	}
+	waitState(t, s, task.ID, a2a.TaskStateCompleted)
+}
+
+func TestJSONRPCErrors(t *testing.T) {
+	s := newStack(t, setup{agents: []*core.Agent{scripted("assistant", modeltest.Text("x"))}})
+	post := func(body string) map[string]any {
+		t.Helper()
+		res, err := http.Post(s.url+"/a2a", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var v map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	code := func(v map[string]any) float64 {
+		e, _ := v["error"].(map[string]any)
+		c, _ := e["code"].(float64)
+		return c
+	}
+	for body, want := range map[string]float64{
+		`{`: -32700,
+		`{"jsonrpc":"1.0","id":1,"method":"tasks/get","params":{"id":"x"}}`:                        -32600,
+		`{"jsonrpc":"2.0","id":1,"method":"tasks/nope","params":{}}`:                               -32601,
+		`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":""}}`:                         -32602,
+		`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}`:                        -32001,
+		`{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/get","params":{"id":"x"}}`: -32003,
+	} {
+		if got := code(post(body)); got != want {
+			t.Errorf("%s: code %v, want %v", body, got, want)
+		}
+	}
+}
+
+func TestOptions(t *testing.T) {
+	for _, o := range []a2ap.Options{
+		{URL: "/a2a"},
+		{Agent: "a"},
+		{Agent: "a", URL: "ftp://x/a2a"},
+		{Agent: "a", URL: "a2a"},
+		{Agent: "a", URL: "/a2a", CardPath: "card"},
+		{Agent: "a", URL: "/x", CardPath: "/x"},
+	} {
+		if _, err := a2ap.New(o); !isCode(err, core.CodeInvalidConfig) {
+			t.Errorf("%+v: %v, want INVALID_CONFIG", o, err)
+		}
+	}
+	p, err := a2ap.New(a2ap.Options{Agent: "missing", URL: "/a2a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = engine.New(engine.Config{Store: memory.New(), Agents: []*core.Agent{scripted("assistant")}, Plugins: []core.BreadPlugin{p}})
+	if err == nil {
+		in, _ := engine.New(engine.Config{Store: memory.New(), Agents: []*core.Agent{scripted("assistant")}, Plugins: []core.BreadPlugin{p}})
+		err = in.Start(t.Context())
+	}
+	if !isCode(err, core.CodeAgentNotFound) {
+		t.Fatalf("missing agent: %v", err)
+	}
+	if got := a2ap.Actions(); len(got) != 2 || got[0] != "a2a.card" || got[1] != "a2a.rpc" {
+		t.Fatalf("actions = %v", got)
+	}
+}
+
+func isCode(err error, code string) bool {
+	var be *core.BreadError
+	return errors.As(err, &be) && be.Code == code
+}

@@ -1,0 +1,196 @@
+package a2a
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2asrv"
+
+	"github.com/breadai/bread/core"
+)
+
+// PluginName is the plugin's name.
+const PluginName = "a2a"
+
+// The actions of this plugin's routes. They are this module's, not core's
+// (the seed's A2A_ACTIONS.card and A2A_ACTIONS.rpc); an Authorize function
+// allows or denies them like any core action.
+const (
+	// ActionCard is GET at CardPath: the Agent Card.
+	ActionCard = "a2a.card"
+	// ActionRPC is POST at the path of URL: every JSON-RPC method.
+	ActionRPC = "a2a.rpc"
+)
+
+// Actions lists the actions this plugin's routes use.
+func Actions() []string { return []string{ActionCard, ActionRPC} }
+
+// DefaultCardPath is where the Agent Card is served unless CardPath says
+// otherwise: the spec's well-known location.
+const DefaultCardPath = a2asrv.WellKnownAgentCardPath
+
+// ProtocolVersion is the A2A spec version this package speaks.
+const ProtocolVersion = "0.3.0"
+
+// Canceller cancels a run wherever it runs and reports whether it was found
+// (a cluster coordinator, such as transports/redis's, is one). Without one,
+// tasks/cancel reaches only the runs of this replica.
+type Canceller interface {
+	Cancel(ctx context.Context, runID string) (bool, error)
+}
+
+// Options configure the plugin.
+type Options struct {
+	// Agent is the agent a message runs (required); it must be an
+	// entrypoint. Mount the plugin again, with another URL and CardPath,
+	// for another agent.
+	Agent string `json:"agent"`
+	// URL is where clients send JSON-RPC requests (required), as the Agent
+	// Card advertises it: an absolute http(s) URL, whose path is the route
+	// this plugin serves, or a path alone ("/a2a"), in which case the card
+	// advertises it on the scheme and host the card was requested with.
+	URL string `json:"url"`
+	// CardPath is where the Agent Card is served (default
+	// /.well-known/agent-card.json). Two mounts in one server need two
+	// paths.
+	CardPath string `json:"cardPath,omitempty"`
+	// Name and Description override the card's (default: the agent's id
+	// and description, else the first line of its prompt).
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Version is the card's agent version (default "1.0.0").
+	Version string `json:"version,omitempty"`
+	// Canceller cancels runs on any replica (Go only; the CLI sets the
+	// cluster coordinator when the bus is Redis). nil cancels runs of
+	// this replica only.
+	Canceller Canceller `json:"-"`
+}
+
+// Plugin is the A2A plugin: the card and JSON-RPC routes over a Runtime.
+type Plugin struct {
+	opts    Options
+	rpcPath string
+	rt      core.Runtime
+	runs    core.RunStore
+	agent   *core.Agent
+	log     *slog.Logger
+	rpc     http.Handler
+	closed  atomic.Bool
+}
+
+var (
+	_ core.BreadPlugin    = (*Plugin)(nil)
+	_ core.PluginIniter   = (*Plugin)(nil)
+	_ core.RoutesProvider = (*Plugin)(nil)
+	_ core.PluginCloser   = (*Plugin)(nil)
+)
+
+// New checks the options that need no runtime; Init checks the agent and
+// the store.
+func New(opts Options) (*Plugin, error) {
+	if opts.Agent == "" {
+		return nil, core.Errorf(core.CodeInvalidConfig, "a2a: agent is required: the agent a message runs")
+	}
+	if opts.URL == "" {
+		return nil, core.Errorf(core.CodeInvalidConfig, "a2a: url is required: where clients send JSON-RPC requests (an absolute URL or a path)")
+	}
+	u, err := url.Parse(opts.URL)
+	if err != nil {
+		return nil, core.Errorf(core.CodeInvalidConfig, "a2a: url %q is not a URL: %v", opts.URL, err)
+	}
+	rpcPath := u.Path
+	switch {
+	case u.Scheme == "" && u.Host == "":
+		if rpcPath == "" || rpcPath[0] != '/' {
+			return nil, core.Errorf(core.CodeInvalidConfig, "a2a: url %q must be an absolute http(s) URL or a path starting with /", opts.URL)
+		}
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return nil, core.Errorf(core.CodeInvalidConfig, "a2a: url %q must be an absolute http(s) URL or a path starting with /", opts.URL)
+	}
+	if rpcPath == "" {
+		rpcPath = "/"
+	}
+	if opts.CardPath == "" {
+		opts.CardPath = DefaultCardPath
+	}
+	if opts.CardPath[0] != '/' {
+		return nil, core.Errorf(core.CodeInvalidConfig, "a2a: cardPath %q must start with /", opts.CardPath)
+	}
+	if opts.CardPath == rpcPath {
+		return nil, core.Errorf(core.CodeInvalidConfig, "a2a: cardPath and the path of url are both %q; they must differ", rpcPath)
+	}
+	if opts.Version == "" {
+		opts.Version = "1.0.0"
+	}
+	return &Plugin{opts: opts, rpcPath: rpcPath}, nil
+}
+
+// Name implements core.BreadPlugin.
+func (p *Plugin) Name() string { return PluginName }
+
+// Init implements core.PluginIniter: an agent that does not exist is
+// AGENT_NOT_FOUND, one that is not an entrypoint INVALID_CONFIG, a store
+// that keeps no run records (core.RunStore) INVALID_CONFIG: tasks are read
+// back from them.
+func (p *Plugin) Init(_ context.Context, rt core.Runtime) error {
+	ag, ok := rt.Agent(p.opts.Agent)
+	if !ok {
+		return core.Errorf(core.CodeAgentNotFound, "a2a: agent %q does not exist", p.opts.Agent)
+	}
+	if !rt.Entrypoint(p.opts.Agent) {
+		return core.Errorf(core.CodeInvalidConfig, "a2a: agent %q is not an entrypoint", p.opts.Agent)
+	}
+	runs, ok := rt.Store().(core.RunStore)
+	if !ok {
+		return core.Errorf(core.CodeInvalidConfig, "a2a: the store keeps no run records (core.RunStore); A2A tasks are read back from them")
+	}
+	p.rt, p.runs, p.agent = rt, runs, ag
+	p.log = rt.Logger()
+	if p.log == nil {
+		p.log = slog.Default()
+	}
+	p.rpc = a2asrv.NewJSONRPCHandler(&handler{p: p})
+	return nil
+}
+
+// Routes implements core.RoutesProvider: GET CardPath under ActionCard and
+// POST at the path of URL under ActionRPC.
+func (p *Plugin) Routes(r core.Router) {
+	r.Handle(ActionCard, http.MethodGet, p.opts.CardPath, http.HandlerFunc(p.serveCard))
+	r.Handle(ActionRPC, http.MethodPost, p.rpcPath, http.HandlerFunc(p.serveRPC))
+}
+
+// Close implements core.PluginCloser: the routes answer 503 from then on.
+func (p *Plugin) Close(context.Context) error {
+	p.closed.Store(true)
+	return nil
+}
+
+func (p *Plugin) serveRPC(w http.ResponseWriter, r *http.Request) {
+	if p.closed.Load() || p.rpc == nil {
+		w.Header().Set("Retry-After", "5")
+		http.Error(w, "the A2A endpoint is not running", http.StatusServiceUnavailable)
+		return
+	}
+	p.rpc.ServeHTTP(flusher{w}, r)
+}
+
+// flusher gives a2a-go's SSE writer the http.Flusher it asserts, whatever
+// middleware wrapped the ResponseWriter (it flushes through Unwrap).
+type flusher struct{ http.ResponseWriter }
+
+func (f flusher) Flush() { _ = http.NewResponseController(f.ResponseWriter).Flush() }
+
+func (f flusher) Unwrap() http.ResponseWriter { return f.ResponseWriter }
+
+// taskInfo is the a2a-go view of a task's ids.
+func taskInfo(runID, sessionID string) a2a.TaskInfo {
+	return a2a.TaskInfo{TaskID: a2a.TaskID(runID), ContextID: sessionID}
+}
+
+// CardPath is where the plugin serves its Agent Card.
+func (p *Plugin) CardPath() string { return p.opts.CardPath }
