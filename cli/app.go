@@ -166,6 +166,7 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 			inst.On(l)
 		}
 	}
+	so.Evals = a.evals(inst)
 	auth.apply(so)
 	return inst, so, nil
 }

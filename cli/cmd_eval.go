@@ -1,18 +1,18 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/engine"
+	"github.com/breadai/bread/server"
 	"github.com/breadai/bread/server/project"
 )
 
@@ -53,7 +53,7 @@ func cmdEval(ctx context.Context, a *app, args []string) int {
 		return a.fail(err)
 	}
 	defer inst.Stop(context.WithoutCancel(ctx))
-	judge := evalJudge{a: a, inst: inst}
+	ev := a.evaluator(inst)
 
 	type row struct {
 		suite, typ    string
@@ -64,27 +64,16 @@ func cmdEval(ctx context.Context, a *app, args []string) int {
 	for _, s := range suites {
 		r := row{suite: s.File, typ: s.Type, total: len(s.Cases)}
 		for _, c := range s.Cases {
-			start := time.Now()
-			res, err := inst.RunSync(ctx, s.AgentID, input(c.Input), core.RunOptions{Skill: c.Skill})
-			var problems []string
-			if err != nil {
-				problems = append(problems, "run failed: "+core.Sanitize(err).Error())
-			} else {
-				for _, sc := range c.Scorers {
-					if ok, why := judge.score(ctx, sc, res.Output); !ok {
-						problems = append(problems, why)
-					}
-				}
-			}
+			res := ev.Case(ctx, s, c)
 			mark := "✓"
-			if len(problems) > 0 {
+			if !res.Passed {
 				mark = "✗"
 				failed++
 			} else {
 				r.passed++
 			}
-			fmt.Fprintf(a.stderr, "%s %s › %s (%s)\n", mark, s.File, c.Name, time.Since(start).Round(time.Millisecond))
-			for _, p := range problems {
+			fmt.Fprintf(a.stderr, "%s %s › %s (%s)\n", mark, s.File, c.Name, (time.Duration(res.DurationMs) * time.Millisecond).Round(time.Millisecond))
+			for _, p := range res.Problems {
 				fmt.Fprintln(a.stderr, "    "+p)
 			}
 			if ctx.Err() != nil {
@@ -109,63 +98,43 @@ func cmdEval(ctx context.Context, a *app, args []string) int {
 	return ExitOK
 }
 
-func input(raw json.RawMessage) any {
-	if len(raw) == 0 {
-		return ""
+// evaluator runs eval cases on inst: custom scorers in the project
+// directory, llmJudge scorers with the project's providers.
+func (a *app) evaluator(inst *engine.Instance) project.Evaluator {
+	j := evalJudge{a: a}
+	return project.Evaluator{
+		Dir: a.project.Dir,
+		Run: func(ctx context.Context, agentID string, input any, opts core.RunOptions) (any, error) {
+			res, err := inst.RunSync(ctx, agentID, input, opts)
+			if err != nil {
+				return nil, err
+			}
+			return res.Output, nil
+		},
+		Judge: j.llm,
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return raw
 }
 
-// evalJudge scores outputs.
+// evals is the server's POST /agents/{id}/evals: every case of the
+// agent's suites.
+func (a *app) evals(inst *engine.Instance) server.EvalFunc {
+	return func(ctx context.Context, agentID string) ([]project.EvalResult, error) {
+		var suites []*project.EvalSuite
+		for _, s := range a.project.Evals {
+			if s.AgentID == agentID {
+				suites = append(suites, s)
+			}
+		}
+		if len(suites) == 0 {
+			return nil, &core.BreadError{Code: server.CodeEvalsNotFound, Message: "agent " + strconv.Quote(agentID) + " has no eval suite (agents/<id>/evals/*.eval.yaml)"}
+		}
+		return a.evaluator(inst).Suites(ctx, suites, nil), nil
+	}
+}
+
+// evalJudge scores llmJudge scorers.
 type evalJudge struct {
-	a    *app
-	inst *engine.Instance
-}
-
-// text is an output as scorers compare it: a string as is, anything else as
-// compact JSON.
-func text(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-func (j evalJudge) score(ctx context.Context, sc project.Scorer, output any) (bool, string) {
-	out := text(output)
-	switch sc.Type {
-	case "exact":
-		return out == sc.Expected, fmt.Sprintf("exact: got %q, want %q", clip(out), sc.Expected)
-	case "contains":
-		return strings.Contains(out, sc.Expected), fmt.Sprintf("contains: %q not in %q", sc.Expected, clip(out))
-	case "regex":
-		return sc.Pattern.MatchString(out), fmt.Sprintf("regex: %s does not match %q", sc.Pattern, clip(out))
-	case "custom":
-		return j.custom(ctx, sc, output)
-	case "llmJudge":
-		return j.llm(ctx, sc, out)
-	}
-	return false, "unknown scorer " + sc.Type
-}
-
-// custom runs the scorer's program with the output as JSON on stdin; exit 0
-// passes.
-func (j evalJudge) custom(ctx context.Context, sc project.Scorer, output any) (bool, string) {
-	payload, _ := json.Marshal(output)
-	cmd := exec.CommandContext(ctx, sc.Command[0], sc.Command[1:]...)
-	cmd.Dir = j.a.project.Dir
-	cmd.Stdin = bytes.NewReader(payload)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return false, fmt.Sprintf("custom: %s: %v %s", sc.Command[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return true, ""
+	a *app
 }
 
 // judgeModel resolves the judge: BREAD_EVAL_MODEL, then the scorer's
@@ -219,11 +188,4 @@ func (j evalJudge) llm(ctx context.Context, sc project.Scorer, out string) (bool
 		return false, "llmJudge (" + ref.String() + "): the judge did not answer JSON"
 	}
 	return v.Pass, "llmJudge (" + ref.String() + "): " + v.Reason
-}
-
-func clip(s string) string {
-	if len(s) > 120 {
-		return s[:120] + "…"
-	}
-	return s
 }

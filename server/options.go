@@ -1,10 +1,12 @@
 package server
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/server/project"
 	"github.com/breadai/bread/transports/httpstream"
 )
 
@@ -79,7 +81,16 @@ type Options struct {
 	// RetryAfter is the Retry-After of a run refused while draining
 	// (default 5 s, whole seconds).
 	RetryAfter time.Duration
+	// Evals runs an agent's eval suites for POST /agents/{id}/evals (bread
+	// dev and bread start run the project's agents/<id>/evals); nil
+	// answers 501 NOT_IMPLEMENTED. An error with the code EVALS_NOT_FOUND
+	// is 404.
+	Evals EvalFunc
 }
+
+// EvalFunc runs every eval case of agentID and returns the per-case
+// results in order.
+type EvalFunc func(ctx context.Context, agentID string) ([]project.EvalResult, error)
 
 // Auth configures authentication and authorization.
 type Auth struct {

@@ -12,10 +12,13 @@ func (s *Server) routes(r core.Router) {
 	s.healthRoutes(r)
 	r.Handle(core.ActionAgentList, http.MethodGet, "/agents", http.HandlerFunc(s.listAgents))
 	r.Handle(core.ActionAgentRead, http.MethodGet, "/agents/{id}", http.HandlerFunc(s.readAgent))
+	r.Handle(ActionAgentEval, http.MethodPost, "/agents/{id}/evals", http.HandlerFunc(s.runEvals))
+	r.Handle(ActionPipelineList, http.MethodGet, "/pipelines", http.HandlerFunc(s.listPipelines))
 
 	r.Handle(core.ActionSessionList, http.MethodGet, "/sessions", http.HandlerFunc(s.listSessions))
 	r.Handle(core.ActionSessionCleanup, http.MethodPost, "/sessions/cleanup", http.HandlerFunc(s.cleanupSessions))
 	r.Handle(core.ActionSessionRead, http.MethodGet, "/sessions/{id}", http.HandlerFunc(s.readSession))
+	r.Handle(core.ActionSessionRead, http.MethodGet, "/sessions/{id}/messages", http.HandlerFunc(s.readMessages))
 	r.Handle(core.ActionSessionDelete, http.MethodDelete, "/sessions/{id}", http.HandlerFunc(s.deleteSession))
 
 	r.Handle(core.ActionLoopList, http.MethodGet, "/loops", http.HandlerFunc(s.listLoops))

@@ -1,18 +1,24 @@
 package server
 
 import (
+	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/breadai/bread/core"
 )
 
-// agentView is what the API shows of an agent: its id, model and output
-// format. Settings and provider options stay private (they can hold
-// endpoints or keys).
+// agentView is what the API shows of an agent: its id, description, model,
+// output format and input schema. Settings and provider options stay
+// private (they can hold endpoints or keys).
 type agentView struct {
-	ID           string    `json:"id"`
-	Model        modelView `json:"model"`
-	OutputFormat string    `json:"outputFormat"`
+	ID           string          `json:"id"`
+	Description  string          `json:"description,omitempty"`
+	Model        modelView       `json:"model"`
+	OutputFormat string          `json:"outputFormat"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 }
 
 type modelView struct {
@@ -25,7 +31,11 @@ func viewAgent(a *core.Agent) agentView {
 	if format == "" {
 		format = core.FormatText
 	}
-	return agentView{ID: a.ID, Model: modelView{Provider: a.Model.Provider, Model: a.Model.Model}, OutputFormat: format}
+	v := agentView{ID: a.ID, Description: a.Description, Model: modelView{Provider: a.Model.Provider, Model: a.Model.Model}, OutputFormat: format}
+	if json.Valid(a.InputSchema) {
+		v.InputSchema = a.InputSchema
+	}
+	return v
 }
 
 func (s *Server) listAgents(w http.ResponseWriter, _ *http.Request) {
@@ -47,4 +57,71 @@ func (s *Server) readAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, viewAgent(a))
+}
+
+// pipelineView is what GET /pipelines shows of a pipeline: its id, a
+// description made of its steps' agents, the steps, and the input schema
+// of its first agent (the pipeline's input is that agent's).
+type pipelineView struct {
+	ID          string              `json:"id"`
+	Description string              `json:"description"`
+	Steps       []core.PipelineStep `json:"steps"`
+	InputSchema json.RawMessage     `json:"inputSchema,omitempty"`
+}
+
+func (s *Server) listPipelines(w http.ResponseWriter, _ *http.Request) {
+	pipelines := s.inst.Pipelines()
+	out := make([]pipelineView, 0, len(pipelines))
+	for _, id := range slices.Sorted(maps.Keys(pipelines)) {
+		steps := pipelines[id]
+		v := pipelineView{ID: id, Steps: nonNil(steps), Description: describeSteps(steps)}
+		if first := firstAgent(steps); first != "" {
+			if a, ok := s.inst.Agent(first); ok && json.Valid(a.InputSchema) {
+				v.InputSchema = a.InputSchema
+			}
+		}
+		out = append(out, v)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// describeSteps renders steps as "a → b → (c | d)": sequential steps with
+// arrows, nested steps in parentheses, route targets as alternatives.
+func describeSteps(steps []core.PipelineStep) string {
+	parts := make([]string, 0, len(steps))
+	for _, st := range steps {
+		switch {
+		case st.AgentID != "":
+			parts = append(parts, st.AgentID)
+		case len(st.Steps) > 0:
+			sep := " → "
+			if st.Type == core.StepParallel {
+				sep = " ‖ "
+			}
+			inner := make([]string, 0, len(st.Steps))
+			for _, in := range st.Steps {
+				inner = append(inner, describeSteps([]core.PipelineStep{in}))
+			}
+			parts = append(parts, "("+strings.Join(inner, sep)+")")
+		case len(st.Routes) > 0:
+			parts = append(parts, "("+strings.Join(slices.Sorted(maps.Values(st.Routes)), " | ")+")")
+		default:
+			parts = append(parts, string(st.Type))
+		}
+	}
+	return strings.Join(parts, " → ")
+}
+
+// firstAgent is the agent a pipeline's input reaches first, or "".
+func firstAgent(steps []core.PipelineStep) string {
+	for _, st := range steps {
+		if st.AgentID != "" {
+			return st.AgentID
+		}
+		if a := firstAgent(st.Steps); a != "" {
+			return a
+		}
+		return ""
+	}
+	return ""
 }

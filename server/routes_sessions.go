@@ -136,3 +136,25 @@ func nonNil[T any](s []T) []T {
 	}
 	return s
 }
+
+// readMessages answers GET /sessions/{id}/messages: the session's history
+// in the order it was written. It is session.read's: whoever may read a
+// session may read what was said in it.
+func (s *Server) readMessages(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	st := s.inst.Store()
+	if _, err := st.GetSession(r.Context(), id); err != nil {
+		if errors.Is(err, core.ErrSessionNotFound) {
+			writeError(w, http.StatusNotFound, core.CodeSessionNotFound, "session "+quote(id)+" not found")
+			return
+		}
+		writeFailure(w, r, s.log, err)
+		return
+	}
+	msgs, err := st.GetMessages(r.Context(), id)
+	if err != nil {
+		writeFailure(w, r, s.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nonNil(msgs))
+}
