@@ -363,8 +363,10 @@ func (a *app) remoteAgent(c *project.Component) (core.RemoteAgent, error) {
 		return httpchunked.RemoteAgent(httpchunked.RemoteOptions{URL: o.URL, Headers: h, Signer: signer, HTTPClient: a.remoteHTTPClient()}), nil
 	case "httpsse":
 		return httpsse.RemoteAgent(httpsse.RemoteOptions{URL: o.URL, Headers: h, Signer: signer, HTTPClient: a.remoteHTTPClient()}), nil
+	case "a2a":
+		return a.a2aRemoteAgent(c, o.URL, h, signer)
 	}
-	return nil, unknown(c, "remote agent transport", []string{"httpchunked", "httpsse"})
+	return nil, unknown(c, "remote agent transport", []string{"a2a", "httpchunked", "httpsse"})
 }
 
 func fileExists(path string) bool {

@@ -150,6 +150,7 @@ require (
 )
 
 require (
+	github.com/a2aproject/a2a-go v0.3.3
 	github.com/breadai/bread/core v0.0.0
 	github.com/breadai/bread/engine v0.0.0
 	github.com/breadai/bread/extensions/auth/apikey v0.0.0
@@ -158,6 +159,7 @@ require (
 	github.com/breadai/bread/extensions/auth/trusted v0.0.0
 	github.com/breadai/bread/extensions/credentials/vault v0.0.0
 	github.com/breadai/bread/extensions/otel v0.0.0
+	github.com/breadai/bread/protocols/a2a v0.0.0
 	github.com/breadai/bread/protocols/agui v0.0.0
 	github.com/breadai/bread/protocols/mcpclient v0.0.0
 	github.com/breadai/bread/protocols/mcpserver v0.0.0
@@ -187,6 +189,7 @@ replace (
 	github.com/breadai/bread/extensions/auth/trusted => ../extensions/auth/trusted
 	github.com/breadai/bread/extensions/credentials/vault => ../extensions/credentials/vault
 	github.com/breadai/bread/extensions/otel => ../extensions/otel
+	github.com/breadai/bread/protocols/a2a => ../protocols/a2a
 	github.com/breadai/bread/protocols/agui => ../protocols/agui
 	github.com/breadai/bread/protocols/mcpclient => ../protocols/mcpclient
 	github.com/breadai/bread/protocols/mcpserver => ../protocols/mcpserver

@@ -21,7 +21,7 @@ type telemetry struct {
 }
 
 // pluginTypes are the plugin types bread.yaml may name: the built-in otel,
-// mcpclient, mcpserver and agui, then Options.PluginTypes (which may replace
+// mcpclient, mcpserver, agui and a2a, then Options.PluginTypes (which may replace
 // them).
 func (a *app) pluginTypes() map[string]PluginFactory {
 	types := map[string]PluginFactory{
@@ -35,6 +35,7 @@ func (a *app) pluginTypes() map[string]PluginFactory {
 	}
 	maps.Copy(types, a.mcpPluginTypes())
 	maps.Copy(types, a.aguiPluginTypes())
+	maps.Copy(types, a.a2aPluginTypes())
 	maps.Copy(types, a.opts.PluginTypes)
 	return types
 }

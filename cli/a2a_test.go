@@ -1,0 +1,114 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2aclient"
+	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+
+	"github.com/breadai/bread/cli"
+)
+
+// a2aClient resolves the Agent Card at base+cardPath and connects
+// a2a-go's client to the endpoint it advertises.
+func a2aClient(t *testing.T, base, cardPath string) *a2aclient.Client {
+	t.Helper()
+	card, err := agentcard.DefaultResolver.Resolve(t.Context(), base, agentcard.WithPath(cardPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := a2aclient.NewFromCard(t.Context(), card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func a2aText(t *a2a.Task) string {
+	var b strings.Builder
+	for _, a := range t.Artifacts {
+		for _, p := range a.Parts {
+			if tp, ok := p.(a2a.TextPart); ok {
+				b.WriteString(tp.Text)
+			}
+		}
+	}
+	return b.String()
+}
+
+// TestA2AFromBreadYAML: `plugins: [{type: a2a, ...}]` serves the agent's
+// Agent Card and JSON-RPC endpoint on `bread start`; a2a-go's client sends
+// a message over a real socket and reads the task back.
+func TestA2AFromBreadYAML(t *testing.T) {
+	dir := project(t, basic(map[string]string{
+		"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\nplugins:\n  - {type: a2a, agent: echo, url: /a2a}\n",
+	}))
+	port := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan result, 1)
+	go func() {
+		var out, errOut syncWriter
+		out.w, errOut.w = &bytes.Buffer{}, &bytes.Buffer{}
+		code := cli.Main(cli.Options{Context: ctx, Args: []string{"start", "-p", strconv.Itoa(port), "-H", "127.0.0.1", "--cwd", dir},
+			Stdout: &out, Stderr: &errOut, LookupEnv: func(string) (string, bool) { return "", false }})
+		done <- result{code, out.String(), errOut.String()}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("start did not stop")
+		}
+	})
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	waitHTTP(t, base+"/agents")
+	client := a2aClient(t, base, "/.well-known/agent-card.json")
+	res, err := client.SendMessage(t.Context(), &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "hi"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok || task.Status.State != a2a.TaskStateCompleted || a2aText(task) != "Hello there." {
+		t.Fatalf("result = %#v", res)
+	}
+	got, err := client.GetTask(t.Context(), &a2a.TaskQueryParams{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateCompleted || got.ContextID != task.ContextID {
+		t.Fatalf("tasks/get = %+v, %v", got, err)
+	}
+	if _, err := client.GetTask(t.Context(), &a2a.TaskQueryParams{ID: "nope"}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("unknown task: %v", err)
+	}
+	// Another bread delegates to it: `remoteAgents` of type a2a.
+	front := project(t, map[string]string{
+		"bread.yaml": "store: {type: sqlite, path: ./bread.db}\nremoteAgents:\n  helper: {type: a2a, url: \"" + base + "\"}\n",
+	})
+	r := run(t, cli.Options{}, "invoke", "--cwd", front, "helper", "hi")
+	if r.code != cli.ExitOK || !strings.Contains(r.stdout, "Hello there.") {
+		t.Fatalf("invoke through A2A: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestA2AConfigErrors: a missing url or an unknown agent fails the boot.
+func TestA2AConfigErrors(t *testing.T) {
+	for yaml, want := range map[string]string{
+		"  - {type: a2a, agent: echo}\n":             "INVALID_CONFIG",
+		"  - {type: a2a, agent: ghost, url: /a2a}\n": "AGENT_NOT_FOUND",
+		"  - {type: a2a, agnet: echo, url: /a2a}\n":  "INVALID_CONFIG",
+	} {
+		dir := project(t, basic(map[string]string{
+			"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\nplugins:\n" + yaml,
+		}))
+		r := run(t, cli.Options{}, "invoke", "--cwd", dir, "echo", "hi")
+		if r.code == cli.ExitOK || !strings.Contains(r.stderr, want) {
+			t.Errorf("%s: exit %d: %s", yaml, r.code, r.stderr)
+		}
+	}
+}
