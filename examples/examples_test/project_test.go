@@ -14,6 +14,7 @@ import (
 var projects = []string{
 	"hello-world", "hitl-approval", "pipeline", "loop", "researcher-writer",
 	"knowledge-graph", "store-showcase", "remote-agent/provider", "remote-agent/consumer", "auth",
+	"a2a/server", "a2a/client",
 }
 
 // projectEnv is the environment every project's build sees: the auth
@@ -65,7 +66,7 @@ func TestProjectsRunOfflineAndOnline(t *testing.T) {
 			t.Errorf("%s: .gitignore should ignore bread.db* and .bread/ (%v)", p, err)
 		}
 		readme := dir
-		if strings.HasPrefix(p, "remote-agent/") {
+		if strings.HasPrefix(p, "remote-agent/") || strings.HasPrefix(p, "a2a/") {
 			readme = filepath.Dir(dir)
 		}
 		if _, err := os.Stat(filepath.Join(readme, "README.md")); err != nil {

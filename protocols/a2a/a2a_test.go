@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,7 @@ type setup struct {
 	opts   a2ap.Options
 	agents []*core.Agent
 	blobs  core.BlobStore
+	auth   *server.Auth
 }
 
 func scripted(id string, turns ...modeltest.Turn) *core.Agent {
@@ -66,18 +68,22 @@ func newStack(t *testing.T, s setup) *stack {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = in.Stop(context.Background()) })
-	srv, err := server.New(in, server.Options{})
+	srv, err := server.New(in, server.Options{Auth: s.auth})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs.Config.Handler = srv.Handler()
 	hs.Start()
 	t.Cleanup(hs.Close)
-	card, err := agentcard.NewResolver(hs.Client()).Resolve(t.Context(), base, agentcard.WithPath(p.CardPath()))
+	hc := hs.Client()
+	if s.auth != nil {
+		hc = userClient("ann")
+	}
+	card, err := agentcard.NewResolver(hc).Resolve(t.Context(), base, agentcard.WithPath(p.CardPath()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := a2aclient.NewFromCard(t.Context(), card)
+	client, err := a2aclient.NewFromCard(t.Context(), card, a2aclient.WithJSONRPCTransport(hc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -603,4 +609,83 @@ func TestOptions(t *testing.T) {
 func isCode(err error, code string) bool {
 	var be *core.BreadError
 	return errors.As(err, &be) && be.Code == code
+}
+
+// userClient is an HTTP client that says who it is in X-User.
+func userClient(user string) *http.Client {
+	return &http.Client{Transport: asUser{user}}
+}
+
+type asUser struct{ user string }
+
+func (u asUser) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-User", u.user)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+type headerAuth struct{}
+
+func (headerAuth) Name() string { return "header" }
+
+func (headerAuth) Authenticate(r *http.Request) (*core.AuthIdentity, error) {
+	if u := r.Header.Get("X-User"); u != "" {
+		return &core.AuthIdentity{Subject: u}, nil
+	}
+	return nil, core.Errorf(core.CodeUnauthorized, "who are you")
+}
+
+// TestTasksBelongToTheirStarter: with auth, a task is read, cancelled,
+// resubscribed to and answered only by the identity that started it; the
+// routes' actions are granted like core's.
+func TestTasksBelongToTheirStarter(t *testing.T) {
+	var actions []string
+	s := newStack(t, setup{
+		agents: []*core.Agent{humanAgent(modeltest.ToolCall("human_confirm", map[string]string{"url": "u"}), modeltest.Text("done"))},
+		auth: &server.Auth{Strategies: []core.BreadAuthStrategy{headerAuth{}}, Authorize: func(_ context.Context, id *core.AuthIdentity, action string, _ map[string]string) bool {
+			actions = append(actions, action)
+			return (action == a2ap.ActionCard || action == a2ap.ActionRPC) && id.Subject != "intruder"
+		}},
+	})
+	res, err := s.client.SendMessage(t.Context(), textMessage("publish"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("task = %+v", task)
+	}
+	card, err := agentcard.NewResolver(userClient("bob")).Resolve(t.Context(), s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := a2aclient.NewFromCard(t.Context(), card, a2aclient.WithJSONRPCTransport(userClient("bob")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.GetTask(t.Context(), &a2a.TaskQueryParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("bob reads ann's task: %v", err)
+	}
+	if _, err := bob.CancelTask(t.Context(), &a2a.TaskIDParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("bob cancels ann's task: %v", err)
+	}
+	if _, err := collect(t, bob.ResubscribeToTask(t.Context(), &a2a.TaskIDParams{ID: task.ID})); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("bob resubscribes to ann's task: %v", err)
+	}
+	answer := &a2a.MessageSendParams{Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.DataPart{Data: map[string]any{"url": "u"}})}
+	if _, err := bob.SendMessage(t.Context(), answer); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("bob answers ann's task: %v", err)
+	}
+	res, err = s.client.SendMessage(t.Context(), answer)
+	if err != nil || res.(*a2a.Task).Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("ann answers: %+v, %v", res, err)
+	}
+	// The intruder is refused the action itself: HTTP 403, before JSON-RPC.
+	intruder, _ := a2aclient.NewFromCard(t.Context(), card, a2aclient.WithJSONRPCTransport(userClient("intruder")))
+	if _, err := intruder.GetTask(t.Context(), &a2a.TaskQueryParams{ID: task.ID}); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Errorf("intruder: %v", err)
+	}
+	if !slices.Contains(actions, a2ap.ActionCard) || !slices.Contains(actions, a2ap.ActionRPC) {
+		t.Errorf("actions authorized: %v", actions)
+	}
 }

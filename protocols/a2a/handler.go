@@ -37,10 +37,20 @@ func (h *handler) record(ctx context.Context, id a2a.TaskID) (core.RunRecord, er
 		}
 		return rec, h.internal(ctx, "reading a task's run record", err)
 	}
-	if rec.AgentID != h.p.opts.Agent || rec.PipelineID != "" {
+	if rec.AgentID != h.p.opts.Agent || rec.PipelineID != "" || !h.allowed(ctx, rec) {
 		return rec, fmt.Errorf("task %s: %w", quote(string(id)), a2a.ErrTaskNotFound)
 	}
 	return rec, nil
+}
+
+// allowed applies Options.AuthorizeTask, or the default: the starter of the
+// run, when the request carries an identity.
+func (h *handler) allowed(ctx context.Context, rec core.RunRecord) bool {
+	id := core.IdentityFrom(ctx)
+	if f := h.p.opts.AuthorizeTask; f != nil {
+		return f(ctx, id, rec.ID)
+	}
+	return id == nil || (rec.StartedBy != "" && rec.StartedBy == core.OwnerKey(id))
 }
 
 // internal logs err and answers -32603 without its details.
@@ -381,17 +391,24 @@ func (s *started) task() *a2a.Task {
 
 // events maps the run's crumbs to events up to a final status, then reads
 // the rest of the run without mapping it (leaving early would cancel it).
-// Stopping the range cancels the run.
+// The final status goes out once the run's stream has ended, when the
+// engine has stored the run's crumbs: a client may act on it at once (answer
+// an input request on another replica) and find the log complete. Stopping
+// the range cancels the run.
 func (s *started) events(ctx context.Context) iter.Seq[a2a.Event] {
 	return func(yield func(a2a.Event) bool) {
 		defer s.stop()
 		m := newMapper(s.info)
 		c, err, more := s.first, s.ferr, true
 		final := false
+		var held a2a.Event
 		for more && !final {
 			if c != nil {
 				var evs []a2a.Event
 				evs, final = m.events(c, true)
+				if final {
+					held, evs = evs[len(evs)-1], evs[:len(evs)-1]
+				}
 				for _, ev := range evs {
 					if !yield(ev) {
 						return
@@ -415,6 +432,7 @@ func (s *started) events(ctx context.Context) iter.Seq[a2a.Event] {
 		if final {
 			for _, _, ok := s.next(); ok; _, _, ok = s.next() {
 			}
+			yield(held)
 			return
 		}
 		// The run's stream ended without a terminal crumb: its record says

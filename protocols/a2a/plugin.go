@@ -64,6 +64,12 @@ type Options struct {
 	Description string `json:"description,omitempty"`
 	// Version is the card's agent version (default "1.0.0").
 	Version string `json:"version,omitempty"`
+	// AuthorizeTask decides whether a caller may read, resubscribe to,
+	// cancel or answer a task (Go only); it runs after the server granted
+	// ActionRPC, and false answers as if the task did not exist. nil: with
+	// auth, only the identity that started the task's run (its record's
+	// StartedBy, by core.OwnerKey); without auth (no identity), anyone.
+	AuthorizeTask core.AuthorizeStreamFunc `json:"-"`
 	// Canceller cancels runs on any replica (Go only; the CLI sets the
 	// cluster coordinator when the bus is Redis). nil cancels runs of
 	// this replica only.
