@@ -97,14 +97,23 @@ func cmdChat(ctx context.Context, a *app, args []string) int {
 		}
 		runCtx, cancel := context.WithCancel(ctx)
 		stream := inst.Run(runCtx, agentID, parseInput(line), core.RunOptions{Session: core.SessionOptions{ID: *session}, Skill: *skill})
+		// A turn may ask several humans at once (one checkpoint each); they
+		// are asked in turn, and the run goes on after the last answer.
+		var pending []*core.HumanRequired
 		for stream != nil {
-			hr, code, leave := a.watchTurn(ctx, stream, sig, cancel)
+			hrs, code, leave := a.watchTurn(ctx, stream, sig, cancel)
 			if leave {
 				cancel()
 				return code
 			}
+			if len(hrs) > 0 {
+				// The latest stream lists everything the run still waits on.
+				pending = hrs
+			}
 			stream = nil
-			if hr != nil {
+			if len(pending) > 0 {
+				hr := pending[0]
+				pending = pending[1:]
 				fmt.Fprint(a.stdout, a.humanPrompt(hr))
 				text, code, ok := next()
 				if !ok {
@@ -146,13 +155,12 @@ func readLines(r io.Reader, done <-chan struct{}) <-chan string {
 
 // watchTurn shows a run until it ends while watching for Ctrl-C: the
 // first cancels the run (the chat goes on once it has ended), a second
-// leaves. It returns the human request the run ended on, if any, or leave
+// leaves. It returns the human requests the run ended on, if any, or leave
 // and an exit code.
-func (a *app) watchTurn(ctx context.Context, stream iter.Seq2[core.Crumb, error], sig <-chan os.Signal, cancel context.CancelFunc) (*core.HumanRequired, int, bool) {
-	turn := make(chan *core.HumanRequired, 1) // buffered: the drain never waits on us
+func (a *app) watchTurn(ctx context.Context, stream iter.Seq2[core.Crumb, error], sig <-chan os.Signal, cancel context.CancelFunc) ([]*core.HumanRequired, int, bool) {
+	turn := make(chan []*core.HumanRequired, 1) // buffered: the drain never waits on us
 	go func() {
-		hr, _ := a.showTurn(stream)
-		turn <- hr
+		turn <- a.showTurn(stream)
 	}()
 	interrupted, ending := false, ctx.Done()
 	for {
@@ -182,15 +190,15 @@ func (a *app) watchTurn(ctx context.Context, stream iter.Seq2[core.Crumb, error]
 }
 
 // showTurn drains a stream (the printer listening on the instance shows
-// it) and returns the human request it ended on, if any.
-func (a *app) showTurn(stream iter.Seq2[core.Crumb, error]) (*core.HumanRequired, bool) {
-	var hr *core.HumanRequired
+// it) and returns the human requests it ended on, in call order.
+func (a *app) showTurn(stream iter.Seq2[core.Crumb, error]) []*core.HumanRequired {
+	var hrs []*core.HumanRequired
 	for c := range stream {
 		if h, ok := c.(*core.HumanRequired); ok {
-			hr = h
+			hrs = append(hrs, h)
 		}
 	}
-	return hr, true
+	return hrs
 }
 
 // humanPrompt is the question for a human tool's answer (JSON or text)

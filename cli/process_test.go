@@ -115,6 +115,41 @@ func TestChatThroughATerminalWithAHumanAnswer(t *testing.T) {
 	}
 }
 
+// A turn that calls two human tools at once: the chat asks both, one after
+// the other, and the run goes on after the second answer.
+func TestChatAsksEveryHumanOfATurn(t *testing.T) {
+	dir := project(t, map[string]string{
+		"bread.yaml":                          "store: {type: sqlite, path: ./bread.db}\n",
+		"agents/planner/agent.yaml":           "model: {provider: replay, model: t/plan.jsonl}\n",
+		"agents/planner/tools/pick_day.yaml":  "type: human\nprompt: Which day?\nschema: {type: object}\n",
+		"agents/planner/tools/pick_city.yaml": "type: human\nprompt: Which city?\nschema: {type: object}\n",
+		"t/plan.jsonl": transcript(
+			`raw:{"call":N,"type":"tool-call","toolCallId":"d","toolName":"human_pick_day","input":{}}`+"\n"+
+				`{"call":N,"type":"tool-call","toolCallId":"c","toolName":"human_pick_city","input":{}}`,
+			"Rome on Friday it is.",
+		),
+	})
+	term := startTerminal(t, dir, "chat")
+	term.expect("chatting with planner (session ")
+	term.send("plan a trip")
+	term.expect("Which day?")
+	term.send(`{"day":"Friday"}`)
+	term.expect("Which city?")
+	term.send(`{"city":"Rome"}`)
+	term.expect("Rome on Friday it is.")
+	term.send("/exit")
+	done := make(chan error, 1)
+	go func() { done <- term.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("chat exited with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("chat did not exit on /exit")
+	}
+}
+
 func freePort(t *testing.T) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -48,6 +48,19 @@ func IsTerminal(crumbType string) bool {
 	return crumbType == TypeAgentRunEnd || crumbType == TypeAgentError
 }
 
+// EndsCall reports whether c ends the stream of one call (a run, a
+// resume): a terminal crumb, or the last human:required of a suspension. A
+// turn that asks several humans emits one human:required per checkpoint,
+// each listing the checkpoints the run waits on in Set; the last of them
+// is the one naming itself last.
+func EndsCall(c Crumb) bool {
+	if IsTerminal(c.CrumbType()) {
+		return true
+	}
+	h, ok := c.(*HumanRequired)
+	return ok && (len(h.Set) == 0 || h.Set[len(h.Set)-1] == h.CheckpointID)
+}
+
 // marshalTagged encodes v (a method-less copy of a struct) with a constant
 // discriminator written first, so every crumb shares one encoding path. key
 // and value must not need JSON escaping.

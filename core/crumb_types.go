@@ -140,6 +140,12 @@ type HumanRequired struct {
 	Schema       any       `json:"schema"`
 	Prompt       string    `json:"prompt,omitempty"`
 	Kind         HumanKind `json:"kind"`
+	// Set lists every checkpoint the run waits on, this one included, when
+	// the model called several human tools at once: each is answered on its
+	// own, and the run continues after the last answer. An answer that
+	// leaves others pending ends its resume with a human:required for each
+	// of them, Set then listing those. See EndsCall.
+	Set []string `json:"set,omitempty"`
 }
 
 // HumanResumed opens the continuation stream of a resumed run.

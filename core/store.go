@@ -74,17 +74,21 @@ type CheckpointStore interface {
 	// branches, a supervisor's delegations), creating the join with slots
 	// slots on first use. complete is true for exactly one caller: the one
 	// whose call settled the last unsettled slot; outputs then holds every
-	// slot's output by index. Settling a slot again keeps its first output
-	// and is never complete. It is how "the last child continues the
-	// composition" is decided once, whatever runs concurrently; a slot out
-	// of range is VALIDATION_ERROR.
+	// slot's output by index. Settling a slot again keeps its first
+	// output; it is complete again only for the slot that completed the
+	// join, so the completer's retry (a process that died before carrying
+	// the composition on; its checkpoint claim makes the retry exclusive)
+	// gets the outputs once more, and every other slot never does. It is
+	// how "the last child continues the composition" is decided once,
+	// whatever runs concurrently; a slot out of range is VALIDATION_ERROR.
 	SettleJoin(ctx context.Context, joinID string, slots, slot int, output json.RawMessage) (outputs []json.RawMessage, complete bool, err error)
 	// ListCheckpoints returns every checkpoint, oldest first.
 	ListCheckpoints(ctx context.Context) ([]CheckpointRecord, error)
-	// SuspendRun appends a suspending run's messages and saves its checkpoint
-	// as one atomic unit, so a crash can never leave a tool call with no
-	// checkpoint to resume it.
-	SuspendRun(ctx context.Context, sessionID string, msgs []SessionMessage, cp CheckpointRecord) error
+	// SuspendRun appends a suspending run's messages and saves its
+	// checkpoints as one atomic unit, so a crash can never leave a tool
+	// call with no checkpoint to resume it. A turn that calls several
+	// human tools saves one checkpoint per call, all or none.
+	SuspendRun(ctx context.Context, sessionID string, msgs []SessionMessage, cps ...CheckpointRecord) error
 }
 
 // LoopStore is the optional record of agent-driven loops and their
@@ -226,8 +230,12 @@ type CheckpointRecord struct {
 	Parent *CheckpointParent `json:"parent,omitempty"`
 	// Pending lists, on a supervisor suspended by its delegations, the child
 	// runs it waits for. Such a checkpoint is resumed through its children.
-	Pending   []PendingDelegation `json:"pending,omitempty"`
-	CreatedAt int64               `json:"createdAt"`
+	Pending []PendingDelegation `json:"pending,omitempty"`
+	// Set links the checkpoints of one turn that called several human
+	// tools: each is answered on its own, and the run continues once the
+	// last of them is answered. Nil for a turn with one human call.
+	Set       *HumanSet `json:"set,omitempty"`
+	CreatedAt int64     `json:"createdAt"`
 	// Meta holds what plugins attached to the suspension (a trace
 	// context, say; see CheckpointAnnotator), handed back to the resumed
 	// run's context wherever it resumes (CheckpointMetaFrom).
@@ -289,6 +297,26 @@ type ParallelProgress struct {
 	BranchIndex int    `json:"branchIndex"`
 	Branches    int    `json:"branches"`
 	JoinID      string `json:"joinId"`
+}
+
+// HumanSet is the group of checkpoints one model turn left, one per human
+// call. ID names the join (CheckpointStore.SettleJoin) whose slots are the
+// set's checkpoints in call order: the answer that settles the last slot
+// continues the run.
+type HumanSet struct {
+	ID            string   `json:"id"`
+	CheckpointIDs []string `json:"checkpointIds"`
+}
+
+// Slot is the index of checkpoint id in the set, -1 when it is not one of
+// its members.
+func (s *HumanSet) Slot(id string) int {
+	for i, c := range s.CheckpointIDs {
+		if c == id {
+			return i
+		}
+	}
+	return -1
 }
 
 // PendingDelegation is one suspended child of a supervisor.

@@ -101,7 +101,7 @@ func (r *run) answer(ctx context.Context, cp core.CheckpointRecord, response any
 		// An earlier attempt at this resume recorded the answer before its
 		// process died: the approved tool finished, so it does not run
 		// again, and the model continues from that answer.
-		return r.continueRun(ctx)
+		return r.afterAnswer(ctx, cp)
 	}
 	var part core.Part
 	switch {
@@ -133,7 +133,65 @@ func (r *run) answer(ctx context.Context, cp core.CheckpointRecord, response any
 	if err := r.persist(ctx, core.Message{Role: core.RoleTool, Parts: []core.Part{part}}); err != nil {
 		return outcome{}, r.fail(ctx, err)
 	}
+	return r.afterAnswer(ctx, cp)
+}
+
+// afterAnswer carries a resumed run on once its answer is recorded: at once
+// for a lone checkpoint. A checkpoint of a set settles its slot of the set's
+// join; only the answer that settles the last slot continues the run (the
+// store decides it once, whatever resumes run concurrently), and every other
+// answer ends its resume with the run still suspended on its siblings.
+//
+// The run's record says suspended before the slot is settled: once it is,
+// the last sibling may already be running the continuation, whose record
+// must not be overwritten.
+func (r *run) afterAnswer(ctx context.Context, cp core.CheckpointRecord) (outcome, error) {
+	set := cp.Set
+	if set == nil {
+		return r.continueRun(ctx)
+	}
+	siblings := r.in.pendingSiblings(ctx, set, cp.ID)
+	waiting := outcome{suspended: true}
+	if len(siblings) > 0 {
+		waiting.checkpointID = siblings[0].ID
+	}
+	r.in.records.ended(ctx, r.record(), waiting, nil)
+	_, complete, err := r.in.store.SettleJoin(ctx, set.ID, len(set.CheckpointIDs), set.Slot(cp.ID), json.RawMessage(`null`))
+	if err != nil {
+		return outcome{}, r.fail(ctx, err)
+	}
+	if !complete {
+		// This checkpoint is answered: remove it. The run's record stays as
+		// written above, and the stream ends as a suspension does, with
+		// what the run still waits on.
+		r.recorded, r.resumedFrom = true, nil
+		r.in.records.settle(ctx, cp, nil)
+		ids := make([]string, len(siblings))
+		for i, s := range siblings {
+			ids[i] = s.ID
+		}
+		for _, s := range siblings {
+			r.emit(&core.HumanRequired{CrumbBase: r.base(), CheckpointID: s.ID, ToolName: s.ToolName, Schema: s.Schema, Prompt: s.Prompt, Kind: s.Kind, Set: ids})
+		}
+		return waiting, nil
+	}
+	r.in.records.running(ctx, r.record())
 	return r.continueRun(ctx)
+}
+
+// pendingSiblings returns the checkpoints of set, other than answered, that
+// still wait for their answers, in call order.
+func (in *Instance) pendingSiblings(ctx context.Context, set *core.HumanSet, answered string) []core.CheckpointRecord {
+	var out []core.CheckpointRecord
+	for _, id := range set.CheckpointIDs {
+		if id == answered {
+			continue
+		}
+		if cp, err := in.store.GetCheckpoint(ctx, id); err == nil {
+			out = append(out, cp)
+		}
+	}
+	return out
 }
 
 // answered reports whether the session already holds the result of the

@@ -56,12 +56,8 @@ func (r *run) attempt(ctx context.Context) (outcome, error) {
 		if len(turn.calls) == 0 {
 			break
 		}
-		pending, runnable, refused := splitSuspending(ts, turn.calls)
+		pending, runnable := splitSuspending(ts, turn.calls)
 		results := r.runTools(ctx, ts, runnable)
-		for _, c := range refused {
-			be := core.Errorf(core.CodeToolError, "only one human interaction per turn: call %s again after this one is answered", c.Name)
-			results = append(results, toolOutcome{errorPart(c, be), be})
-		}
 		delegations := suspendedDelegations(runnable, results)
 		if parts := orderParts(turn.calls, results, delegations); len(parts) > 0 {
 			toolMsg := core.Message{Role: core.RoleTool, Parts: parts}
@@ -72,16 +68,16 @@ func (r *run) attempt(ctx context.Context) (outcome, error) {
 			return outcome{}, err
 		}
 		switch {
-		case len(delegations) > 0 && pending != nil:
+		case len(delegations) > 0 && len(pending) > 0:
 			return outcome{}, &core.BreadError{
 				Code:    core.CodeMixedSuspension,
 				Message: "agent " + a.ID + " called a human or ask-gated tool and had a delegation suspend in the same turn; split them across turns",
-				Context: map[string]any{"agentId": a.ID, "runId": r.id, "toolName": pending.Name},
+				Context: map[string]any{"agentId": a.ID, "runId": r.id, "toolName": pending[0].Name},
 			}
 		case len(delegations) > 0:
 			return r.chainSuspend(ctx, fresh, delegations)
-		case pending != nil:
-			return r.suspend(ctx, fresh, ts.byLeaf[pending.Name], *pending)
+		case len(pending) > 0:
+			return r.suspend(ctx, fresh, ts, pending)
 		}
 		// A skill loaded by the model this turn brings its tools and
 		// instructions to the next model call.
@@ -237,22 +233,18 @@ func (r *run) callModel(ctx context.Context, model core.LanguageModel, req core.
 	return turn, nil
 }
 
-// splitSuspending separates a turn's calls into the one that suspends the run
-// (the first human or gated call), the calls that run now, and further
-// suspending calls, which are refused: a checkpoint answers one call.
-func splitSuspending(ts *toolset, calls []toolCall) (pending *toolCall, runnable, refused []toolCall) {
-	for i := range calls {
-		bt := ts.byLeaf[calls[i].Name]
-		switch {
-		case bt == nil || !bt.suspends():
-			runnable = append(runnable, calls[i])
-		case pending == nil:
-			pending = &calls[i]
-		default:
-			refused = append(refused, calls[i])
+// splitSuspending separates a turn's calls into those that suspend the run
+// (human and gated calls, each answered through a checkpoint of its own)
+// and those that run now.
+func splitSuspending(ts *toolset, calls []toolCall) (pending, runnable []toolCall) {
+	for _, c := range calls {
+		if bt := ts.byLeaf[c.Name]; bt != nil && bt.suspends() {
+			pending = append(pending, c)
+		} else {
+			runnable = append(runnable, c)
 		}
 	}
-	return pending, runnable, refused
+	return pending, runnable
 }
 
 // orderParts orders result parts by the model's call order, leaving out the

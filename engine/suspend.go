@@ -6,31 +6,49 @@ import (
 	"github.com/breadai/bread/core"
 )
 
-// suspend parks the run on a human: the turn's messages and a checkpoint are
-// stored in one atomic SuspendRun, human:required ends the stream, and the
-// OnSuspend hooks observe it. The pending call stays unanswered in the
-// history; Resume answers it.
-func (r *run) suspend(ctx context.Context, fresh []core.Message, bt *boundTool, call toolCall) (outcome, error) {
-	kind, prompt := core.HumanApproval, ""
-	if bt.human != nil {
-		kind, prompt = core.HumanInput, bt.human.Prompt
+// suspend parks the run on humans: one checkpoint per pending call (a set of
+// them when the model called several human tools in one turn), stored with
+// the turn's messages in one atomic SuspendRun; a human:required per call
+// ends the stream, and the OnSuspend hooks observe each. The pending calls
+// stay unanswered in the history; each resume answers one, and the run
+// continues after the last (afterAnswer).
+func (r *run) suspend(ctx context.Context, fresh []core.Message, ts *toolset, calls []toolCall) (outcome, error) {
+	cps := make([]core.CheckpointRecord, len(calls))
+	meta := r.in.annotate(ctx)
+	for i, call := range calls {
+		bt := ts.byLeaf[call.Name]
+		kind, prompt := core.HumanApproval, ""
+		if bt.human != nil {
+			kind, prompt = core.HumanInput, bt.human.Prompt
+		}
+		cps[i] = core.CheckpointRecord{
+			ID: newID(), AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID,
+			ToolName: bt.leaf, ToolCallID: call.ID, Schema: call.Input, Prompt: prompt, Kind: kind,
+			Skill: r.opts.Skill, Parent: r.parent, CreatedAt: core.NowMillis(), Meta: meta,
+		}
 	}
-	cp := core.CheckpointRecord{
-		ID: newID(), AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID,
-		ToolName: bt.leaf, ToolCallID: call.ID, Schema: call.Input, Prompt: prompt, Kind: kind,
-		Skill: r.opts.Skill, Parent: r.parent, CreatedAt: core.NowMillis(), Meta: r.in.annotate(ctx),
+	var setIDs []string
+	if len(cps) > 1 {
+		set := &core.HumanSet{ID: "set:" + cps[0].ID}
+		for i := range cps {
+			set.CheckpointIDs = append(set.CheckpointIDs, cps[i].ID)
+			cps[i].Set = set
+		}
+		setIDs = set.CheckpointIDs
 	}
-	if err := r.suspendRun(ctx, fresh, cp); err != nil {
+	if err := r.suspendRun(ctx, fresh, cps...); err != nil {
 		return outcome{}, err
 	}
-	res := outcome{suspended: true, checkpointID: cp.ID}
+	res := outcome{suspended: true, checkpointID: cps[0].ID, checkpointIDs: setIDs[min(1, len(setIDs)):]}
 	// The record says suspended before the client can learn it: a process
 	// killed right after human:required must not leave a "running" record
 	// for a sweeper to declare lost.
 	r.recordEnd(ctx, res, nil)
-	r.emit(&core.HumanRequired{CrumbBase: r.base(), CheckpointID: cp.ID, ToolName: bt.leaf, Schema: call.Input, Prompt: prompt, Kind: kind})
-	r.hooks.onSuspend(ctx, r.hookContext(core.HookAgent), bt.leaf, cp.ID)
-	return outcome{suspended: true, checkpointID: cp.ID}, nil
+	for _, cp := range cps {
+		r.emit(&core.HumanRequired{CrumbBase: r.base(), CheckpointID: cp.ID, ToolName: cp.ToolName, Schema: cp.Schema, Prompt: cp.Prompt, Kind: cp.Kind, Set: setIDs})
+		r.hooks.onSuspend(ctx, r.hookContext(core.HookAgent), cp.ToolName, cp.ID)
+	}
+	return res, nil
 }
 
 // annotate collects what CheckpointAnnotator plugins keep of a suspending
@@ -50,9 +68,9 @@ func (in *Instance) annotate(ctx context.Context) map[string]string {
 	return meta
 }
 
-// suspendRun stores a suspending turn's messages and its checkpoint as one
+// suspendRun stores a suspending turn's messages and its checkpoints as one
 // atomic unit.
-func (r *run) suspendRun(ctx context.Context, fresh []core.Message, cp core.CheckpointRecord) error {
+func (r *run) suspendRun(ctx context.Context, fresh []core.Message, cps ...core.CheckpointRecord) error {
 	msgs := make([]core.SessionMessage, 0, len(fresh))
 	for _, m := range fresh {
 		sm, err := toSessionMessage(m)
@@ -61,5 +79,5 @@ func (r *run) suspendRun(ctx context.Context, fresh []core.Message, cp core.Chec
 		}
 		msgs = append(msgs, sm)
 	}
-	return r.in.store.SuspendRun(ctx, r.sessionID, msgs, cp)
+	return r.in.store.SuspendRun(ctx, r.sessionID, msgs, cps...)
 }

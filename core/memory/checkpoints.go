@@ -92,11 +92,18 @@ func (s *Store) ListCheckpoints(ctx context.Context) ([]core.CheckpointRecord, e
 	return out, nil
 }
 
-// SuspendRun implements core.CheckpointStore. Messages and checkpoint are
-// written under one hold of the write lock, after every check passed.
-func (s *Store) SuspendRun(ctx context.Context, sessionID string, msgs []core.SessionMessage, cp core.CheckpointRecord) error {
-	if cp.ID == "" {
-		return invalid("a checkpoint needs an id")
+// SuspendRun implements core.CheckpointStore. Messages and checkpoints
+// are written under one hold of the write lock, after every check passed.
+func (s *Store) SuspendRun(ctx context.Context, sessionID string, msgs []core.SessionMessage, cps ...core.CheckpointRecord) error {
+	recs := make([]core.CheckpointRecord, len(cps))
+	for i, cp := range cps {
+		if cp.ID == "" {
+			return invalid("a checkpoint needs an id")
+		}
+		if cp.SessionID != sessionID {
+			return invalid("checkpoint %q names session %q, not the suspending run's %q", cp.ID, cp.SessionID, sessionID)
+		}
+		recs[i] = cloneCheckpoint(cp)
 	}
 	prepared := make([]core.SessionMessage, len(msgs))
 	for i, m := range msgs {
@@ -105,7 +112,6 @@ func (s *Store) SuspendRun(ctx context.Context, sessionID string, msgs []core.Se
 			return err
 		}
 	}
-	rec := cloneCheckpoint(cp)
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
@@ -115,7 +121,9 @@ func (s *Store) SuspendRun(ctx context.Context, sessionID string, msgs []core.Se
 		return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)
 	}
 	sess.append(prepared...)
-	s.putCheckpoint(rec)
+	for _, rec := range recs {
+		s.putCheckpoint(rec)
+	}
 	return nil
 }
 
@@ -126,6 +134,11 @@ func cloneCheckpoint(cp core.CheckpointRecord) core.CheckpointRecord {
 	cp.Parent = cloneParent(cp.Parent)
 	cp.Pending = slices.Clone(cp.Pending)
 	cp.Meta = maps.Clone(cp.Meta)
+	if cp.Set != nil {
+		set := *cp.Set
+		set.CheckpointIDs = slices.Clone(set.CheckpointIDs)
+		cp.Set = &set
+	}
 	return cp
 }
 

@@ -69,6 +69,7 @@ func fullCheckpoint(id, sessionID string) core.CheckpointRecord {
 	cp.Prompt = "Approve the refund?"
 	cp.Kind = core.HumanApproval
 	cp.Skill = "refunds"
+	cp.Set = &core.HumanSet{ID: "set-" + id, CheckpointIDs: []string{id, id + "-sibling"}}
 	// A claim that lapsed before baseTime: the record round-trips it, and a
 	// claim at baseTime wins over it.
 	cp.ClaimedBy, cp.ClaimedUntil = "replica-z", baseTime-1

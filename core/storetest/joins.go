@@ -13,8 +13,9 @@ func joinCases() []testCase {
 	return []testCase{
 		{name: "the call that settles the last slot completes the join", run: testJoinComplete},
 		{name: "settling a slot twice keeps the first output and never completes", run: testJoinTwice},
+		{name: "the completer's retry completes again, every other slot never", run: testJoinCompleterRetry},
 		{name: "slots out of range are refused", run: testJoinRange},
-		{name: "of concurrent settlers exactly one completes, with every output", run: testJoinRace},
+		{name: "of concurrent settlers one slot completes, with every output", run: testJoinRace},
 	}
 }
 
@@ -54,9 +55,34 @@ func testJoinTwice(t *testing.T, s core.BreadStore) {
 	noErr(t, err, "SettleJoin(1)")
 	equal(t, "complete", true, complete)
 	equal(t, "slot 0 keeps its first output", `"first"`, string(outs[0]))
-	_, complete, err = s.SettleJoin(ctx, "j", 2, 1, json.RawMessage(`"late"`))
+	_, complete, err = s.SettleJoin(ctx, "j", 2, 0, json.RawMessage(`"late"`))
 	noErr(t, err, "SettleJoin after completion")
-	equal(t, "a completed join completes again", false, complete)
+	equal(t, "a slot that did not complete the join completes it later", false, complete)
+}
+
+// testJoinCompleterRetry: the slot whose settlement completed the join may
+// settle again (its process died before carrying the composition on) and
+// gets the join's first outputs again; no other slot ever does.
+func testJoinCompleterRetry(t *testing.T, s core.BreadStore) {
+	ctx := t.Context()
+	_, _, err := s.SettleJoin(ctx, "j", 2, 1, json.RawMessage(`"one"`))
+	noErr(t, err, "SettleJoin(1)")
+	_, complete, err := s.SettleJoin(ctx, "j", 2, 0, json.RawMessage(`"zero"`))
+	noErr(t, err, "SettleJoin(0)")
+	equal(t, "slot 0 completes", true, complete)
+	for range 2 {
+		outs, complete, err := s.SettleJoin(ctx, "j", 2, 0, json.RawMessage(`"zero again"`))
+		noErr(t, err, "SettleJoin(0) retried")
+		equal(t, "the completer's retry completes", true, complete)
+		if len(outs) != 2 {
+			t.Fatalf("the completer's retry got outputs %s, want 2", outs)
+		}
+		equal(t, "slot 0 keeps its first output", `"zero"`, string(outs[0]))
+		equal(t, "slot 1's output", `"one"`, string(outs[1]))
+	}
+	_, complete, err = s.SettleJoin(ctx, "j", 2, 1, json.RawMessage(`"one again"`))
+	noErr(t, err, "SettleJoin(1) again")
+	equal(t, "a slot that did not complete the join", false, complete)
 }
 
 func testJoinRange(t *testing.T, s core.BreadStore) {
@@ -72,9 +98,11 @@ func testJoinRace(t *testing.T, s core.BreadStore) {
 		id := fmt.Sprintf("join-%d", round)
 		var mu sync.Mutex
 		var completions [][]json.RawMessage
+		completers := map[int]bool{}
 		var wg sync.WaitGroup
 		for slot := range slots {
-			// Each slot settled twice at once: a duplicate must not count.
+			// Each slot settled twice at once: a duplicate must not count,
+			// but the completer's own duplicate is its retry and completes too.
 			for range 2 {
 				wg.Add(1)
 				go func() {
@@ -87,18 +115,21 @@ func testJoinRace(t *testing.T, s core.BreadStore) {
 					if complete {
 						mu.Lock()
 						completions = append(completions, outs)
+						completers[slot] = true
 						mu.Unlock()
 					}
 				}()
 			}
 		}
 		wg.Wait()
-		if len(completions) != 1 {
-			t.Fatalf("round %d: %d completions, want exactly 1", round, len(completions))
+		if len(completers) != 1 || len(completions) == 0 {
+			t.Fatalf("round %d: completed by slots %v, want exactly one slot", round, completers)
 		}
-		for slot, out := range completions[0] {
-			if string(out) != fmt.Sprint(slot) {
-				t.Errorf("round %d: output %d is %s: the completer missed a sibling's output", round, slot, out)
+		for _, outs := range completions {
+			for slot, out := range outs {
+				if string(out) != fmt.Sprint(slot) {
+					t.Errorf("round %d: output %d is %s: the completer missed a sibling's output", round, slot, out)
+				}
 			}
 		}
 	}

@@ -13,6 +13,8 @@ func suspendCases() []testCase {
 		{name: "messages follow earlier messages in order", run: testSuspendRunOrder},
 		{name: "a missing session fails and writes nothing", run: testSuspendRunAtomic},
 		{name: "touches UpdatedAt", run: testSuspendRunTouches},
+		{name: "a turn's several checkpoints are all saved", run: testSuspendRunSet},
+		{name: "a set with a bad checkpoint writes nothing", run: testSuspendRunSetAtomic},
 	}
 }
 
@@ -94,4 +96,46 @@ func testSuspendRunTouches(t *testing.T, s core.BreadStore) {
 	if got.UpdatedAt < before {
 		t.Errorf("UpdatedAt after SuspendRun is %d, want at least %d", got.UpdatedAt, before)
 	}
+}
+
+// testSuspendRunSet: a turn that called several human tools suspends with
+// one checkpoint per call, saved together with the turn's messages.
+func testSuspendRunSet(t *testing.T, s core.BreadStore) {
+	sess := createSession(t, s, core.NewSession{})
+	set := &core.HumanSet{ID: "set-1", CheckpointIDs: []string{"cp-a", "cp-b", "cp-c"}}
+	var cps []core.CheckpointRecord
+	for i, id := range set.CheckpointIDs {
+		cp := checkpoint(id, sess.ID, baseTime+int64(i))
+		cp.Set = set
+		cps = append(cps, cp)
+	}
+	noErr(t, s.SuspendRun(t.Context(), sess.ID, turnMessages(baseTime)[:2], cps...), "SuspendRun with a set")
+	for _, want := range cps {
+		got, err := s.GetCheckpoint(t.Context(), want.ID)
+		noErr(t, err, "GetCheckpoint(%s)", want.ID)
+		assertJSONEqual(t, "checkpoint "+want.ID, want, got)
+		equal(t, "slot of "+want.ID, set.Slot(want.ID), got.Set.Slot(want.ID))
+	}
+	msgs, err := s.GetMessages(t.Context(), sess.ID)
+	noErr(t, err, "GetMessages")
+	equal(t, "messages", 2, len(msgs))
+}
+
+// testSuspendRunSetAtomic: when one checkpoint of a set cannot be stored
+// (it names another session: a turn's checkpoints belong to its session),
+// none of them is, and neither are the messages.
+func testSuspendRunSetAtomic(t *testing.T, s core.BreadStore) {
+	sess := createSession(t, s, core.NewSession{})
+	other := createSession(t, s, core.NewSession{})
+	good := checkpoint("cp-good", sess.ID, baseTime)
+	bad := checkpoint("cp-bad", other.ID, baseTime)
+	err := s.SuspendRun(t.Context(), sess.ID, turnMessages(baseTime)[:2], good, bad)
+	isErr(t, err, core.ErrValidation, "SuspendRun with a checkpoint of another session")
+	_, err = s.GetCheckpoint(t.Context(), bad.ID)
+	isErr(t, err, core.ErrCheckpointNotFound, "the bad checkpoint of a failed set")
+	_, err = s.GetCheckpoint(t.Context(), good.ID)
+	isErr(t, err, core.ErrCheckpointNotFound, "the good checkpoint of a failed set")
+	msgs, err := s.GetMessages(t.Context(), sess.ID)
+	noErr(t, err, "GetMessages")
+	equal(t, "messages a failed SuspendRun left", 0, len(msgs))
 }

@@ -57,6 +57,7 @@ var schema = []string{
   meta JSON,
   claimed_by TEXT,
   claimed_until BIGINT,
+  human_set JSON,
   pos BIGINT GENERATED ALWAYS AS IDENTITY
 )`,
 	`CREATE INDEX IF NOT EXISTS idx_bread_checkpoints_session ON bread_checkpoints(session_id)`,
@@ -84,7 +85,8 @@ var schema = []string{
   id TEXT PRIMARY KEY,
   slots BIGINT NOT NULL,
   settled TEXT NOT NULL,
-  created_at BIGINT NOT NULL
+  created_at BIGINT NOT NULL,
+  completed_by BIGINT
 )`,
 	`CREATE TABLE IF NOT EXISTS bread_join_outputs (
   join_id TEXT NOT NULL REFERENCES bread_joins(id) ON DELETE CASCADE,
@@ -208,6 +210,8 @@ var addedColumns = []struct{ table, column, ddl string }{
 	{"bread_task_runs", "pos", "BIGINT GENERATED ALWAYS AS IDENTITY"},
 	{"bread_kg_nodes", "pos", "BIGINT GENERATED ALWAYS AS IDENTITY"},
 	{"bread_documents", "pos", "BIGINT GENERATED ALWAYS AS IDENTITY"},
+	{"bread_checkpoints", "human_set", "JSON"},
+	{"bread_joins", "completed_by", "BIGINT"},
 }
 
 // embeddingTables are the tables that get an embedding column when

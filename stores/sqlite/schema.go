@@ -46,7 +46,8 @@ var schema = []string{
   created_at INTEGER NOT NULL,
   meta TEXT,
   claimed_by TEXT,
-  claimed_until INTEGER
+  claimed_until INTEGER,
+  human_set TEXT
 )`,
 	`CREATE INDEX IF NOT EXISTS idx_bread_checkpoints_session ON bread_checkpoints(session_id)`,
 	`CREATE INDEX IF NOT EXISTS idx_bread_checkpoints_created ON bread_checkpoints(created_at)`,
@@ -73,7 +74,8 @@ var schema = []string{
   id TEXT PRIMARY KEY,
   slots INTEGER NOT NULL,
   settled TEXT NOT NULL,
-  created_at INTEGER NOT NULL
+  created_at INTEGER NOT NULL,
+  completed_by INTEGER
 )`,
 	`CREATE TABLE IF NOT EXISTS bread_join_outputs (
   join_id TEXT NOT NULL REFERENCES bread_joins(id) ON DELETE CASCADE,
@@ -180,4 +182,6 @@ var addedColumns = []struct{ table, column, ddl string }{
 	{"bread_checkpoints", "claimed_by", "TEXT"},
 	{"bread_checkpoints", "claimed_until", "INTEGER"},
 	{"bread_runs", "started_by", "TEXT"},
+	{"bread_checkpoints", "human_set", "TEXT"},
+	{"bread_joins", "completed_by", "INTEGER"},
 }

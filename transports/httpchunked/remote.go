@@ -67,7 +67,7 @@ func (r *Remote) Run(ctx context.Context, agentID string, input any, opts core.R
 				stopped = true
 				return false
 			}
-			if core.IsTerminal(f.Crumb.CrumbType()) || f.Crumb.CrumbType() == core.TypeHumanRequired {
+			if core.EndsCall(f.Crumb) {
 				stopped = true
 				return false
 			}

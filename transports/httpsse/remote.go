@@ -191,7 +191,7 @@ func (s *session) read(body io.Reader) error {
 		if !s.yield(c, httpstream.CrumbError(c)) {
 			return nil
 		}
-		if typ := c.CrumbType(); core.IsTerminal(typ) || typ == core.TypeHumanRequired {
+		if core.EndsCall(c) {
 			return nil
 		}
 	}

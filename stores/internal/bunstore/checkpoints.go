@@ -43,6 +43,7 @@ func upsertCheckpoint(db bun.IDB, row *checkpointRow) *bun.InsertQuery {
 		Set("pending = EXCLUDED.pending").
 		Set("created_at = EXCLUDED.created_at").
 		Set("meta = EXCLUDED.meta").
+		Set("human_set = EXCLUDED.human_set").
 		Set("claimed_by = EXCLUDED.claimed_by").
 		Set("claimed_until = EXCLUDED.claimed_until")
 }
@@ -111,8 +112,8 @@ func (s *Store) ListCheckpoints(ctx context.Context) ([]core.CheckpointRecord, e
 
 // SuspendRun implements core.CheckpointStore in one transaction: the
 // session is touched (and found) first, then the messages and the
-// checkpoint are written, or nothing is.
-func (s *Store) SuspendRun(ctx context.Context, sessionID string, msgs []core.SessionMessage, cp core.CheckpointRecord) error {
+// checkpoints are written, or nothing is.
+func (s *Store) SuspendRun(ctx context.Context, sessionID string, msgs []core.SessionMessage, cps ...core.CheckpointRecord) error {
 	if hasNUL(sessionID) {
 		return sessionFK(sessionID)
 	}
@@ -120,11 +121,16 @@ func (s *Store) SuspendRun(ctx context.Context, sessionID string, msgs []core.Se
 	if err != nil {
 		return err
 	}
-	cpRow, err := newCheckpointRow(s.errs, cp)
-	if err != nil {
-		return err
+	cpRows := make([]checkpointRow, len(cps))
+	for i, cp := range cps {
+		if cp.SessionID != sessionID {
+			return s.errs.validation("checkpoint %q names session %q, not the suspending run's %q", cp.ID, cp.SessionID, sessionID)
+		}
+		if cpRows[i], err = newCheckpointRow(s.errs, cp); err != nil {
+			return err
+		}
 	}
-	return s.write(ctx, "suspend run", sessionFK(cp.SessionID), func(ctx context.Context, tx bun.Tx) error {
+	return s.write(ctx, "suspend run", sessionFK(sessionID), func(ctx context.Context, tx bun.Tx) error {
 		if sessionID != "" || len(rows) > 0 {
 			if err := touchSession(ctx, tx, sessionID); err != nil {
 				return err
@@ -135,8 +141,12 @@ func (s *Store) SuspendRun(ctx context.Context, sessionID string, msgs []core.Se
 				return err
 			}
 		}
-		_, err := upsertCheckpoint(tx, &cpRow).Exec(ctx)
-		return err
+		for i := range cpRows {
+			if _, err := upsertCheckpoint(tx, &cpRows[i]).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -23,6 +23,8 @@ type joinRow struct {
 	Slots     int    `bun:"slots"`
 	Settled   string `bun:"settled"`
 	CreatedAt int64  `bun:"created_at"`
+	// CompletedBy is the slot whose settlement completed the join.
+	CompletedBy sql.NullInt64 `bun:"completed_by"`
 }
 
 // joinOutputRow is one settled slot's output.
@@ -73,8 +75,25 @@ func (s *Store) SettleJoin(ctx context.Context, joinID string, slots, slot int, 
 			Where("substr(settled, ?, 1) = '0'", slot+1).
 			Returning("settled").
 			Scan(ctx, &settled)
-		if err != nil || len(settled) == 0 || strings.Contains(settled[0], "0") {
-			return ignoreNoRows(err)
+		if err := ignoreNoRows(err); err != nil {
+			return err
+		}
+		switch {
+		case len(settled) == 0:
+			// Settled before: complete again only for the completer's retry.
+			var j joinRow
+			if err := tx.NewSelect().Model(&j).Where("id = ?", joinID).Scan(ctx); err != nil {
+				return ignoreNoRows(err)
+			}
+			if !j.CompletedBy.Valid || j.CompletedBy.Int64 != int64(slot) {
+				return nil
+			}
+		case strings.Contains(settled[0], "0"):
+			return nil
+		default:
+			if _, err := tx.NewUpdate().Model((*joinRow)(nil)).Set("completed_by = ?", slot).Where("id = ?", joinID).Exec(ctx); err != nil {
+				return err
+			}
 		}
 		complete = true
 		var rows []joinOutputRow

@@ -63,6 +63,7 @@ type checkpointRow struct {
 	Pending    json.RawMessage `bun:"pending"`
 	CreatedAt  int64           `bun:"created_at"`
 	Meta       json.RawMessage `bun:"meta"`
+	HumanSet   json.RawMessage `bun:"human_set"`
 	// ClaimedBy and ClaimedUntil hold a resume's claim.
 	ClaimedBy    string `bun:"claimed_by,nullzero"`
 	ClaimedUntil int64  `bun:"claimed_until,nullzero"`
@@ -101,6 +102,11 @@ func newCheckpointRow(e errs, cp core.CheckpointRecord) (checkpointRow, error) {
 			return r, err
 		}
 	}
+	if cp.Set != nil {
+		if r.HumanSet, err = e.marshalJSON("checkpoint set", cp.Set); err != nil {
+			return r, err
+		}
+	}
 	return r, nil
 }
 
@@ -125,6 +131,12 @@ func (r checkpointRow) checkpoint(e errs) (core.CheckpointRecord, error) {
 	if r.Meta != nil {
 		if err := json.Unmarshal(r.Meta, &cp.Meta); err != nil {
 			return cp, e.corrupt("bread_checkpoints.meta", r.ID, err)
+		}
+	}
+	if r.HumanSet != nil {
+		cp.Set = new(core.HumanSet)
+		if err := json.Unmarshal(r.HumanSet, cp.Set); err != nil {
+			return cp, e.corrupt("bread_checkpoints.human_set", r.ID, err)
 		}
 	}
 	return cp, nil
