@@ -332,6 +332,7 @@ func (a *app) generation(ctx context.Context) (*generation, *server.Options, err
 	if err != nil {
 		return nil, nil, err
 	}
+	so.Console = true // bread dev always serves the web console at /
 	srv, err := a.newServer(inst, so)
 	if err != nil {
 		_ = inst.Stop(context.WithoutCancel(ctx))

@@ -86,6 +86,11 @@ type Options struct {
 	// answers 501 NOT_IMPLEMENTED. An error with the code EVALS_NOT_FOUND
 	// is 404.
 	Evals EvalFunc
+	// Console serves the web console (package console) at "/" and its
+	// assets under /console/, under the action console.read, behind the
+	// same guards as every route. bread dev sets it; bread start with
+	// `server.console: true`.
+	Console bool
 }
 
 // EvalFunc runs every eval case of agentID and returns the per-case

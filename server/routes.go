@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/server/console"
 )
 
 // routes registers the server's own routes. Static paths come before the
@@ -30,4 +31,9 @@ func (s *Server) routes(r core.Router) {
 	r.Handle(core.ActionRunRead, http.MethodGet, "/runs/{runId}", http.HandlerFunc(s.readRun))
 	r.Handle(core.ActionRunCancel, http.MethodPost, "/runs/{runId}/cancel", http.HandlerFunc(s.cancelRun))
 	s.blobRoutes(r)
+	if s.opts.Console {
+		for _, path := range console.Paths {
+			r.Handle(ActionConsoleRead, http.MethodGet, path, console.Handler())
+		}
+	}
 }

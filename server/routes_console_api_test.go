@@ -206,3 +206,57 @@ func TestConsoleAPIActions(t *testing.T) {
 		}
 	}
 }
+
+func TestConsoleIsServedOnlyWhenEnabled(t *testing.T) {
+	f := newFixture(t, engine.Config{})
+	off := f.serve(t, server.Options{})
+	if r := do(t, off.URL, "GET", "/", ""); r.status != 404 {
+		t.Fatalf("without Console, GET / = %d", r.status)
+	}
+	on := f.serve(t, server.Options{Console: true})
+	r := do(t, on.URL, "GET", "/", "")
+	if r.status != 200 || !strings.Contains(string(r.body), "bread console") || r.header.Get("Content-Security-Policy") == "" {
+		t.Fatalf("with Console, GET / = %d %s", r.status, r.body)
+	}
+	if r := do(t, on.URL, "GET", "/console/app.js", ""); r.status != 200 {
+		t.Fatalf("GET /console/app.js = %d", r.status)
+	}
+	if r := do(t, on.URL, "GET", "/agents", ""); r.status != 200 {
+		t.Fatalf("the API beside the console = %d", r.status)
+	}
+	// The host guard applies as on every route.
+	if r := do(t, on.URL, "GET", "/", "", "Host", "evil.example"); r.status != 403 {
+		t.Fatalf("a foreign Host = %d", r.status)
+	}
+}
+
+func TestConsoleAuthAppliesLikeEveryRoute(t *testing.T) {
+	f := newFixture(t, engine.Config{})
+	var asked []string
+	ts := f.serve(t, server.Options{Console: true, Auth: &server.Auth{Strategies: []core.BreadAuthStrategy{headerAuth{}},
+		Authorize: func(_ context.Context, id *core.AuthIdentity, action string, _ map[string]string) bool {
+			asked = append(asked, action)
+			return id.Subject == "alice"
+		}}})
+	if r := do(t, ts.URL, "GET", "/", ""); r.status != 401 {
+		t.Fatalf("no credential = %d", r.status)
+	}
+	if r := do(t, ts.URL, "GET", "/console/app.js", "", "X-Identity", "bob"); r.status != 403 {
+		t.Fatalf("bob = %d", r.status)
+	}
+	if r := do(t, ts.URL, "GET", "/", "", "X-Identity", "alice"); r.status != 200 {
+		t.Fatalf("alice = %d", r.status)
+	}
+	if len(asked) != 2 || asked[0] != server.ActionConsoleRead {
+		t.Fatalf("asked %v", asked)
+	}
+	// Listed in server.public, the page (which holds no data) is served to anyone.
+	open := f.serve(t, server.Options{Console: true, Public: []string{server.ActionConsoleRead}, Auth: &server.Auth{Strategies: []core.BreadAuthStrategy{headerAuth{}},
+		Authorize: func(context.Context, *core.AuthIdentity, string, map[string]string) bool { return false }}})
+	if r := do(t, open.URL, "GET", "/", ""); r.status != 200 {
+		t.Fatalf("public console = %d", r.status)
+	}
+	if r := do(t, open.URL, "GET", "/agents", ""); r.status != 401 {
+		t.Fatalf("the API stays guarded = %d", r.status)
+	}
+}

@@ -14,6 +14,9 @@ const (
 	ActionPipelineList = "pipeline.list"
 	// ActionAgentEval is POST /agents/{id}/evals: it runs the agent.
 	ActionAgentEval = "agent.eval"
+	// ActionConsoleRead is the web console's page and assets (GET / and
+	// GET /console/{file}), served with Options.Console.
+	ActionConsoleRead = "console.read"
 )
 
 // CodeEvalsNotFound answers POST /agents/{id}/evals for an agent with no

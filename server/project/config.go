@@ -71,6 +71,9 @@ type ServerConfig struct {
 	DrainTimeout time.Duration
 	// AccessLog logs one line per request (never bodies or credentials).
 	AccessLog bool
+	// Console serves the web console at "/" under bread start
+	// (`server.console: true`); bread dev always serves it.
+	Console bool
 	// StreamTokens configure the signed stream tokens served with auth.
 	StreamTokens StreamTokensConfig
 	// Ownership configures the run-ownership policy served with auth.
@@ -235,6 +238,7 @@ type serverFile struct {
 	Public       []string      `yaml:"public"`
 	DrainTimeout string        `yaml:"drainTimeout"`
 	AccessLog    bool          `yaml:"accessLog"`
+	Console      bool          `yaml:"console"`
 	StreamTokens struct {
 		Key string `yaml:"key"`
 		TTL string `yaml:"ttl"`
@@ -300,7 +304,7 @@ func (l *loader) loadConfig(path string) (Config, error) {
 	cfg := Config{
 		Entrypoints: raw.Entrypoints,
 		Server: ServerConfig{Port: raw.Server.Port, Host: raw.Server.Host, MaxBodyBytes: raw.Server.MaxBodyBytes,
-			Public: raw.Server.Public, AccessLog: raw.Server.AccessLog},
+			Public: raw.Server.Public, AccessLog: raw.Server.AccessLog, Console: raw.Server.Console},
 		ErrorHandling:      raw.ErrorHandling.core(),
 		MaxConcurrentRuns:  raw.Concurrency.Max,
 		SessionConcurrency: core.ConcurrencyPolicy(raw.Concurrency.Session),

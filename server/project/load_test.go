@@ -478,3 +478,23 @@ func TestBusStreamsAndListeners(t *testing.T) {
 		}
 	}
 }
+
+func TestServerConsoleFlag(t *testing.T) {
+	for yaml, want := range map[string]bool{
+		"store: memory\n": false,
+		"store: memory\nserver:\n  console: true\n":  true,
+		"store: memory\nserver:\n  console: false\n": false,
+	} {
+		p, err := project.Load(writeProject(t, map[string]string{"bread.yaml": yaml}), env(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Config.Server.Console != want {
+			t.Errorf("%q: console = %v", yaml, p.Config.Server.Console)
+		}
+	}
+	_, err := project.Load(writeProject(t, map[string]string{"bread.yaml": "store: memory\nserver:\n  console: maybe\n"}), env(nil))
+	if err == nil || !strings.Contains(err.Error(), "bread.yaml:3") {
+		t.Errorf("a console that is not a boolean: %v", err)
+	}
+}

@@ -17,16 +17,19 @@ type runBody struct {
 	Input   json.RawMessage     `json:"input"`
 	Session core.SessionOptions `json:"session"`
 	Skill   string              `json:"skill"`
+	Detach  bool                `json:"detach"`
 }
 
 // pipelineBody is the body of POST /pipelines/{id}/run.
 type pipelineBody struct {
-	Input json.RawMessage `json:"input"`
+	Input  json.RawMessage `json:"input"`
+	Detach bool            `json:"detach"`
 }
 
 // resumeBody is the body of POST /resume/{checkpointId}.
 type resumeBody struct {
 	Response json.RawMessage `json:"response"`
+	Detach   bool            `json:"detach"`
 }
 
 // emptyObject is the input of a run whose request names none, as in the

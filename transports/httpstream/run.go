@@ -11,7 +11,18 @@ import (
 
 // The run-starting routes pass the request's context to the Instance: a
 // client that disconnects cancels its run, which ends with RUN_CANCELLED in
-// the crumb log.
+// the crumb log. A body with "detach": true keeps the run going when its
+// client leaves (a browser that reloads its page and follows the run on
+// the passive stream); POST /runs/{runId}/cancel and the instance's Stop
+// still end it.
+
+// runContext is the context a run starts under.
+func runContext(r *http.Request, detach bool) context.Context {
+	if detach {
+		return context.WithoutCancel(r.Context())
+	}
+	return r.Context()
+}
 
 func (h *handlers) run() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -29,7 +40,7 @@ func (h *handlers) run() http.Handler {
 			return
 		}
 		opts := core.RunOptions{Session: body.Session, Skill: body.Skill}
-		h.start(w, r, id, h.inst.Run(r.Context(), id, inputOrEmpty(body.Input), opts), false)
+		h.start(w, r, id, h.inst.Run(runContext(r, body.Detach), id, inputOrEmpty(body.Input), opts), false, body.Detach)
 	})
 }
 
@@ -42,7 +53,7 @@ func (h *handlers) pipeline() http.Handler {
 			h.open(w, r).fail(id, err)
 			return
 		}
-		h.start(w, r, id, h.inst.RunPipeline(r.Context(), id, inputOrEmpty(body.Input)), false)
+		h.start(w, r, id, h.inst.RunPipeline(runContext(r, body.Detach), id, inputOrEmpty(body.Input)), false, body.Detach)
 	})
 }
 
@@ -59,7 +70,7 @@ func (h *handlers) resume() http.Handler {
 		if len(body.Response) > 0 {
 			response = body.Response
 		}
-		h.start(w, r, "", h.inst.Resume(r.Context(), id, response), true)
+		h.start(w, r, "", h.inst.Resume(runContext(r, body.Detach), id, response), true, body.Detach)
 	})
 }
 
@@ -77,7 +88,7 @@ const RetryAfter = "5"
 // With refuseInvalid (resume), an answer the engine refused before claiming
 // the checkpoint (VALIDATION_ERROR, no run yet) is a plain 400: nothing was
 // consumed and the client can resume again with a valid body.
-func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string, crumbs iter.Seq2[core.Crumb, error], refuseInvalid bool) {
+func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string, crumbs iter.Seq2[core.Crumb, error], refuseInvalid, detach bool) {
 	next, stop := iter.Pull2(crumbs)
 	defer stop()
 	first, ferr, ok := next()
@@ -105,7 +116,7 @@ func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string,
 		}
 	}
 	s := h.open(w, r)
-	h.relay(r.Context(), s, agentID, func(yield func(core.Crumb, error) bool) {
+	h.relay(r.Context(), s, agentID, detach, func(yield func(core.Crumb, error) bool) {
 		if !ok || !yield(first, ferr) {
 			return
 		}
@@ -121,9 +132,13 @@ func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string,
 // relay writes a public stream's crumbs until it ends. The stream's one
 // error comes paired with its agent:error crumb and ends it as a failure.
 // A write that fails means the client left: leaving the range cancels the
-// run.
-func (h *handlers) relay(ctx context.Context, s *response, agentID string, crumbs iter.Seq2[core.Crumb, error]) {
+// run, unless it is detached: then the rest of the run is drained unwritten.
+func (h *handlers) relay(ctx context.Context, s *response, agentID string, detach bool, crumbs iter.Seq2[core.Crumb, error]) {
+	gone := false
 	for c, err := range crumbs {
+		if gone {
+			continue
+		}
 		if c == nil {
 			if err != nil {
 				s.fail(agentID, err)
@@ -138,6 +153,11 @@ func (h *handlers) relay(ctx context.Context, s *response, agentID string, crumb
 			return
 		}
 		if !s.crumb(f) {
+			if detach {
+				h.log.Debug("bread: stream client went away; its detached run goes on", "runId", b.RunID, "error", context.Cause(ctx))
+				gone = true
+				continue
+			}
 			h.log.Debug("bread: stream client went away; cancelling its run", "runId", b.RunID, "error", context.Cause(ctx))
 			return
 		}

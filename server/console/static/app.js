@@ -1,0 +1,235 @@
+import { h, json, time, errorBox } from './dom.js';
+import { api, token, setToken } from './api.js';
+import { schemaForm } from './form.js';
+import { RunView } from './run.js';
+
+const main = document.getElementById('main');
+let view = null; // the current page's disposable part
+
+const tokenInput = document.getElementById('token');
+tokenInput.value = token();
+tokenInput.addEventListener('change', () => { setToken(tokenInput.value.trim()); route(); });
+
+window.addEventListener('hashchange', route);
+route();
+
+function route() {
+  if (view && view.dispose) view.dispose();
+  view = null;
+  const [path, query] = (location.hash.replace(/^#/, '') || '/').split('?');
+  const q = new URLSearchParams(query || '');
+  const [section, id] = path.split('/').filter(Boolean).map(decodeURIComponent);
+  main.replaceChildren();
+  let page;
+  if (!section) page = home();
+  else if (section === 'agents' && id) page = chat({ kind: 'agent', id, session: q.get('session') });
+  else if (section === 'pipelines' && id) page = chat({ kind: 'pipeline', id });
+  else if (section === 'runs' && id) page = chat({ runId: id });
+  else if (section === 'sessions' && id) page = session(id);
+  else if (section === 'sessions') page = sessions(q.getAll('tag'));
+  else if (section === 'evals') page = evals(id);
+  else {
+    main.append(h('h1', 'Not found'), h('p', h('a', { href: '#/' }, 'Back to the agents')));
+    return;
+  }
+  page.catch((e) => main.append(errorBox(e)));
+}
+
+function title(text) {
+  document.title = text + ' · bread console';
+  main.append(h('h1', text));
+}
+
+async function home() {
+  title('Agents and pipelines');
+  const [agents, pipelines] = await Promise.all([api('GET', '/agents'), api('GET', '/pipelines').catch(() => [])]);
+  main.append(h('h2', 'Agents'));
+  main.append(agents.length ? h('div.grid', agents.map((a) => h('article.card',
+    h('h3', a.id),
+    h('p', a.description || h('span.muted', 'No description.')),
+    h('p.muted', a.model.provider + ' / ' + a.model.model + ' · ' + a.outputFormat),
+    a.inputSchema ? h('details', h('summary', 'Input schema'), h('pre', json(a.inputSchema))) : null,
+    h('div.row',
+      h('a.button', { href: '#/agents/' + encodeURIComponent(a.id), 'aria-label': 'Chat with ' + a.id }, 'Chat'),
+      h('a.button.secondary', { href: '#/evals/' + encodeURIComponent(a.id), 'aria-label': 'Evals of ' + a.id }, 'Evals'))))) : h('p.muted', 'No agents.'));
+  if (pipelines.length) {
+    main.append(h('h2', 'Pipelines'), h('div.grid', pipelines.map((p) => h('article.card',
+      h('h3', p.id), h('p', p.description),
+      h('a.button', { href: '#/pipelines/' + encodeURIComponent(p.id), 'aria-label': 'Run pipeline ' + p.id }, 'Run')))));
+  }
+}
+
+function sessionId() {
+  const b = new Uint8Array(8);
+  crypto.getRandomValues(b);
+  return 'console-' + Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+// chat is an agent's or pipeline's page, or a run's (#/runs/{id}, opened
+// from its URL: the passive stream replays it, then follows it live).
+async function chat({ kind, id, session, runId }) {
+  const head = h('div');
+  main.append(head);
+  const rv = new RunView({
+    onRun: (t) => {
+      if (t.id && location.hash !== '#/runs/' + encodeURIComponent(t.id)) history.replaceState(null, '', '#/runs/' + encodeURIComponent(t.id));
+      if (t.id) document.title = 'Run ' + t.id + ' · bread console';
+    },
+  });
+  view = rv;
+  const composer = h('section.composer', { 'aria-label': 'New message' });
+  rv.main.append(composer);
+  main.append(rv.el);
+  const state = { kind, id, session: session || sessionId() };
+
+  const setup = async () => {
+    let schema, desc = '';
+    if (state.kind === 'pipeline') {
+      const p = (await api('GET', '/pipelines')).find((x) => x.id === state.id);
+      if (!p) throw { code: 'PIPELINE_NOT_FOUND', message: 'pipeline "' + state.id + '" not found' };
+      schema = p.inputSchema;
+      desc = p.description;
+    } else {
+      const a = await api('GET', '/agents/' + encodeURIComponent(state.id));
+      schema = a.inputSchema;
+      desc = a.description || '';
+    }
+    head.replaceChildren(h('h1', (state.kind === 'pipeline' ? 'Pipeline ' : '') + state.id), desc ? h('p', desc) : null,
+      state.kind === 'agent' ? h('p.muted', 'Session ', h('a', { href: '#/sessions/' + encodeURIComponent(state.session) }, state.session)) : null);
+    composer.replaceChildren(schemaForm(schema, {
+      submitLabel: state.kind === 'pipeline' ? 'Run pipeline' : 'Send',
+      onSubmit: async (input) => {
+        if (rv.busy) throw { code: 'RUN_IN_PROGRESS', message: 'wait for the current run to end, or cancel it' };
+        const path = (state.kind === 'pipeline' ? '/pipelines/' : '/agents/') + encodeURIComponent(state.id) + '/run';
+        const body = state.kind === 'pipeline' ? { input } : { input, session: { id: state.session, tags: { source: 'console' } } };
+        rv.start(path, body, input);
+      },
+    }));
+  };
+
+  if (runId) {
+    head.append(h('h1', 'Run ' + runId));
+    document.title = 'Run ' + runId + ' · bread console';
+    const done = rv.attach(runId);
+    // The run's first crumb names its agent and session: the composer
+    // continues that conversation.
+    const wait = setInterval(() => {
+      const t = rv.turn;
+      if (!t || !t.started || view !== rv) {
+        if (view !== rv) clearInterval(wait);
+        return;
+      }
+      clearInterval(wait);
+      if (t.agentId && t.sessionId) {
+        Object.assign(state, { kind: 'agent', id: t.agentId, session: t.sessionId });
+        setup().catch(() => {}); // an agent internal to a pipeline has no page
+      }
+    }, 100);
+    await done;
+    return;
+  }
+  await setup();
+}
+
+async function sessions(tags) {
+  title('Sessions');
+  const fid = 'tag-filter';
+  const input = h('input', { id: fid, value: tags.join(' '), placeholder: 'key:value key:value' });
+  main.append(h('form', {
+    class: 'row', role: 'search',
+    onsubmit: (ev) => {
+      ev.preventDefault();
+      const q = input.value.split(/[\s,]+/).filter(Boolean).map((t) => 'tag=' + encodeURIComponent(t)).join('&');
+      location.hash = '#/sessions' + (q ? '?' + q : '');
+    },
+  }, h('label', { for: fid }, 'Filter by tag'), input, h('button', { type: 'submit' }, 'Filter')));
+  const q = tags.map((t) => 'tag=' + encodeURIComponent(t)).join('&');
+  const list = await api('GET', '/sessions' + (q ? '?' + q : ''));
+  if (!list.length) {
+    main.append(h('p.muted', 'No sessions.'));
+    return;
+  }
+  list.sort((a, b) => b.updatedAt - a.updatedAt);
+  const rows = list.map((s) => {
+    const del = h('button.danger', { type: 'button', 'aria-label': 'Delete session ' + s.id }, 'Delete');
+    const row = h('tr',
+      h('td', h('a', { href: '#/sessions/' + encodeURIComponent(s.id) }, s.id)),
+      h('td', s.agentId || ''),
+      h('td', Object.entries(s.tags || {}).map(([k, v]) => k + ':' + v).join(' ')),
+      h('td', new Date(s.updatedAt).toLocaleString()),
+      h('td', del));
+    let armed = false;
+    del.addEventListener('click', async () => {
+      if (!armed) {
+        armed = true;
+        del.textContent = 'Confirm delete';
+        return;
+      }
+      del.disabled = true;
+      try {
+        await api('DELETE', '/sessions/' + encodeURIComponent(s.id));
+        row.remove();
+      } catch (e) {
+        row.lastElementChild.append(errorBox(e));
+      }
+    });
+    return row;
+  });
+  main.append(h('div.table-wrap', h('table', h('caption.muted', list.length + ' session(s), latest first'),
+    h('thead', h('tr', ['Session', 'Agent', 'Tags', 'Updated', ''].map((x) => h('th', { scope: 'col' }, x)))),
+    h('tbody', rows))));
+}
+
+async function session(id) {
+  title('Session ' + id);
+  const [s, msgs] = await Promise.all([
+    api('GET', '/sessions/' + encodeURIComponent(id)),
+    api('GET', '/sessions/' + encodeURIComponent(id) + '/messages'),
+  ]);
+  main.append(h('p.muted', 'Created ' + new Date(s.createdAt).toLocaleString() + ' · ' + msgs.length + ' message(s) · ',
+    Object.entries(s.tags || {}).map(([k, v]) => k + ':' + v).join(' ')));
+  if (s.agentId) main.append(h('p', h('a.button', { href: '#/agents/' + encodeURIComponent(s.agentId) + '?session=' + encodeURIComponent(id) }, 'Continue with ' + s.agentId)));
+  main.append(h('div.chat', { role: 'log', 'aria-label': 'History' }, msgs.map(message)));
+}
+
+function message(m) {
+  const c = m.content;
+  const parts = c && Array.isArray(c.parts) ? c.parts : null;
+  const body = parts ? parts.map((p) => {
+    if (p.type === 'text') return h('div.text', p.text);
+    if (p.type === 'reasoning') return h('div.reasoning', p.text);
+    if (p.type === 'tool-call') return h('details.tool', h('summary', 'tool call ' + p.toolName), h('div', h('pre', json(p.input))));
+    if (p.type === 'tool-result') return h('details.tool', h('summary', 'tool result ' + p.toolName), h('div', h('pre', json(p.output))));
+    return h('pre', json(p));
+  }) : h('pre', json(c));
+  return h('div.msg' + (m.role === 'user' ? '.user' : ''), h('span.who', m.role + ' · ' + time(m.timestamp)), body);
+}
+
+async function evals(only) {
+  title('Evals');
+  main.append(h('p.muted', 'Runs every case of an agent\'s agents/<id>/evals/*.eval.yaml, as bread eval does.'));
+  const agents = await api('GET', '/agents');
+  for (const a of agents) {
+    if (only && a.id !== only) continue;
+    const out = h('div', { 'aria-live': 'polite' });
+    const btn = h('button', { type: 'button', 'aria-label': 'Run the evals of ' + a.id }, 'Run evals');
+    btn.addEventListener('click', async () => {
+      btn.disabled = true;
+      out.replaceChildren(h('p.muted', 'Running…'));
+      try {
+        const r = await api('POST', '/agents/' + encodeURIComponent(a.id) + '/evals');
+        out.replaceChildren(h('p', h('strong', r.passed + ' / ' + r.total + ' passed')), h('div.table-wrap', h('table',
+          h('thead', h('tr', ['Suite', 'Type', 'Case', 'Result', 'Problems', 'Time'].map((x) => h('th', { scope: 'col' }, x)))),
+          h('tbody', r.results.map((c) => h('tr',
+            h('td', c.suite), h('td', c.type || 'functional'), h('td', c.case),
+            h('td.' + (c.passed ? 'pass' : 'fail'), c.passed ? 'pass' : 'fail'),
+            h('td', (c.problems || []).join('\n')), h('td', c.durationMs + ' ms')))))));
+      } catch (e) {
+        out.replaceChildren(errorBox(e));
+      } finally {
+        btn.disabled = false;
+      }
+    });
+    main.append(h('section.card', { 'aria-label': 'Evals of ' + a.id }, h('h2', a.id), h('div.row', btn), out));
+  }
+}

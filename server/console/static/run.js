@@ -1,0 +1,360 @@
+import { h, json, time, errorBox } from './dom.js';
+import { api, stream, download } from './api.js';
+import { schemaForm } from './form.js';
+
+const LABELS = {
+  starting: 'starting', running: 'running', waiting: 'waiting for a human', completed: 'completed',
+  failed: 'failed', cancelled: 'cancelled (RUN_CANCELLED)', lost: 'lost (RUN_LOST)',
+};
+const OPENS = { 'subagent:run:start': 1, 'pipeline:step:start': 1, 'loop:start': 1, 'loop:iteration:start': 1, 'task:start': 1 };
+const CLOSES = { 'subagent:run:end': 1, 'pipeline:step:end': 1, 'loop:end': 1, 'loop:iteration:end': 1, 'task:end': 1 };
+let uid = 0;
+
+// RunView shows runs: the conversation (text, reasoning, tool cards,
+// files, humans in the loop, errors), a status bar with Cancel, and the
+// crumb timeline. Each run is one turn; a view may hold several (a chat).
+export class RunView {
+  constructor({ onRun } = {}) {
+    this.onRun = onRun || (() => {});
+    this.badge = h('span.badge.starting', 'idle');
+    this.info = h('span');
+    this.cancelBtn = h('button.danger', { type: 'button', disabled: true, onclick: () => this.cancel() }, 'Cancel');
+    this.status = h('div.status', h('span', { role: 'status', 'aria-live': 'polite' }, 'Status: ', this.badge), this.info, this.cancelBtn);
+    this.chat = h('div.chat', { role: 'log', 'aria-label': 'Conversation' });
+    const fid = 'crumb-filter-' + (++uid);
+    this.filter = h('select', { id: fid }, h('option', { value: '' }, 'all types'));
+    this.filter.addEventListener('change', () => this.applyFilter());
+    this.list = h('ol', { 'aria-label': 'Crumbs, oldest first' });
+    this.timeline = h('section.timeline', { 'aria-label': 'Crumb timeline' },
+      h('div.row', h('h2', 'Crumbs'), h('label', { for: fid }, 'Show'), this.filter), this.list);
+    this.main = h('section', { 'aria-label': 'Run' }, this.status, this.chat);
+    this.el = h('div.chat-layout', this.main, this.timeline);
+    this.types = new Set();
+    this.turn = null;
+    this.aborter = new AbortController();
+  }
+
+  dispose() { this.aborter.abort(); }
+
+  get busy() { return this.turn && (this.turn.state === 'running' || this.turn.state === 'starting'); }
+
+  newTurn(mode) {
+    const t = {
+      mode, state: 'starting', id: '', agentId: '', sessionId: '', started: false, hasText: false,
+      tools: new Map(), calls: new Map(), hitl: new Map(), depth: 0, live: true,
+    };
+    t.el = h('div.turn');
+    t.stack = [t.el];
+    this.chat.append(t.el);
+    this.turn = t;
+    this.setState(t, 'starting');
+    if (this.list.children.length) this.list.append(h('li', h('span'), h('span'), h('span.sum.muted', '— next run —')));
+    return t;
+  }
+
+  // start runs an agent or pipeline (POST path) and follows its stream.
+  async start(path, body, userText) {
+    const t = this.newTurn('post');
+    if (userText !== undefined) this.user(t, userText);
+    await this.follow(t, () => stream('POST', path, Object.assign({}, body, { detach: true }), (f) => this.frame(t, f), this.aborter.signal));
+  }
+
+  // attach follows a run by id on the passive stream: the whole crumb log,
+  // then live.
+  async attach(runId) {
+    const t = this.newTurn('passive');
+    t.id = runId;
+    this.onRun(t);
+    this.showInfo(t);
+    await this.follow(t, () => stream('GET', '/runs/' + encodeURIComponent(runId) + '/stream', undefined, (f) => this.frame(t, f), this.aborter.signal));
+  }
+
+  async follow(t, open) {
+    t.live = true;
+    try {
+      await open();
+      if (t.state === 'running' || t.state === 'starting') this.setState(t, t.id ? 'completed' : 'failed');
+    } catch (e) {
+      if (e.name === 'AbortError') return;
+      t.el.append(errorBox(e));
+      this.setState(t, 'failed');
+    } finally {
+      t.live = false;
+    }
+  }
+
+  frame(t, f) {
+    if (!f || f.type !== 'crumb' || !f.crumb) return;
+    if (f.runId && !t.id) {
+      t.id = f.runId;
+      this.onRun(t);
+    }
+    this.crumb(t, f.crumb, f.seq);
+  }
+
+  setState(t, s) {
+    t.state = s;
+    if (t !== this.turn) return;
+    this.badge.className = 'badge ' + s;
+    this.badge.textContent = LABELS[s] || s;
+    this.cancelBtn.disabled = !t.id || !(s === 'running' || s === 'waiting' || s === 'starting');
+  }
+
+  showInfo(t) {
+    this.info.replaceChildren(
+      'run ', h('code', t.id || '…'),
+      t.agentId ? [' · agent ', h('code', t.agentId)] : null,
+      t.sessionId ? [' · session ', h('a', { href: '#/sessions/' + encodeURIComponent(t.sessionId) }, t.sessionId)] : null);
+    this.setState(t, t.state);
+  }
+
+  async cancel() {
+    const t = this.turn;
+    if (!t || !t.id) return;
+    this.cancelBtn.disabled = true;
+    try {
+      await api('POST', '/runs/' + encodeURIComponent(t.id) + '/cancel');
+    } catch (e) {
+      t.el.append(errorBox(e));
+      this.setState(t, t.state);
+    }
+  }
+
+  user(t, input) {
+    const text = typeof input === 'string' ? input : json(input);
+    t.el.append(h('div.msg.user', h('span.who', 'you'), text));
+  }
+
+  here(t) { return t.stack[t.stack.length - 1]; }
+
+  crumb(t, c, seq) {
+    this.record(t, c, seq);
+    const at = this.here(t);
+    switch (c.type) {
+      case 'agent:run:start':
+        if (!t.started) {
+          t.started = true;
+          t.agentId = c.agentId;
+          t.sessionId = c.sessionId || '';
+          if (t.mode === 'passive' && c.input !== undefined) at.prepend(h('div.msg.user', h('span.who', 'input'), typeof c.input === 'string' ? c.input : json(c.input)));
+          this.showInfo(t);
+          this.setState(t, 'running');
+        }
+        break;
+      case 'text:delta':
+        this.stream(t, 'text', c.agentId, c.delta);
+        t.hasText = true;
+        break;
+      case 'reasoning:delta':
+        this.stream(t, 'reasoning', c.agentId, c.delta);
+        break;
+      case 'tool:input:start':
+        this.tool(t, c.toolCallId, c.toolName);
+        break;
+      case 'tool:input:delta': {
+        const card = this.tool(t, c.toolCallId);
+        card.raw += c.delta;
+        card.args.textContent = card.raw;
+        break;
+      }
+      case 'tool:call': {
+        const card = this.tool(t, c.toolCallId, c.toolName);
+        card.args.textContent = json(c.args);
+        t.calls.set(c.toolName, c.args);
+        break;
+      }
+      case 'tool:result:partial':
+        this.tool(t, c.toolCallId, c.toolName).result.textContent = json(c.result);
+        break;
+      case 'tool:result': {
+        const card = this.tool(t, c.toolCallId, c.toolName);
+        card.result.textContent = json(c.result);
+        card.dur.textContent = c.durationMs + ' ms';
+        break;
+      }
+      case 'tool:error': {
+        const card = this.tool(t, c.toolCallId, c.toolName);
+        card.result.replaceWith(errorBox(c.error));
+        card.dur.textContent = 'failed · ' + c.durationMs + ' ms';
+        break;
+      }
+      case 'file:generated':
+        at.append(this.file(t, c));
+        break;
+      case 'human:required':
+        at.append(this.hitl(t, c));
+        this.setState(t, 'waiting');
+        break;
+      case 'human:resumed': {
+        const card = t.hitl.get(c.checkpointId);
+        if (card) this.answered(card, c.response);
+        this.setState(t, 'running');
+        break;
+      }
+      case 'agent:run:end':
+        if (t.stack.length === 1) {
+          if (!t.hasText && c.output !== undefined && c.output !== null && c.output !== '') at.append(h('div.msg', h('span.who', 'output'), json(c.output)));
+          for (const f of c.files || []) at.append(this.file(t, f));
+          at.append(h('p.muted', 'Finished in ' + c.durationMs + ' ms.'));
+          this.setState(t, 'completed');
+        }
+        break;
+      case 'agent:error': {
+        const err = c.error || {};
+        at.append(errorBox(err));
+        if (t.stack.length === 1 || err.code === 'RUN_CANCELLED' || err.code === 'RUN_LOST') {
+          this.setState(t, err.code === 'RUN_CANCELLED' ? 'cancelled' : err.code === 'RUN_LOST' ? 'lost' : 'failed');
+        }
+        break;
+      }
+      default:
+        if (OPENS[c.type]) this.open(t, c);
+        else if (CLOSES[c.type]) this.close(t, c);
+    }
+  }
+
+  stream(t, kind, agentId, delta) {
+    const at = this.here(t);
+    let last = at.lastElementChild;
+    if (!last || last.dataset.kind !== kind || last.dataset.agent !== agentId) {
+      last = h('div.' + (kind === 'text' ? 'msg' : 'reasoning'), h('span.who', kind === 'text' ? agentId : agentId + ' · thinking'), h('span.' + kind));
+      last.dataset.kind = kind;
+      last.dataset.agent = agentId;
+      at.append(last);
+    }
+    last.lastElementChild.append(delta);
+  }
+
+  tool(t, id, name) {
+    let card = t.tools.get(id);
+    if (card) {
+      if (name && !card.name.textContent) card.name.textContent = name;
+      return card;
+    }
+    card = { raw: '', name: h('span', name || ''), dur: h('span.muted', 'running…'), args: h('pre'), result: h('pre', '…') };
+    card.el = h('details.tool', h('summary', 'tool ', card.name, ' · ', card.dur),
+      h('div', h('div.muted', 'arguments'), card.args, h('div.muted', 'result'), card.result));
+    t.tools.set(id, card);
+    this.here(t).append(card.el);
+    return card;
+  }
+
+  file(t, f) {
+    const uri = f.uri || f.url || '';
+    const key = decodeURIComponent(uri.split('/').pop() || '');
+    const name = f.name || key || 'file';
+    return h('div.row', 'file ', h('button.secondary', {
+      type: 'button', 'aria-label': 'Download ' + name,
+      onclick: (ev) => download('/runs/' + encodeURIComponent(t.id) + '/files/' + encodeURIComponent(key), name)
+        .catch((e) => ev.target.after(errorBox(e))),
+    }, 'Download ' + name), f.mimeType ? h('span.muted', f.mimeType) : null);
+  }
+
+  hitl(t, c) {
+    const card = h('div.hitl', { role: 'group', 'aria-label': 'A human is needed: ' + c.toolName });
+    card.dataset.checkpoint = c.checkpointId;
+    if (c.kind === 'approval') {
+      const rid = 'reason-' + (++uid);
+      const reason = h('input', { id: rid });
+      card.append(h('h4', 'Approve ' + c.toolName + '?'), c.prompt ? h('p', c.prompt) : null,
+        h('div.muted', 'arguments'), h('pre', json(t.calls.has(c.toolName) ? t.calls.get(c.toolName) : {})),
+        h('div.row',
+          h('button', { type: 'button', onclick: () => this.answer(t, c, { approved: true }, card) }, 'Approve'),
+          h('button.secondary', { type: 'button', onclick: () => this.answer(t, c, reason.value ? { approved: false, reason: reason.value } : { approved: false }, card) }, 'Deny'),
+          h('label', { for: rid }, 'Reason to deny'), reason));
+    } else {
+      card.append(h('h4', c.toolName + ' asks'), c.prompt ? h('p', c.prompt) : null,
+        schemaForm(c.schema, { submitLabel: 'Answer', name: 'answer', onSubmit: (v) => this.answer(t, c, v, card) }));
+    }
+    t.hitl.set(c.checkpointId, card);
+    return card;
+  }
+
+  answered(card, response) {
+    for (const el of card.querySelectorAll('button, input, textarea, select')) el.disabled = true;
+    if (!card.querySelector('.answer')) card.append(h('p.answer', 'Answered: ', h('code', JSON.stringify(response))));
+  }
+
+  async answer(t, c, response, card) {
+    for (const el of card.querySelectorAll('button')) el.disabled = true;
+    const path = '/resume/' + encodeURIComponent(c.checkpointId);
+    if (t.live) {
+      // The passive stream stays open across human:required and carries
+      // the continuation; the resume's own stream is read and dropped.
+      try {
+        await stream('POST', path, { response, detach: true }, () => {}, this.aborter.signal);
+      } catch (e) {
+        if (e.name !== 'AbortError') { card.append(errorBox(e)); for (const el of card.querySelectorAll('button')) el.disabled = false; }
+      }
+      return;
+    }
+    this.setState(t, 'running');
+    this.turn = t;
+    try {
+      await this.follow(t, () => stream('POST', path, { response, detach: true }, (f) => this.frame(t, f), this.aborter.signal));
+    } finally {
+      if (t.state === 'failed' && !card.querySelector('.answer')) for (const el of card.querySelectorAll('button')) el.disabled = false;
+    }
+  }
+
+  open(t, c) {
+    let label = c.type;
+    if (c.type === 'subagent:run:start') label = 'subagent ' + c.subagentId;
+    else if (c.type === 'pipeline:step:start') label = 'step ' + (c.stepIndex + 1) + ' of ' + c.pipelineId;
+    else if (c.type === 'loop:start') label = 'loop ' + (c.loopId || '');
+    else if (c.type === 'loop:iteration:start') label = 'iteration ' + c.iteration;
+    else if (c.type === 'task:start') label = 'task ' + (c.taskId || '');
+    const body = h('div');
+    const block = h('details.block', { open: true }, h('summary', label), body);
+    this.here(t).append(block);
+    t.stack.push(body);
+  }
+
+  close(t) {
+    if (t.stack.length > 1) t.stack.pop();
+  }
+
+  record(t, c, seq) {
+    const depth = t.stack.length - 1 - (CLOSES[c.type] ? 1 : 0);
+    const delta = c.type === 'text:delta' || c.type === 'reasoning:delta' || c.type === 'tool:input:delta';
+    const last = this.list.lastElementChild;
+    if (delta && last && last.dataset.type === c.type && last.dataset.agent === c.agentId) {
+      last.count++;
+      last.chars += (c.delta || '').length;
+      last.lastElementChild.textContent = c.type + ' ×' + last.count + ' (' + last.chars + ' chars) ' + c.agentId;
+      return;
+    }
+    if (!this.types.has(c.type)) {
+      this.types.add(c.type);
+      this.filter.append(h('option', { value: c.type }, c.type));
+    }
+    const li = h('li', h('span', seq ? String(seq) : ''), h('span', time(c.timestamp)), h('span.sum', summary(c)));
+    li.dataset.type = c.type;
+    li.dataset.agent = c.agentId || '';
+    li.count = 1;
+    li.chars = (c.delta || '').length;
+    li.lastElementChild.style.paddingLeft = Math.max(0, depth) * 14 + 'px';
+    if (this.filter.value && this.filter.value !== c.type) li.hidden = true;
+    this.list.append(li);
+  }
+
+  applyFilter() {
+    const only = this.filter.value;
+    for (const li of this.list.children) li.hidden = !!only && li.dataset.type !== only;
+  }
+}
+
+function summary(c) {
+  const who = c.agentId || '';
+  switch (c.type) {
+    case 'text:delta': case 'reasoning:delta': return c.type + ' ×1 (' + (c.delta || '').length + ' chars) ' + who;
+    case 'tool:call': case 'tool:input:start': return c.type + ' ' + c.toolName + ' ' + who;
+    case 'tool:result': case 'tool:error': return c.type + ' ' + c.toolName + ' ' + c.durationMs + ' ms';
+    case 'human:required': return c.type + ' ' + c.kind + ' ' + c.toolName;
+    case 'agent:error': return c.type + ' ' + ((c.error && c.error.code) || '');
+    case 'agent:run:end': return c.type + ' ' + who + ' ' + c.durationMs + ' ms';
+    case 'subagent:run:start': return c.type + ' ' + c.subagentId;
+    case 'pipeline:step:start': case 'pipeline:step:end': return c.type + ' #' + c.stepIndex;
+    default: return c.type + ' ' + who;
+  }
+}
