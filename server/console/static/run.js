@@ -182,7 +182,9 @@ export class RunView {
         at.append(this.file(t, c));
         break;
       case 'human:required':
-        at.append(this.hitl(t, c));
+        // A turn that asks several humans repeats the pending ones after
+        // each partial answer: one card per checkpoint.
+        if (!t.hitl.has(c.checkpointId)) at.append(this.hitl(t, c));
         this.setState(t, 'waiting');
         break;
       case 'human:resumed': {
@@ -278,7 +280,7 @@ export class RunView {
   async answer(t, c, response, card) {
     for (const el of card.querySelectorAll('button')) el.disabled = true;
     const path = '/resume/' + encodeURIComponent(c.checkpointId);
-    if (t.live) {
+    if (t.mode === 'passive' && t.live) {
       // The passive stream stays open across human:required and carries
       // the continuation; the resume's own stream is read and dropped.
       try {
