@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,7 +50,8 @@ func a2aText(t *a2a.Task) string {
 // a message over a real socket and reads the task back.
 func TestA2AFromBreadYAML(t *testing.T) {
 	dir := project(t, basic(map[string]string{
-		"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\nplugins:\n  - {type: a2a, agent: echo, url: /a2a}\n",
+		"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\nplugins:\n  - {type: a2a, agent: echo, url: /a2a}\n" +
+			"  - {type: a2a, agent: echo, url: /a2a/v1, cardPath: /.well-known/agent-card-v1.json, specVersion: \"1.0\"}\n",
 	}))
 	port := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -85,6 +88,16 @@ func TestA2AFromBreadYAML(t *testing.T) {
 	}
 	if _, err := client.GetTask(t.Context(), &a2a.TaskQueryParams{ID: "nope"}); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Fatalf("unknown task: %v", err)
+	}
+	// The v1.0 mount of the same agent reads the same task.
+	res2, err := http.Post(base+"/a2a/v1", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"`+string(task.ID)+`"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res2.Body)
+	res2.Body.Close()
+	if !strings.Contains(string(body), `"state":"TASK_STATE_COMPLETED"`) {
+		t.Fatalf("GetTask over v1.0: %s", body)
 	}
 	// Another bread delegates to it: `remoteAgents` of type a2a.
 	front := project(t, map[string]string{

@@ -79,6 +79,9 @@ func newStack(t *testing.T, s setup) *stack {
 	if s.auth != nil {
 		hc = userClient("ann")
 	}
+	if s.opts.SpecVersion == a2ap.SpecV1 {
+		return &stack{in: in, url: base}
+	}
 	card, err := agentcard.NewResolver(hc).Resolve(t.Context(), base, agentcard.WithPath(p.CardPath()))
 	if err != nil {
 		t.Fatal(err)

@@ -111,5 +111,9 @@ func (p *Plugin) serveCard(w http.ResponseWriter, r *http.Request) {
 		rpcURL = scheme + "://" + r.Host + rpcURL
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if p.opts.SpecVersion == SpecV1 {
+		_ = json.NewEncoder(w).Encode(v1Card(p.Card(rpcURL)))
+		return
+	}
 	_ = json.NewEncoder(w).Encode(p.Card(rpcURL))
 }

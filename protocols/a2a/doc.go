@@ -4,6 +4,10 @@
 // tasks/get, tasks/cancel and tasks/resubscribe (POST at the path of the
 // configured URL, action ActionRPC).
 //
+// Options.SpecVersion "1.0" serves the spec v1.0 JSON-RPC binding instead
+// (SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask).
+// NewRemote is the client side: any A2A agent as a core.RemoteAgent.
+//
 // A task is a bread run and its context is the run's session; both are read
 // back from the store's run records, so any replica sharing the store
 // answers for any task. The wire types, the JSON-RPC and SSE plumbing are

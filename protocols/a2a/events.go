@@ -23,9 +23,13 @@ type mapper struct {
 	text  bool // the text artifact has started
 	files int
 	sent  map[string]bool // the URIs of the files already sent
+	// answerSchema is the JSON Schema a human tool's answer must match.
+	answerSchema func(agentID, tool string) json.RawMessage
 }
 
-func newMapper(info a2a.TaskInfo) *mapper { return &mapper{info: info} }
+func newMapper(info a2a.TaskInfo, answerSchema func(agentID, tool string) json.RawMessage) *mapper {
+	return &mapper{info: info, answerSchema: answerSchema}
+}
 
 func (m *mapper) textArtifact() a2a.ArtifactID {
 	return a2a.ArtifactID(string(m.info.TaskID) + "-text")
@@ -56,7 +60,11 @@ func (m *mapper) events(c core.Crumb, waiting bool) (evs []a2a.Event, final bool
 		}
 		return []a2a.Event{m.fileArtifact(filePart(v.URI, v.MimeType, v.Name))}, false
 	case *core.HumanRequired:
-		st := m.status(a2a.TaskStateInputRequired, inputRequest(v.CheckpointID, string(v.Kind), v.ToolName, v.Prompt, v.Schema))
+		var answer json.RawMessage
+		if v.Kind != core.HumanApproval && m.answerSchema != nil {
+			answer = m.answerSchema(v.AgentID, v.ToolName)
+		}
+		st := m.status(a2a.TaskStateInputRequired, inputRequest(v.CheckpointID, string(v.Kind), v.ToolName, v.Prompt, v.Schema, answer))
 		st.Final = waiting
 		return []a2a.Event{st}, waiting
 	case *core.HumanResumed:
@@ -121,21 +129,22 @@ func (m *mapper) status(state a2a.TaskState, msg *a2a.Message) *a2a.TaskStatusUp
 }
 
 // inputRequest is the agent message of an input-required status: the
-// prompt as text, and what the answer must be as data (the checkpoint id,
-// kind, tool and the JSON Schema the answer is checked against; an
-// approval is answered with {"approved": true|false}).
-func inputRequest(checkpointID, kind, tool, prompt string, schema any) *a2a.Message {
+// prompt as text, and what the answer must be as data: the checkpoint id,
+// kind, tool, the arguments of the pending call, and the JSON Schema the
+// answer is checked against (an approval is answered with
+// {"approved": true|false}).
+func inputRequest(checkpointID, kind, tool, prompt string, args any, answer json.RawMessage) *a2a.Message {
 	if prompt == "" {
 		prompt = "Input required for " + tool
 	}
 	data := map[string]any{"checkpointId": checkpointID, "kind": kind, "toolName": tool}
 	if kind == string(core.HumanApproval) {
 		data["answerSchema"] = map[string]any{"type": "object", "properties": map[string]any{"approved": map[string]any{"type": "boolean"}, "reason": map[string]any{"type": "string"}}, "required": []any{"approved"}}
-		if args := rawJSON(schema); args != nil {
-			data["args"] = args
-		}
-	} else if s := rawJSON(schema); s != nil {
-		data["answerSchema"] = s
+	} else if len(answer) > 0 {
+		data["answerSchema"] = answer
+	}
+	if a := rawJSON(args); a != nil {
+		data["args"] = a
 	}
 	msg := a2a.NewMessage(a2a.MessageRoleAgent, a2a.TextPart{Text: prompt}, a2a.DataPart{Data: data})
 	return msg

@@ -93,7 +93,7 @@ func (h *handler) snapshot(ctx context.Context, rec core.RunRecord) *a2a.Task {
 	t := &a2a.Task{ID: info.TaskID, ContextID: info.ContextID}
 	state := stateOf(rec.Status)
 	if clog, ok := h.p.rt.Store().(core.CrumbLog); ok {
-		m := newMapper(info)
+		m := h.p.newMapper(info)
 		var after int64
 		for {
 			entries, err := clog.GetCrumbs(ctx, rec.ID, after, replayPage)
@@ -247,7 +247,7 @@ func (h *handler) OnResubscribeToTask(ctx context.Context, params *a2a.TaskIDPar
 			return
 		}
 		if rec.Status.Final() {
-			yield(nil, fmt.Errorf("task %s is %s; read it with tasks/get: %w", quote(rec.ID), stateOf(rec.Status), a2a.ErrUnsupportedOperation))
+			yield(nil, fmt.Errorf("task %s is %s; read it instead: %w", quote(rec.ID), stateOf(rec.Status), a2a.ErrUnsupportedOperation))
 			return
 		}
 		info := taskInfo(rec.ID, rec.SessionID)
@@ -255,7 +255,7 @@ func (h *handler) OnResubscribeToTask(ctx context.Context, params *a2a.TaskIDPar
 		if !yield(&a2a.Task{ID: info.TaskID, ContextID: info.ContextID, Status: a2a.TaskStatus{State: stateOf(rec.Status), Timestamp: &now}}, nil) {
 			return
 		}
-		h.p.follow(ctx, rec.ID, newMapper(info), func(ev a2a.Event) bool { return yield(ev, nil) })
+		h.p.follow(ctx, rec.ID, h.p.newMapper(info), func(ev a2a.Event) bool { return yield(ev, nil) })
 	}
 }
 
@@ -398,7 +398,7 @@ func (s *started) task() *a2a.Task {
 func (s *started) events(ctx context.Context) iter.Seq[a2a.Event] {
 	return func(yield func(a2a.Event) bool) {
 		defer s.stop()
-		m := newMapper(s.info)
+		m := s.h.p.newMapper(s.info)
 		c, err, more := s.first, s.ferr, true
 		final := false
 		var held a2a.Event

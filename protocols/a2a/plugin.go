@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -62,6 +63,12 @@ type Options struct {
 	// and description, else the first line of its prompt).
 	Name        string `json:"name,omitempty"`
 	Description string `json:"description,omitempty"`
+	// SpecVersion is the A2A version this mount speaks: "0.3" (the
+	// default, on a2a-go's JSON-RPC handler) or "1.0" (its JSON-RPC
+	// binding: PascalCase methods, TASK_STATE_* states, parts told apart by
+	// member, the card's supportedInterfaces). Mount twice, with distinct
+	// url and cardPath, to speak both.
+	SpecVersion string `json:"specVersion,omitempty"`
 	// Version is the card's agent version (default "1.0.0").
 	Version string `json:"version,omitempty"`
 	// AuthorizeTask decides whether a caller may read, resubscribe to,
@@ -132,6 +139,13 @@ func New(opts Options) (*Plugin, error) {
 	if opts.Version == "" {
 		opts.Version = "1.0.0"
 	}
+	switch opts.SpecVersion {
+	case "":
+		opts.SpecVersion = SpecV03
+	case SpecV03, SpecV1:
+	default:
+		return nil, core.Errorf(core.CodeInvalidConfig, "a2a: specVersion %q is not one of %q, %q", opts.SpecVersion, SpecV03, SpecV1)
+	}
 	return &Plugin{opts: opts, rpcPath: rpcPath}, nil
 }
 
@@ -159,7 +173,11 @@ func (p *Plugin) Init(_ context.Context, rt core.Runtime) error {
 	if p.log == nil {
 		p.log = slog.Default()
 	}
-	p.rpc = a2asrv.NewJSONRPCHandler(&handler{p: p})
+	if p.opts.SpecVersion == SpecV1 {
+		p.rpc = v1{&handler{p: p}}
+	} else {
+		p.rpc = a2asrv.NewJSONRPCHandler(&handler{p: p})
+	}
 	return nil
 }
 
@@ -200,3 +218,21 @@ func taskInfo(runID, sessionID string) a2a.TaskInfo {
 
 // CardPath is where the plugin serves its Agent Card.
 func (p *Plugin) CardPath() string { return p.opts.CardPath }
+
+// newMapper is a mapper for a task of this plugin's runtime.
+func (p *Plugin) newMapper(info a2a.TaskInfo) *mapper { return newMapper(info, p.answerSchema) }
+
+// answerSchema is the answer schema of agentID's human tool named tool (as
+// the model calls it), nil when there is none.
+func (p *Plugin) answerSchema(agentID, tool string) json.RawMessage {
+	ag, ok := p.rt.Agent(agentID)
+	if !ok {
+		return nil
+	}
+	for _, h := range ag.HumanTools {
+		if h.Name == tool || core.LeafName(core.ToolOrigin{Scope: core.ScopeHuman, Name: h.Name}) == tool {
+			return h.Schema
+		}
+	}
+	return nil
+}
