@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
@@ -135,6 +136,11 @@ func (r *Remote) Run(ctx context.Context, agentID string, input any, _ core.RunO
 		}
 		msg := a2a.NewMessage(a2a.MessageRoleUser, inputPart(input))
 		rr := &relayRun{agentID: agentID, input: input, yield: yield}
+		defer func() {
+			if ctx.Err() != nil && rr.started && !rr.done {
+				r.cancel(context.WithoutCancel(ctx), c, rr.runID)
+			}
+		}()
 		for ev, err := range c.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: msg}) {
 			if err != nil {
 				if ctx.Err() != nil {
@@ -151,6 +157,18 @@ func (r *Remote) Run(ctx context.Context, agentID string, input any, _ core.RunO
 			rr.fail(&core.BreadError{Code: core.CodeRemoteAgentError, Message: "a2a: remote agent " + agentID + " ended its stream without a final state"})
 		}
 	}
+}
+
+// cancelTimeout bounds the tasks/cancel a cancelled relay sends.
+const cancelTimeout = 5 * time.Second
+
+// cancel asks the remote agent to cancel a task whose relay was cancelled
+// (closing the stream alone does not stop every A2A server's task).
+// Best-effort: a failure is only logged by the caller's absence of effect.
+func (r *Remote) cancel(ctx context.Context, c *a2aclient.Client, taskID string) {
+	ctx, stop := context.WithTimeout(ctx, cancelTimeout)
+	defer stop()
+	_, _ = c.CancelTask(ctx, &a2a.TaskIDParams{ID: a2a.TaskID(taskID)})
 }
 
 // inputPart is a run input as one part.

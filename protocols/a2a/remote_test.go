@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -22,7 +23,10 @@ import (
 // executor is an a2a-go agent: it answers with the text it got, in two
 // artifact chunks, or fails when the text says "fail", or asks for input
 // when it says "ask".
-type executor struct{ seen chan *a2a.Message }
+type executor struct {
+	seen     chan *a2a.Message
+	canceled chan a2a.TaskID
+}
 
 func (e executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
 	if e.seen != nil {
@@ -45,6 +49,12 @@ func (e executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q even
 		}
 	}
 	switch text {
+	case "hang":
+		if err := q.Write(ctx, a2a.NewArtifactEvent(rc, a2a.TextPart{Text: "started"})); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		return nil
 	case "fail":
 		return q.Write(ctx, finalStatus(rc, a2a.TaskStateFailed, "it broke"))
 	case "ask":
@@ -71,7 +81,10 @@ func finalStatus(rc *a2asrv.RequestContext, state a2a.TaskState, text string) *a
 	return ev
 }
 
-func (executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+func (e executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
+	if e.canceled != nil {
+		e.canceled <- rc.TaskID
+	}
 	return q.Write(ctx, finalStatus(rc, a2a.TaskStateCanceled, ""))
 }
 
@@ -185,5 +198,36 @@ func TestBreadToBreadOverA2A(t *testing.T) {
 	}
 	if end := cs[len(cs)-1].(*core.AgentRunEnd); end.Output != "Hello" {
 		t.Fatalf("crumbs %s, end %+v", crumbTypes(cs), end)
+	}
+}
+
+// TestRemoteCancelSendsTasksCancel: a relayed run that is cancelled asks
+// the remote agent to cancel its task.
+func TestRemoteCancelSendsTasksCancel(t *testing.T) {
+	canceled := make(chan a2a.TaskID, 1)
+	base := a2aGoServer(t, executor{canceled: canceled}, nil)
+	remote, err := a2ap.NewRemote(a2ap.RemoteOptions{URL: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var runID string
+	for c, err := range remote.Run(ctx, "helper", "hang", core.RunOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.CrumbType() == core.TypeTextDelta {
+			runID = c.Base().RunID
+			cancel()
+		}
+	}
+	select {
+	case id := <-canceled:
+		if string(id) != runID {
+			t.Fatalf("cancelled %s, want %s", id, runID)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the remote task was not cancelled")
 	}
 }
