@@ -87,7 +87,8 @@ type CheckpointStore interface {
 	// SuspendRun appends a suspending run's messages and saves its
 	// checkpoints as one atomic unit, so a crash can never leave a tool
 	// call with no checkpoint to resume it. A turn that calls several
-	// human tools saves one checkpoint per call, all or none.
+	// human tools saves one checkpoint per call, all or none; with no
+	// checkpoint it appends the messages atomically.
 	SuspendRun(ctx context.Context, sessionID string, msgs []SessionMessage, cps ...CheckpointRecord) error
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/breadai/bread/core"
@@ -46,6 +47,12 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 	// stops renewing it) and the resume can be retried.
 	if err := in.records.claim(ctx, checkpointID); err != nil {
 		return outcome{}, checkpointMissing(err, checkpointID)
+	}
+	if in.records.continued(ctx, cp) {
+		// A resume whose process died after recording the continuation,
+		// before removing the checkpoint: the answer was given once.
+		in.records.settle(ctx, cp, nil)
+		return outcome{}, checkpointMissing(core.ErrCheckpointNotFound, checkpointID)
 	}
 
 	r := in.newRun(rt, cp.RunID, cp.SessionID, response, core.RunOptions{Skill: cp.Skill})
@@ -100,7 +107,16 @@ func (r *run) answer(ctx context.Context, cp core.CheckpointRecord, response any
 	if r.in.answered(ctx, r.sessionID, cp.ToolCallID) {
 		// An earlier attempt at this resume recorded the answer before its
 		// process died: the approved tool finished, so it does not run
-		// again, and the model continues from that answer.
+		// again, and the model continues from that answer; if it had
+		// recorded the model's last reply too, the run ends with it.
+		if reply, ok := r.in.recordedReply(ctx, r.sessionID, cp.ToolCallID); ok {
+			out, err := r.parseOutput(reply)
+			if err != nil {
+				return outcome{}, r.fail(ctx, err)
+			}
+			r.closeLoop(ctx, false)
+			return r.finish(ctx, out)
+		}
 		return r.afterAnswer(ctx, cp)
 	}
 	var part core.Part
@@ -217,6 +233,39 @@ func (in *Instance) answered(ctx context.Context, sessionID, toolCallID string) 
 		}
 	}
 	return false
+}
+
+// recordedReply returns the text the model answered with after the answer
+// to toolCallID, when the session shows that continuation finished: its
+// last message is the assistant's, calling no tool.
+func (in *Instance) recordedReply(ctx context.Context, sessionID, toolCallID string) (string, bool) {
+	msgs, err := in.store.GetMessages(ctx, sessionID)
+	if err != nil {
+		return "", false
+	}
+	var text strings.Builder
+	after, final := false, false
+	for _, sm := range msgs {
+		var m core.Message
+		if json.Unmarshal(sm.Content, &m) != nil {
+			return "", false
+		}
+		if !after {
+			after = slices.ContainsFunc(m.Parts, func(p core.Part) bool {
+				return p.Type == core.PartToolResult && p.ToolCallID == toolCallID
+			})
+			continue
+		}
+		final = m.Role == core.RoleAssistant && !slices.ContainsFunc(m.Parts, func(p core.Part) bool { return p.Type == core.PartToolCall })
+		if m.Role == core.RoleAssistant {
+			for _, p := range m.Parts {
+				if p.Type == core.PartText {
+					text.WriteString(p.Text)
+				}
+			}
+		}
+	}
+	return text.String(), final
 }
 
 // checkResponse validates a human's response before a resume consumes the

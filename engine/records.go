@@ -189,6 +189,30 @@ func (rc *records) settle(ctx context.Context, cp core.CheckpointRecord, err err
 	}
 }
 
+// continued reports whether the continuation from checkpoint cp is already
+// recorded in its run's record: the run completed or failed, or suspended again on a
+// checkpoint of its own that is not a sibling of cp. A resume retried after
+// its process died at the very end then removes the checkpoint instead of
+// continuing the run a second time. Without a RunStore it is false.
+func (rc *records) continued(ctx context.Context, cp core.CheckpointRecord) bool {
+	if rc.store == nil {
+		return false
+	}
+	rec, err := rc.store.GetRun(ctx, cp.RunID)
+	if err != nil {
+		return false
+	}
+	switch rec.Status {
+	case core.RunCompleted, core.RunFailed:
+		// Not cancelled: an instance that stops mid-resume records its run
+		// cancelled and gives the checkpoint back to be resumed again.
+		return true
+	case core.RunSuspended:
+		return rec.CheckpointID != "" && rec.CheckpointID != cp.ID && (cp.Set == nil || cp.Set.Slot(rec.CheckpointID) < 0)
+	}
+	return false
+}
+
 // resumable reports whether a lost run was a resume whose checkpoint is
 // still there to be resumed again.
 func (rc *records) resumable(ctx context.Context, r core.RunRecord) bool {

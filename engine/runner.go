@@ -322,9 +322,11 @@ func (r *run) fail(ctx context.Context, err error) error {
 	if be.Code != core.CodeRunCancelled {
 		r.in.log.Warn("bread: run failed", append(runAttrs(r.id, r.agent.ID, r.sessionID), "code", be.Code)...)
 	}
-	if r.wrote {
+	if r.wrote && (r.resumedFrom == nil || !errors.Is(err, ErrInstanceStopped)) {
 		// Only a session this attempt touched needs closing: a resume cut
-		// short before it answered leaves the pending call for its retry.
+		// short before it answered leaves the pending call for its retry,
+		// and so does one whose instance stopped (its checkpoint is given
+		// back, and the retry continues the session where it stands).
 		r.in.closeInterrupted(ctx, r.sessionID, 0, be.Code)
 	}
 	r.recordEnd(ctx, outcome{}, be)
@@ -411,18 +413,30 @@ func (in *Instance) history(ctx context.Context, sessionID string) ([]core.Messa
 	return out, nil
 }
 
-// persist appends messages to a session in order.
+// persist appends messages to a session in order. Several go in one atomic
+// append (SuspendRun without checkpoints), so a process that dies midway
+// never leaves a tool call recorded without its result.
 func (in *Instance) persist(ctx context.Context, sessionID string, msgs ...core.Message) error {
-	for _, m := range msgs {
-		sm, err := toSessionMessage(m)
-		if err != nil {
+	sms := make([]core.SessionMessage, len(msgs))
+	for i, m := range msgs {
+		var err error
+		if sms[i], err = toSessionMessage(m); err != nil {
 			return err
 		}
-		if err := in.store.AddMessage(ctx, sessionID, sm); err != nil {
-			return err
-		}
-		in.sessions.wrote(sessionID, 1)
 	}
+	var err error
+	switch len(sms) {
+	case 0:
+		return nil
+	case 1:
+		err = in.store.AddMessage(ctx, sessionID, sms[0])
+	default:
+		err = in.store.SuspendRun(ctx, sessionID, sms)
+	}
+	if err != nil {
+		return err
+	}
+	in.sessions.wrote(sessionID, len(sms))
 	return nil
 }
 
