@@ -94,10 +94,11 @@ async function chat({ kind, id, session, runId }) {
       schema = a.inputSchema;
       desc = a.description || '';
     }
-    head.replaceChildren(h('h1', (state.kind === 'pipeline' ? 'Pipeline ' : '') + state.id), desc ? h('p', desc) : null,
-      state.kind === 'agent' ? h('p.muted', 'Session ', h('a', { href: '#/sessions/' + encodeURIComponent(state.session) }, state.session)) : null);
+    head.replaceChildren(h('div', h('h1', (state.kind === 'pipeline' ? 'Pipeline ' : '') + state.id), desc ? h('p', desc) : null,
+      state.kind === 'agent' ? h('p.muted', 'Session ', h('a', { href: '#/sessions/' + encodeURIComponent(state.session) }, state.session)) : null));
     composer.replaceChildren(schemaForm(schema, {
       submitLabel: state.kind === 'pipeline' ? 'Run pipeline' : 'Send',
+      clear: true,
       onSubmit: async (input) => {
         if (rv.busy) throw { code: 'RUN_IN_PROGRESS', message: 'wait for the current run to end, or cancel it' };
         const path = (state.kind === 'pipeline' ? '/pipelines/' : '/agents/') + encodeURIComponent(state.id) + '/run';

@@ -6,7 +6,7 @@ let uid = 0;
 // no schema), one labelled field per property of an object, JSON for the
 // rest. onSubmit gets the value; a value that cannot be read shows its
 // error in the form.
-export function schemaForm(schema, { submitLabel = 'Run', onSubmit, name = 'input', extra } = {}) {
+export function schemaForm(schema, { submitLabel = 'Run', onSubmit, name = 'input', extra, clear = false } = {}) {
   schema = schema && typeof schema === 'object' ? schema : {};
   const form = h('form.schema', { 'aria-label': name });
   const problem = h('p.error', { role: 'alert' });
@@ -41,7 +41,7 @@ export function schemaForm(schema, { submitLabel = 'Run', onSubmit, name = 'inpu
     let value;
     try { value = read(); } catch (e) { problem.textContent = e.message; return; }
     submit.disabled = true;
-    try { await onSubmit(value); } catch (e) { problem.textContent = (e.code ? e.code + ': ' : '') + e.message; }
+    try { await onSubmit(value); if (clear) form.reset(); } catch (e) { problem.textContent = (e.code ? e.code + ': ' : '') + e.message; }
     finally { submit.disabled = false; }
   });
   return form;
@@ -65,6 +65,7 @@ function field(key, prop, required, whole) {
   }
   if (type === 'number' || type === 'integer') {
     const inp = h('input', { id, name: key, type: 'number', step: type === 'integer' ? '1' : 'any', required });
+    if (typeof prop.default === 'number') inp.value = String(prop.default);
     return {
       el: h('label', { for: id }, title, hint, inp),
       read: () => inp.value === '' ? undefined : Number(inp.value),

@@ -101,10 +101,11 @@ export class RunView {
   }
 
   showInfo(t) {
-    this.info.replaceChildren(
+    this.info.replaceChildren(h('span',
       'run ', h('code', t.id || '…'),
+      t.pipelineId ? [' · pipeline ', h('code', t.pipelineId)] : null,
       t.agentId ? [' · agent ', h('code', t.agentId)] : null,
-      t.sessionId ? [' · session ', h('a', { href: '#/sessions/' + encodeURIComponent(t.sessionId) }, t.sessionId)] : null);
+      t.sessionId ? [' · session ', h('a', { href: '#/sessions/' + encodeURIComponent(t.sessionId) }, t.sessionId)] : null));
     this.setState(t, t.state);
   }
 
@@ -130,8 +131,20 @@ export class RunView {
   crumb(t, c, seq) {
     this.record(t, c, seq);
     const at = this.here(t);
+    if (!t.started && c.type === 'pipeline:step:start') {
+      // A pipeline's run: its agents' runs nest in its steps.
+      t.started = true;
+      t.pipelineId = c.pipelineId;
+      this.showInfo(t);
+      this.setState(t, 'running');
+    }
     switch (c.type) {
       case 'agent:run:start':
+        if (t.started && t.stack.length > 1) {
+          // One agent's run inside a step, a loop or a delegation: its
+          // text starts a bubble of its own.
+          at.append(h('div.muted', 'run of ' + c.agentId));
+        }
         if (!t.started) {
           t.started = true;
           t.agentId = c.agentId;
@@ -194,6 +207,9 @@ export class RunView {
         break;
       }
       case 'agent:run:end':
+        if (t.stack.length > 1 && !at.querySelector('.msg') && c.output !== undefined && c.output !== null && c.output !== '') {
+          at.append(h('div.msg', h('span.who', c.agentId + ' · output'), json(c.output)));
+        }
         if (t.stack.length === 1) {
           if (!t.hasText && c.output !== undefined && c.output !== null && c.output !== '') at.append(h('div.msg', h('span.who', 'output'), json(c.output)));
           for (const f of c.files || []) at.append(this.file(t, f));
@@ -256,17 +272,23 @@ export class RunView {
     const card = h('div.hitl', { role: 'group', 'aria-label': 'A human is needed: ' + c.toolName });
     card.dataset.checkpoint = c.checkpointId;
     if (c.kind === 'approval') {
+      // An approval's schema is the call's arguments.
       const rid = 'reason-' + (++uid);
       const reason = h('input', { id: rid });
-      card.append(h('h4', 'Approve ' + c.toolName + '?'), c.prompt ? h('p', c.prompt) : null,
-        h('div.muted', 'arguments'), h('pre', json(t.calls.has(c.toolName) ? t.calls.get(c.toolName) : {})),
+      card.append(h('div',
+        h('h4', 'Approve ' + c.toolName + '?'), c.prompt ? h('p', c.prompt) : null,
+        h('div.muted', 'arguments'), h('pre', json(c.schema === undefined || c.schema === null ? (t.calls.get(c.toolName) || {}) : c.schema)),
         h('div.row',
           h('button', { type: 'button', onclick: () => this.answer(t, c, { approved: true }, card) }, 'Approve'),
           h('button.secondary', { type: 'button', onclick: () => this.answer(t, c, reason.value ? { approved: false, reason: reason.value } : { approved: false }, card) }, 'Deny'),
-          h('label', { for: rid }, 'Reason to deny'), reason));
+          h('label', { for: rid }, 'Reason to deny'), reason)));
     } else {
-      card.append(h('h4', c.toolName + ' asks'), c.prompt ? h('p', c.prompt) : null,
-        schemaForm(c.schema, { submitLabel: 'Answer', name: 'answer', onSubmit: (v) => this.answer(t, c, v, card) }));
+      // A human tool's answer has the shape of the model's request: the
+      // form follows it, filled with what the model asked.
+      card.append(h('div',
+        h('h4', c.toolName + ' asks'), c.prompt ? h('p', c.prompt) : null,
+        h('div.muted', 'request'), h('pre', json(c.schema)),
+        schemaForm(shapeOf(c.schema), { submitLabel: 'Answer', name: 'answer', onSubmit: (v) => this.answer(t, c, v, card) })));
     }
     t.hitl.set(c.checkpointId, card);
     return card;
@@ -344,6 +366,21 @@ export class RunView {
     const only = this.filter.value;
     for (const li of this.list.children) li.hidden = !!only && li.dataset.type !== only;
   }
+}
+
+// shapeOf is a JSON Schema for values shaped like v, with v's values as
+// defaults; a value that already is a JSON Schema is used as it is.
+export function shapeOf(v) {
+  if (v && typeof v === 'object' && !Array.isArray(v)) {
+    if (typeof v.type === 'string' && (v.properties || ['string', 'number', 'integer', 'boolean', 'object', 'array'].includes(v.type))) return v;
+    const properties = {};
+    for (const [k, x] of Object.entries(v)) properties[k] = Object.assign(shapeOf(x), { default: x });
+    return { type: 'object', properties };
+  }
+  if (typeof v === 'string') return { type: 'string', default: v };
+  if (typeof v === 'number') return { type: 'number', default: v };
+  if (typeof v === 'boolean') return { type: 'boolean', default: v };
+  return {};
 }
 
 function summary(c) {

@@ -1,0 +1,375 @@
+package examplestest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds the browser: BREAD_TEST_CHROMIUM, then Debian's chromium
+// package, then the usual names on the PATH.
+func chromium() string {
+	if p := os.Getenv("BREAD_TEST_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// screenshotDir is where TestConsoleInBrowser writes its PNGs:
+// BREAD_CONSOLE_SCREENSHOTS, or bread-console-screenshots in the temporary
+// directory (kept after the test, so a reviewer can look at them).
+func screenshotDir(t *testing.T) string {
+	dir := os.Getenv("BREAD_CONSOLE_SCREENSHOTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "bread-console-screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "[0-9][0-9]-*.png")) // a previous run's
+	for _, f := range old {
+		_ = os.Remove(f)
+	}
+	return dir
+}
+
+// startDev runs `bread --cwd dir dev` on a free loopback port with env as
+// its environment (plus PATH, HOME, TMPDIR) until the test ends.
+func startDev(t *testing.T, dir string, env map[string]string) string {
+	t.Helper()
+	bin := breadBinary(t)
+	for attempt := 0; attempt < 5; attempt++ {
+		port := freePort(t)
+		cmd := exec.Command(bin, "--cwd", dir, "dev", "-p", strconv.Itoa(port), "-H", "127.0.0.1")
+		for _, k := range []string{"PATH", "HOME", "TMPDIR", "GORACE"} {
+			if v, ok := os.LookupEnv(k); ok {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+		}
+		for k, v := range env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		out := newSyncBuffer()
+		cmd.Stdout, cmd.Stderr = out, out
+		dieWithParent(cmd)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		deadline := time.After(60 * time.Second)
+	wait:
+		for !strings.Contains(out.String(), "bread dev: serving") {
+			select {
+			case <-out.wrote:
+			case <-done:
+				if strings.Contains(out.String(), "address already in use") {
+					break wait
+				}
+				t.Fatalf("bread dev exited before serving:\n%s", out)
+			case <-deadline:
+				_ = cmd.Process.Kill()
+				<-done
+				t.Fatalf("bread dev did not serve within 60s:\n%s", out)
+			}
+		}
+		select {
+		case <-done:
+			continue // the port was taken
+		default:
+		}
+		t.Cleanup(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+				t.Errorf("bread dev ignored SIGTERM:\n%s", out)
+			}
+		})
+		return "http://127.0.0.1:" + strconv.Itoa(port)
+	}
+	t.Fatal("bread dev did not start")
+	return ""
+}
+
+// slowProject is hello-world with a second agent, slow, whose answer of 30
+// words streams over about six seconds: reloading and cancelling need a run
+// that is still going.
+func slowProject(t *testing.T) string {
+	dir := copyExample(t, "hello-world")
+	var transcript strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&transcript, `{"call":0,"type":"text-delta","delta":"word%d ","delayMs":200}`+"\n", i)
+	}
+	transcript.WriteString(`{"call":0,"type":"finish","finishReason":"stop"}` + "\n")
+	files := map[string]string{
+		"agents/slow/agent.yaml": "description: Answers slowly, a word at a time.\nmodel: {provider: replay, model: transcripts/slow.jsonl}\ninputSchema: {type: string}\n",
+		"agents/slow/prompt.md":  "Answer slowly.",
+		"transcripts/slow.jsonl": transcript.String(),
+		"bread.yaml":             "entrypoints: [echo, slow]\nstore: {type: sqlite, path: ./bread.db}\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const slowAnswer = "word0 word1 word2 word3 word4 word5 word6 word7 word8 word9 word10 word11 word12 word13 word14 " +
+	"word15 word16 word17 word18 word19 word20 word21 word22 word23 word24 word25 word26 word27 word28 word29 "
+
+// TestConsoleInBrowser drives the web console of `bread dev` in headless
+// Chromium: the agents, a streamed answer and its crumbs, a reload mid-run,
+// a cancelled run, a session's history, evals, a pipeline's nested steps, an approval on hitl-approval
+// and its tool card, and the page at 360 px. The console's JavaScript must
+// log no error. Each state is saved as a PNG (see screenshotDir).
+func TestConsoleInBrowser(t *testing.T) {
+	chrome := chromium()
+	if chrome == "" {
+		if os.Getenv("BREAD_TEST_REQUIRE") != "" {
+			t.Fatal("chromium not found and BREAD_TEST_REQUIRE is set: install Debian's chromium package (.ci/run does)")
+		}
+		t.Skip("chromium not found: install Debian's chromium package (apt-get install chromium) or set BREAD_TEST_CHROMIUM")
+	}
+	t.Parallel()
+	shots := screenshotDir(t)
+	hello := startDev(t, slowProject(t), nil)
+	hitl := startDev(t, copyExample(t, "hitl-approval"), nil)
+	pipeline := startDev(t, copyExample(t, "pipeline"), nil)
+
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chrome),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	)
+	defer cancelAlloc()
+
+	var mu sync.Mutex
+	var jsErrors []string
+	ctx, cancel := chromedp.NewContext(alloc, chromedp.WithListener(func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeWarning {
+				var parts []string
+				for _, a := range e.Args {
+					parts = append(parts, string(a.Value)+a.Description)
+				}
+				jsErrors = append(jsErrors, "console."+string(e.Type)+": "+strings.Join(parts, " "))
+			}
+		case *runtime.EventExceptionThrown:
+			d := e.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil {
+				msg += " " + d.Exception.Description
+			}
+			jsErrors = append(jsErrors, "exception: "+msg)
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError {
+				jsErrors = append(jsErrors, "log: "+e.Entry.Text+" "+e.Entry.URL)
+			}
+		}
+	}))
+	defer cancel()
+
+	n := 0
+	shot := func(name string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			png, err := chromedp.FullScreenshot(100)(ctx, tg)
+			if err != nil {
+				return err
+			}
+			n++
+			return os.WriteFile(filepath.Join(shots, fmt.Sprintf("%02d-%s.png", n, name)), png, 0o644)
+		})
+	}
+	// until waits for a JavaScript condition, naming it when it times out.
+	until := func(what, expr string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			if _, err := chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(40*time.Second))(ctx, tg); err != nil {
+				body, _ := chromedp.Evaluate[string](`document.body.innerText`)(ctx, tg)
+				return fmt.Errorf("waiting for %s (%s): %w\npage text:\n%s", what, expr, err, body)
+			}
+			return nil
+		})
+	}
+	js := func(expr string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Evaluate[chromedp.Void](expr, func(p *runtime.EvaluateParams) {})(ctx, tg)
+			var undef error = chromedp.ErrJSUndefined
+			if errors.Is(err, undef) {
+				return nil
+			}
+			return err
+		})
+	}
+	// Every form control of the page has a label.
+	labelled := until("every control labelled", `[...document.querySelectorAll('input, textarea, select')].every(e => (e.labels && e.labels.length) || e.getAttribute('aria-label'))`)
+	const badge = `document.querySelector('.status .badge').textContent`
+	const chat = `document.querySelector('.chat').innerText`
+	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+
+	run("open the console",
+		chromedp.Navigate(hello+"/"),
+		until("the agents", `document.querySelectorAll('article.card h3').length === 2 && document.body.innerText.includes('A friendly assistant')`),
+		labelled, shot("agents"))
+
+	run("chat with echo",
+		chromedp.Click(chromedp.CSS(`a[aria-label="Chat with echo"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.schema textarea`)),
+		labelled,
+		chromedp.SendKeys(chromedp.CSS(`form.schema textarea`), "hi"),
+		chromedp.Click(chromedp.CSS(`form.schema button[type=submit]`)),
+		until("the streamed answer", chat+`.includes('answering offline from a recorded transcript.') && `+badge+` === 'completed'`),
+		until("the crumbs", `document.querySelectorAll('.timeline li').length >= 3`),
+		js(`(() => { const s = document.querySelector('.timeline select'); s.value = 'text:delta'; s.dispatchEvent(new Event('change')); })()`),
+		until("the filter", `(() => { const v = [...document.querySelectorAll('.timeline li')].filter(li => !li.hidden); return v.length >= 1 && v.every(li => li.dataset.type === 'text:delta'); })()`),
+		shot("chat-filtered"),
+		js(`(() => { const s = document.querySelector('.timeline select'); s.value = ''; s.dispatchEvent(new Event('change')); })()`),
+		shot("chat"))
+	echoSession, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('main a[href^="#/sessions/"]').textContent`))
+	if err != nil || !strings.HasPrefix(echoSession, "console-") {
+		t.Fatalf("the chat's session: %q %v", echoSession, err)
+	}
+
+	run("reload mid-run",
+		chromedp.Click(chromedp.CSS(`header nav a[href="#/"]`)),
+		chromedp.Click(chromedp.CSS(`a[aria-label="Chat with slow"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.schema textarea`)),
+		chromedp.SendKeys(chromedp.CSS(`form.schema textarea`), "go slowly"),
+		chromedp.Click(chromedp.CSS(`form.schema button[type=submit]`)),
+		until("the run's URL and its first words", `location.hash.startsWith('#/runs/') && `+chat+`.includes('word3 ')`),
+		until("a run still going", `!`+chat+`.includes('word29') && `+badge+` === 'running'`),
+		shot("mid-run"),
+		chromedp.Reload(),
+		until("the whole answer after the reload", `document.querySelector('.chat .text') && document.querySelector('.chat .text').textContent.includes('word29 ') && `+badge+` === 'completed'`),
+		shot("reloaded"))
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.chat .text').textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if !strings.Contains(got, fmt.Sprintf("word%d ", i)) {
+			t.Fatalf("after the reload the answer misses word%d: %q", i, got)
+		}
+	}
+	if got != slowAnswer {
+		t.Logf("the answer after the reload repeats a delta window (the passive stream allows one): %q", got)
+	}
+
+	run("cancel a slow run",
+		until("the composer", `document.querySelector('section.composer form.schema textarea') !== null`),
+		chromedp.SendKeys(chromedp.CSS(`section.composer form.schema textarea`), "again"),
+		chromedp.Click(chromedp.CSS(`section.composer form.schema button[type=submit]`)),
+		until("the second run streaming", `document.querySelectorAll('.chat .turn').length === 2 && document.querySelectorAll('.chat .turn')[1].innerText.includes('word2 ') && `+badge+` === 'running'`),
+		chromedp.Click(chromedp.CSS(`.status button`)),
+		until("RUN_CANCELLED", badge+`.startsWith('cancelled') && document.querySelectorAll('.chat .turn')[1].innerText.includes('RUN_CANCELLED')`),
+		shot("cancelled"))
+
+	run("sessions and a history",
+		chromedp.Click(chromedp.CSS(`header nav a[href="#/sessions"]`)),
+		until("the sessions", `document.querySelectorAll('tbody tr').length >= 2`),
+		labelled,
+		chromedp.SendKeys(chromedp.CSS(`#tag-filter`), "source:console"),
+		chromedp.Click(chromedp.CSS(`form[role=search] button`)),
+		until("the filtered sessions", `location.hash === '#/sessions?tag=source%3Aconsole' && document.querySelector('a[href="#/sessions/`+echoSession+`"]') !== null`),
+		shot("sessions"),
+		chromedp.Click(chromedp.CSS(`a[href="#/sessions/`+echoSession+`"]`)),
+		until("the history", `document.querySelectorAll('.chat .msg').length >= 2 && document.querySelector('.chat').innerText.includes('answering offline from a recorded transcript.')`),
+		shot("session-history"))
+
+	run("delete a session",
+		chromedp.Click(chromedp.CSS(`header nav a[href="#/sessions"]`)),
+		until("the sessions", `document.querySelector('button[aria-label="Delete session `+echoSession+`"]') !== null`),
+		chromedp.Click(chromedp.CSS(`button[aria-label="Delete session `+echoSession+`"]`)),
+		until("the confirmation", `document.querySelector('button[aria-label="Delete session `+echoSession+`"]').textContent === 'Confirm delete'`),
+		chromedp.Click(chromedp.CSS(`button[aria-label="Delete session `+echoSession+`"]`)),
+		until("the row gone", `document.querySelector('a[href="#/sessions/`+echoSession+`"]') === null`))
+
+	run("evals",
+		chromedp.Click(chromedp.CSS(`header nav a[href="#/evals"]`)),
+		chromedp.Click(chromedp.CSS(`button[aria-label="Run the evals of echo"]`)),
+		until("the results", `document.body.innerText.includes('2 / 2 passed') && document.querySelectorAll('td.pass').length === 2`),
+		shot("evals"))
+
+	run("a pipeline, its steps nested",
+		chromedp.Navigate(pipeline+"/"),
+		until("the pipeline", `document.body.innerText.includes('researcher → writer')`),
+		chromedp.Click(chromedp.CSS(`a[aria-label="Run pipeline article"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.schema textarea`)),
+		chromedp.SendKeys(chromedp.CSS(`form.schema textarea`), "sourdough"),
+		chromedp.Click(chromedp.CSS(`form.schema button[type=submit]`)),
+		until("the finished pipeline", badge+` === 'completed' && document.querySelectorAll('.chat details.block').length >= 2`),
+		until("the researcher's outlines inside the first step", `[...document.querySelectorAll('.chat details.block')].some(b => b.querySelector('summary').textContent.startsWith('step 1') && b.innerText.includes('researcher · output'))`),
+		until("three writer runs inside the second step", `[...document.querySelectorAll('.chat details.block')].some(b => b.querySelector('summary').textContent.startsWith('step 2') && b.querySelectorAll('.msg').length === 3)`),
+		until("the writer's text inside the second step", `[...document.querySelectorAll('.chat details.block')].some(b => b.querySelector('summary').textContent.startsWith('step 2') && b.querySelector('.msg .who') && b.innerText.includes('writer'))`),
+		until("the nested crumbs", `[...document.querySelectorAll('.timeline li .sum')].some(s => s.style.paddingLeft === '14px')`),
+		shot("pipeline"))
+
+	run("approve on hitl-approval",
+		chromedp.Navigate(hitl+"/#/agents/publisher"),
+		chromedp.WaitVisible(chromedp.CSS(`form.schema textarea`)),
+		chromedp.SendKeys(chromedp.CSS(`form.schema textarea`), "publish the post"),
+		chromedp.Click(chromedp.CSS(`form.schema button[type=submit]`)),
+		until("the approval", `document.querySelector('.hitl') && document.querySelector('.hitl').innerText.includes('Approve tool_publish?') && document.querySelector('.hitl pre').textContent.includes('Why sourdough rises') && `+badge+` === 'waiting for a human'`),
+		labelled,
+		shot("approval"),
+		chromedp.Click(chromedp.CSS(`.hitl button`)),
+		until("the finished run", chat+`.includes('Published: https://blog.example.com/posts/why-sourdough-rises') && `+badge+` === 'completed' && document.querySelector('.hitl').innerText.includes('Answered')`),
+		chromedp.Click(chromedp.CSS(`details.tool summary`)),
+		until("the open tool card", `document.querySelector('details.tool').open && document.querySelector('details.tool').innerText.includes('"published": true') && /\d+ ms/.test(document.querySelector('details.tool summary').textContent)`),
+		shot("tool-card"))
+
+	run("360 px wide",
+		chromedp.EmulateViewport(360, 780),
+		until("no horizontal scroll", `document.documentElement.scrollWidth <= 360`),
+		shot("narrow"))
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(jsErrors) > 0 {
+		t.Errorf("the console logged errors:\n%s", strings.Join(jsErrors, "\n"))
+	}
+	t.Logf("screenshots in %s", shots)
+}
