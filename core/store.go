@@ -255,6 +255,10 @@ type ParentKind string
 const (
 	ParentPipeline   ParentKind = "pipeline"
 	ParentSupervisor ParentKind = "supervisor"
+	// ParentLoop links the last step of a loop iteration's pipeline to the
+	// host run waiting on it: the iteration is recorded, and its output
+	// answers the host's loop tool call, when the pipeline completes.
+	ParentLoop ParentKind = "loop"
 )
 
 // CheckpointParent is the continuation of a composition around a suspended
@@ -277,10 +281,21 @@ type CheckpointParent struct {
 	// output continues Outer.
 	Outer *CheckpointParent `json:"outer,omitempty"`
 
-	// Supervisor continuation: the supervisor's checkpoint awaiting this
-	// child, and the core_delegate call the child's output answers.
+	// Supervisor and loop continuation: the checkpoint of the run awaiting
+	// this child, and the tool call (core_delegate, core_start_loop,
+	// core_iterate_loop) the child's output answers.
 	CheckpointID string `json:"checkpointId,omitempty"`
 	ToolCallID   string `json:"toolCallId,omitempty"`
+	// Loop is the iteration a loop continuation records.
+	Loop *LoopProgress `json:"loop,omitempty"`
+}
+
+// LoopProgress is a loop iteration whose pipeline suspended for a human.
+type LoopProgress struct {
+	LoopID    string          `json:"loopId"`
+	Iteration int             `json:"iteration"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	StartedAt int64           `json:"startedAt"`
 }
 
 // MapProgress is a suspended map step's fan-out state.
@@ -322,7 +337,10 @@ func (s *HumanSet) Slot(id string) int {
 
 // PendingDelegation is one suspended child of a supervisor.
 type PendingDelegation struct {
-	ToolCallID        string `json:"toolCallId"`
+	ToolCallID string `json:"toolCallId"`
+	// ToolName is the call's tool, core_delegate when empty (a loop
+	// iteration waits under core_start_loop or core_iterate_loop).
+	ToolName          string `json:"toolName,omitempty"`
 	ChildCheckpointID string `json:"childCheckpointId"`
 	SubAgentID        string `json:"subAgentId"`
 }

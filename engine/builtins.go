@@ -51,11 +51,16 @@ func (r *run) builtinSources(ctx context.Context) ([]toolSource, error) {
 	if a.Supervisor != nil && r.supervisor == nil {
 		r.supervisor = newSupervisorRuntime(r, a.Supervisor)
 	}
+	restore := false
 	if a.Loop != nil && r.loop == nil {
 		r.loop = newLoopRuntime(r, a.Loop)
+		restore = true
 	}
 	sup, loop := r.supervisor, r.loop
 	r.mu.Unlock()
+	if restore {
+		loop.restore(ctx)
+	}
 	if sup != nil {
 		builtin(sup.delegateTool())
 	}

@@ -31,6 +31,9 @@ type loopRuntime struct {
 
 	mu     sync.Mutex
 	active *activeLoop
+	// held keeps the human:required crumbs of an iteration that suspended
+	// until the host's checkpoint links it (see chainSuspend).
+	held []core.Crumb
 }
 
 type activeLoop struct {
@@ -112,10 +115,53 @@ func (l *loopRuntime) start(ctx context.Context, a startLoopArgs, tc core.ToolCo
 }
 
 func (l *loopRuntime) progress(out any) map[string]any {
+	return loopProgress(l.active.id, l.active.iterations, l.cfg.MaxIterations, out)
+}
+
+// loopProgress is what core_start_loop and core_iterate_loop answer after
+// an iteration.
+func loopProgress(loopID string, iterations, max int, out any) map[string]any {
 	return map[string]any{
-		"loopId": l.active.id, "iteration": l.active.iterations, "maxIterations": l.cfg.MaxIterations,
-		"canIterate": l.active.iterations < l.cfg.MaxIterations, "output": out,
+		"loopId": loopID, "iteration": iterations, "maxIterations": max,
+		"canIterate": iterations < max, "output": out,
 	}
+}
+
+// restore picks up the loop a resumed host run left open (it suspended
+// while the loop was active), so its loop tools go on with it.
+func (l *loopRuntime) restore(ctx context.Context) {
+	r := l.r
+	if r.in.loops == nil {
+		return
+	}
+	open, err := r.in.loops.ListLoops(ctx, core.LoopFilter{SessionID: r.sessionID, AgentID: r.agent.ID, Status: core.LoopRunning})
+	if err != nil {
+		return
+	}
+	for _, rec := range open {
+		if rec.RunID != r.id {
+			continue
+		}
+		a := &activeLoop{id: rec.ID, pipeline: rec.Pipeline, iterations: rec.Iterations}
+		if d, err := r.in.loops.GetLoop(ctx, rec.ID); err == nil && len(d.Iterations) > 0 {
+			var last any
+			if json.Unmarshal(d.Iterations[len(d.Iterations)-1].Output, &last) == nil {
+				a.last = last
+			}
+		}
+		l.mu.Lock()
+		l.active = a
+		l.mu.Unlock()
+		return
+	}
+}
+
+func (l *loopRuntime) takeHeld() []core.Crumb {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h := l.held
+	l.held = nil
+	return h
 }
 
 func (l *loopRuntime) iterate(ctx context.Context, a iterateLoopArgs, tc core.ToolContext) (map[string]any, error) {
@@ -177,12 +223,35 @@ func (l *loopRuntime) iteration(ctx context.Context, tc core.ToolContext, input 
 		steps[i] = core.PipelineStep{Type: core.StepAgent, AgentID: id}
 	}
 	rs := newRetryState(l.cfg.ErrorHandling.Retry)
+	// A human:required of the iteration is held until the host's
+	// checkpoint links it, so a client resuming the instant it sees the
+	// crumb finds the whole chain.
+	var held []core.Crumb
+	sink := funcSink(func(c core.Crumb) {
+		if _, ok := c.(*core.HumanRequired); ok {
+			held = append(held, c)
+			return
+		}
+		tc.Emit(c)
+	})
 	var out any
 	for {
-		res, err := r.in.pipeline(ctx, nested{funcSink(tc.Emit)}, pipelineRun{id: a.id, runID: a.id + ":" + strconv.Itoa(index)}, steps, input, 0, nil)
+		res, err := r.in.pipeline(ctx, nested{sink}, pipelineRun{id: a.id, runID: a.id + ":" + strconv.Itoa(index)}, steps, input, 0, nil)
 		if err == nil && res.suspended {
-			err = &core.BreadError{Code: core.CodeLoopError, Message: "an agent of the loop's pipeline suspended for a human; loops do not wait for humans, so the iteration fails (the human can still answer the checkpoint)"}
+			// The host suspends with the iteration; the pipeline's
+			// completion records the iteration and answers this call.
+			rawInput, _ := asJSON(input)
+			l.held = append(l.held, held...)
+			return nil, &core.BreadError{
+				Code:    core.CodeDelegationSuspended,
+				Message: "an agent of loop " + a.id + "'s pipeline suspended for a human; the host suspends with it",
+				Context: map[string]any{"checkpointIds": res.checkpoints(), "loop": &core.LoopProgress{LoopID: a.id, Iteration: index, Input: rawInput, StartedAt: started}},
+			}
 		}
+		for _, c := range held {
+			tc.Emit(c)
+		}
+		held = nil
 		if err == nil {
 			out = res.output
 			break
@@ -209,17 +278,34 @@ func (l *loopRuntime) iteration(ctx context.Context, tc core.ToolContext, input 
 			return nil, be
 		}
 	}
-	raw := func(v any) json.RawMessage { b, _ := asJSON(v); return b }
-	it := core.LoopIteration{ID: newID(), LoopID: a.id, Index: index, Input: raw(input), Output: raw(out), StartedAt: started, CompletedAt: core.NowMillis()}
-	if err := r.in.loops.AddLoopIteration(ctx, it); err != nil {
+	rawInput, _ := asJSON(input)
+	final, err := r.in.recordIteration(ctx, tc.Emit, r.base(), l.cfg, l.lc(index), rawInput, out, started)
+	if err != nil {
 		return nil, err
 	}
-	if err := r.in.loops.UpdateLoop(ctx, a.id, core.LoopUpdate{Iterations: index}); err != nil {
+	a.iterations, a.last = index, final
+	return final, nil
+}
+
+// recordIteration stores a finished iteration, runs OnIterationEnd (whose
+// output, if any, replaces the iteration's for the host) and emits
+// loop:iteration:end. It is shared by an iteration that ran through and one
+// whose pipeline completed after a human answered (continueWaiting).
+func (in *Instance) recordIteration(ctx context.Context, emit func(core.Crumb), base core.CrumbBase, cfg *core.LoopConfig, lc core.LoopContext, input json.RawMessage, out any, started int64) (any, error) {
+	output, err := asJSON(out)
+	if err != nil {
+		return nil, err
+	}
+	it := core.LoopIteration{ID: newID(), LoopID: lc.LoopID, Index: lc.Iteration, Input: input, Output: output, StartedAt: started, CompletedAt: core.NowMillis()}
+	if err := in.loops.AddLoopIteration(ctx, it); err != nil {
+		return nil, err
+	}
+	if err := in.loops.UpdateLoop(ctx, lc.LoopID, core.LoopUpdate{Iterations: lc.Iteration}); err != nil {
 		return nil, err
 	}
 	final := out
-	if h := l.cfg.Hooks.OnIterationEnd; h != nil {
-		res, err := h(ctx, l.lc(index), out)
+	if h := cfg.Hooks.OnIterationEnd; h != nil {
+		res, err := h(ctx, lc, out)
 		if err != nil {
 			return nil, err
 		}
@@ -227,8 +313,7 @@ func (l *loopRuntime) iteration(ctx context.Context, tc core.ToolContext, input 
 			final = res.Output
 		}
 	}
-	a.iterations, a.last = index, final
-	tc.Emit(&core.LoopIterationEnd{CrumbBase: r.base(), LoopID: a.id, Iteration: index, Output: out})
+	emit(&core.LoopIterationEnd{CrumbBase: base, LoopID: lc.LoopID, Iteration: lc.Iteration, Output: out})
 	return final, nil
 }
 
@@ -275,4 +360,26 @@ func (r *run) closeLoop(ctx context.Context, failed bool) {
 	if err := l.close(ctx, emit, status, l.active.last, !failed); err != nil {
 		r.in.log.Warn("bread: closing a loop left open failed", append(runAttrs(r.id, r.agent.ID, r.sessionID), "error", err)...)
 	}
+}
+
+// finishIteration records the iteration lp of the host run waiting at
+// checkpoint host, whose pipeline completed with out after a human
+// answered, and returns what the host's loop tool call answers.
+func (in *Instance) finishIteration(ctx context.Context, out sink, host core.CheckpointRecord, lp *core.LoopProgress, output any) (any, error) {
+	rt, ok := in.agents[host.AgentID]
+	if !ok || rt.Loop == nil || in.loops == nil {
+		return nil, core.Errorf(core.CodePipelineStateLost, "agent %s of checkpoint %s no longer runs loops; loop %s cannot continue", host.AgentID, host.ID, lp.LoopID)
+	}
+	rec, err := in.loops.GetLoop(ctx, lp.LoopID)
+	if err != nil {
+		return nil, err
+	}
+	lc := core.LoopContext{LoopID: lp.LoopID, Pipeline: rec.Loop.Pipeline, MaxIterations: rt.Loop.MaxIterations, Iteration: lp.Iteration}
+	base := core.CrumbBase{AgentID: host.AgentID, RunID: host.RunID, SessionID: host.SessionID, Timestamp: core.NowMillis()}
+	emit := func(c core.Crumb) { out.put(c) }
+	final, err := in.recordIteration(ctx, emit, base, rt.Loop, lc, lp.Input, output, lp.StartedAt)
+	if err != nil {
+		return nil, err
+	}
+	return loopProgress(lp.LoopID, lp.Iteration, rt.Loop.MaxIterations, final), nil
 }

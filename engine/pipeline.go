@@ -243,7 +243,7 @@ func parallelNode(p *core.CheckpointParent, pipelineRunID string, stepIndex int)
 // continueParent hands a completed run's output to the composition that was
 // waiting on it: the rest of a pipeline, or the supervisor that delegated.
 func (in *Instance) continueParent(ctx context.Context, out sink, p *core.CheckpointParent, output any) (outcome, error) {
-	if p.Kind == core.ParentSupervisor {
+	if p.Kind == core.ParentSupervisor || p.Kind == core.ParentLoop {
 		return in.continueSupervisor(ctx, out, p, output)
 	}
 	return in.continuePipeline(ctx, out, p, output)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -204,25 +205,57 @@ func filterSubAgentCrumb(c core.Crumb, subAgentID, parentID string, vis core.Vis
 	return c
 }
 
-// pendingDelegation is a delegate call whose child run suspended.
+// pendingDelegation is a call whose child suspended: a delegate call's
+// run, or a loop tool's iteration pipeline (loop set), which may wait on
+// several checkpoints (its parallel branches, a set of humans).
 type pendingDelegation struct {
-	call         toolCall
-	checkpointID string
-	subAgentID   string
+	call          toolCall
+	checkpointIDs []string
+	subAgentID    string
+	loop          *core.LoopProgress
 }
 
-// suspendedDelegations picks the delegate calls of a turn that suspended.
+// link is the continuation of the run waiting on d, the run's checkpoint
+// being waiting.
+func (d pendingDelegation) link(waiting string) *core.CheckpointParent {
+	kind := core.ParentSupervisor
+	if d.loop != nil {
+		kind = core.ParentLoop
+	}
+	return &core.CheckpointParent{Kind: kind, CheckpointID: waiting, ToolCallID: d.call.ID, Loop: d.loop}
+}
+
+// suspendedDelegations picks the calls of a turn whose children suspended.
 func suspendedDelegations(calls []toolCall, results []toolOutcome) []pendingDelegation {
 	var out []pendingDelegation
 	for i, o := range results {
 		if i >= len(calls) || o.err == nil || o.err.Code != core.CodeDelegationSuspended {
 			continue
 		}
-		cp, _ := o.err.Context["checkpointId"].(string)
-		sub, _ := o.err.Context["subAgentId"].(string)
-		out = append(out, pendingDelegation{call: calls[i], checkpointID: cp, subAgentID: sub})
+		d := pendingDelegation{call: calls[i]}
+		if cp, _ := o.err.Context["checkpointId"].(string); cp != "" {
+			d.checkpointIDs = []string{cp}
+		}
+		if cps, ok := o.err.Context["checkpointIds"].([]string); ok {
+			d.checkpointIDs = cps
+		}
+		d.subAgentID, _ = o.err.Context["subAgentId"].(string)
+		d.loop, _ = o.err.Context["loop"].(*core.LoopProgress)
+		out = append(out, d)
 	}
 	return out
+}
+
+// withOuter returns the chain p with link appended as its outermost
+// continuation: once every level of p completes, link carries the output
+// on.
+func withOuter(p, link *core.CheckpointParent) *core.CheckpointParent {
+	if p == nil {
+		return link
+	}
+	c := *p
+	c.Outer = withOuter(p.Outer, link)
+	return &c
 }
 
 // chainSuspend suspends a supervisor whose delegations suspended: its turn is
@@ -233,31 +266,47 @@ func (r *run) chainSuspend(ctx context.Context, fresh []core.Message, pending []
 	first := pending[0]
 	cp := core.CheckpointRecord{
 		ID: newID(), AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID,
-		ToolName: delegateToolName, ToolCallID: first.call.ID, Schema: first.call.Input,
+		ToolName: first.call.Name, ToolCallID: first.call.ID, Schema: first.call.Input,
 		Skill: r.opts.Skill, Parent: r.parent, CreatedAt: core.NowMillis(), Meta: r.in.annotate(ctx),
 	}
 	for _, d := range pending {
-		cp.Pending = append(cp.Pending, core.PendingDelegation{ToolCallID: d.call.ID, ChildCheckpointID: d.checkpointID, SubAgentID: d.subAgentID})
+		pd := core.PendingDelegation{ToolCallID: d.call.ID, SubAgentID: d.subAgentID}
+		if d.call.Name != delegateToolName {
+			pd.ToolName = d.call.Name
+		}
+		if len(d.checkpointIDs) > 0 {
+			pd.ChildCheckpointID = d.checkpointIDs[0]
+		}
+		cp.Pending = append(cp.Pending, pd)
 	}
 	if err := r.suspendRun(ctx, fresh, cp); err != nil {
 		return outcome{}, err
 	}
 	for _, d := range pending {
-		child, err := r.in.store.GetCheckpoint(ctx, d.checkpointID)
-		if err != nil {
-			return outcome{}, err
-		}
-		child.Parent = &core.CheckpointParent{Kind: core.ParentSupervisor, CheckpointID: cp.ID, ToolCallID: d.call.ID}
-		if err := r.in.store.SaveCheckpoint(ctx, child); err != nil {
-			return outcome{}, err
+		for _, id := range d.checkpointIDs {
+			child, err := r.in.store.GetCheckpoint(ctx, id)
+			if err != nil {
+				return outcome{}, err
+			}
+			child.Parent = withOuter(child.Parent, d.link(cp.ID))
+			if err := r.in.store.SaveCheckpoint(ctx, child); err != nil {
+				return outcome{}, err
+			}
 		}
 	}
 	res := outcome{suspended: true, checkpointID: cp.ID}
 	r.recordEnd(ctx, res, nil) // before any human:required surfaces
-	for _, c := range r.supervisor.takeHeld() {
+	var held []core.Crumb
+	if r.supervisor != nil {
+		held = append(held, r.supervisor.takeHeld()...)
+	}
+	if r.loop != nil {
+		held = append(held, r.loop.takeHeld()...)
+	}
+	for _, c := range held {
 		r.emit(c)
 	}
-	r.hooks.onSuspend(ctx, r.hookContext(core.HookAgent), delegateToolName, cp.ID)
+	r.hooks.onSuspend(ctx, r.hookContext(core.HookAgent), first.call.Name, cp.ID)
 	return res, nil
 }
 
@@ -275,20 +324,29 @@ func (in *Instance) continueSupervisor(ctx context.Context, out sink, link *core
 		}
 		return outcome{}, err
 	}
-	result, err := asJSON(childOutput)
+	slot := slices.IndexFunc(scp.Pending, func(p core.PendingDelegation) bool { return p.ToolCallID == link.ToolCallID })
+	if slot < 0 {
+		return outcome{}, core.Errorf(core.CodePipelineStateLost, "supervisor checkpoint %s does not wait on delegation %s", scp.ID, link.ToolCallID)
+	}
+	toolName := cmp.Or(scp.Pending[slot].ToolName, delegateToolName)
+	answer := childOutput
+	if lp := link.Loop; lp != nil {
+		// A loop iteration's pipeline completed: the iteration is recorded
+		// and the host's loop tool call answered with its progress.
+		if answer, err = in.finishIteration(ctx, out, scp, lp, childOutput); err != nil {
+			return outcome{}, err
+		}
+	}
+	result, err := asJSON(answer)
 	if err != nil {
 		return outcome{}, err
 	}
-	toolMsg := core.Message{Role: core.RoleTool, Parts: []core.Part{{Type: core.PartToolResult, ToolCallID: link.ToolCallID, ToolName: delegateToolName, Output: result}}}
+	toolMsg := core.Message{Role: core.RoleTool, Parts: []core.Part{{Type: core.PartToolResult, ToolCallID: link.ToolCallID, ToolName: toolName, Output: result}}}
 	if err := in.persist(ctx, scp.SessionID, toolMsg); err != nil {
 		return outcome{}, err
 	}
 	// Children finishing at the same moment each answer their own delegate
 	// call; the supervisor's join decides, once, which of them continues it.
-	slot := slices.IndexFunc(scp.Pending, func(p core.PendingDelegation) bool { return p.ToolCallID == link.ToolCallID })
-	if slot < 0 {
-		return outcome{}, core.Errorf(core.CodePipelineStateLost, "supervisor checkpoint %s does not wait on delegation %s", scp.ID, link.ToolCallID)
-	}
 	if _, complete, err := in.store.SettleJoin(ctx, scp.ID, len(scp.Pending), slot, result); err != nil || !complete {
 		return outcome{suspended: true, checkpointID: scp.ID}, err
 	}

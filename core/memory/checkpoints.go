@@ -158,6 +158,11 @@ func cloneParent(p *core.CheckpointParent) *core.CheckpointParent {
 		par := *p.Parallel
 		c.Parallel = &par
 	}
+	if p.Loop != nil {
+		l := *p.Loop
+		l.Input = slices.Clone(l.Input)
+		c.Loop = &l
+	}
 	c.Outer = cloneParent(p.Outer)
 	return &c
 }

@@ -94,6 +94,9 @@ func fullCheckpoint(id, sessionID string) core.CheckpointRecord {
 			RemainingItems: []json.RawMessage{json.RawMessage(`"item-3"`), json.RawMessage(`4`)},
 		},
 		Parallel: &core.ParallelProgress{BranchIndex: 1, Branches: 2, JoinID: "pipe-run:1"},
+		// Only loop links carry Loop; the fixture sets every field to prove
+		// the store keeps it.
+		Loop: &core.LoopProgress{LoopID: "loop-0", Iteration: 1, StartedAt: baseTime},
 		Outer: &core.CheckpointParent{
 			Kind:         core.ParentSupervisor,
 			CheckpointID: "cp-supervisor",
@@ -102,9 +105,16 @@ func fullCheckpoint(id, sessionID string) core.CheckpointRecord {
 				Kind:       core.ParentPipeline,
 				PipelineID: "outer-pipe",
 				StepIndex:  0,
+				Outer: &core.CheckpointParent{
+					Kind:         core.ParentLoop,
+					CheckpointID: "cp-host",
+					ToolCallID:   "tc-loop",
+					Loop:         &core.LoopProgress{LoopID: "loop-1", Iteration: 2, Input: json.RawMessage(`{"feedback":"shorter"}`), StartedAt: baseTime},
+				},
 			},
 		},
 	}
+	cp.Pending = []core.PendingDelegation{{ToolCallID: "tc-loop", ToolName: "core_iterate_loop", ChildCheckpointID: "cp-child", SubAgentID: "drafter"}}
 	return cp
 }
 
