@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -45,8 +46,12 @@ func CheckPermissionTargets(a *Agent, plugins []string) error {
 			pluginSet[p] = true
 		}
 	}
-	for list, sels := range map[string][]string{"allow": a.Permissions.Allow, "ask": a.Permissions.Ask, "deny": a.Permissions.Deny} {
-		for _, raw := range sels {
+	for _, l := range []struct {
+		list, field string
+		sels        []string
+	}{{"allow", "Allow", a.Permissions.Allow}, {"ask", "Ask", a.Permissions.Ask}, {"deny", "Deny", a.Permissions.Deny}} {
+		list := l.list
+		for i, raw := range l.sels {
 			sel, err := ParseSelector(raw)
 			if err != nil {
 				return err
@@ -56,7 +61,8 @@ func CheckPermissionTargets(a *Agent, plugins []string) error {
 					Code: CodeInvalidPermission,
 					Message: "agent " + a.ID + ": permissions." + list + " selector " + quoteTruncated(raw) + " names " + missing +
 						"; known: " + strings.Join(known, ", "),
-					Context: map[string]any{"agentId": a.ID, "selector": raw, "list": list, "known": known},
+					Context: map[string]any{"agentId": a.ID, "selector": raw, "list": list, "known": known,
+						"field": fmt.Sprintf("Agents[id=%q].Permissions.%s[%d]", a.ID, l.field, i)},
 				}
 			}
 		}

@@ -77,19 +77,21 @@ func TestPermissionSelectorsMustNameRealTools(t *testing.T) {
 		name string
 		p    core.Permissions
 		want string // "" means the boot succeeds
+		// field is the Config path of the bad selector.
+		field string
 	}{
-		{"a real tool", core.Permissions{Ask: []string{"tool:publish"}}, ""},
-		{"a misspelled ask", core.Permissions{Ask: []string{"tool:publsh"}}, "publish"},
-		{"a misspelled deny", core.Permissions{Deny: []string{"tool:pubilsh"}}, "publish"},
-		{"a misspelled allow", core.Permissions{Allow: []string{"tool:publish", "tool:pub"}}, "publish"},
-		{"a wildcard matches what may come", core.Permissions{Deny: []string{"tool:pub*", "plugin:*"}}, ""},
-		{"a built-in", core.Permissions{Deny: []string{"core:delegate"}}, ""},
-		{"a misspelled built-in", core.Permissions{Deny: []string{"core:delegat"}}, "delegate"},
-		{"a skill tool", core.Permissions{Ask: []string{"skill:refunds/refund"}}, ""},
-		{"an unknown skill", core.Permissions{Ask: []string{"skill:refund/refund"}}, "refunds"},
-		{"an unknown skill tool", core.Permissions{Ask: []string{"skill:refunds/refnd"}}, "refund"},
-		{"an unknown plugin", core.Permissions{Deny: []string{"plugin:mcp/read"}}, "no configured plugin"},
-		{"an unknown task", core.Permissions{Ask: []string{"task:extract"}}, "no task tool"},
+		{"a real tool", core.Permissions{Ask: []string{"tool:publish"}}, "", ""},
+		{"a misspelled ask", core.Permissions{Ask: []string{"tool:publsh"}}, "publish", `Agents[id="a"].Permissions.Ask[0]`},
+		{"a misspelled deny", core.Permissions{Deny: []string{"tool:pubilsh"}}, "publish", `Agents[id="a"].Permissions.Deny[0]`},
+		{"a misspelled allow", core.Permissions{Allow: []string{"tool:publish", "tool:pub"}}, "publish", `Agents[id="a"].Permissions.Allow[1]`},
+		{"a wildcard matches what may come", core.Permissions{Deny: []string{"tool:pub*", "plugin:*"}}, "", ""},
+		{"a built-in", core.Permissions{Deny: []string{"core:delegate"}}, "", ""},
+		{"a misspelled built-in", core.Permissions{Deny: []string{"core:delegat"}}, "delegate", ""},
+		{"a skill tool", core.Permissions{Ask: []string{"skill:refunds/refund"}}, "", ""},
+		{"an unknown skill", core.Permissions{Ask: []string{"skill:refund/refund"}}, "refunds", ""},
+		{"an unknown skill tool", core.Permissions{Ask: []string{"skill:refunds/refnd"}}, "refund", ""},
+		{"an unknown plugin", core.Permissions{Deny: []string{"plugin:mcp/read"}}, "no configured plugin", ""},
+		{"an unknown task", core.Permissions{Ask: []string{"task:extract"}}, "no task tool", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			a := &core.Agent{ID: "a", Model: mockModel(), Tools: []core.Tool{publish}, Skills: []core.Skill{skill}, Permissions: tt.p}
@@ -103,6 +105,9 @@ func TestPermissionSelectorsMustNameRealTools(t *testing.T) {
 			var be *core.BreadError
 			if !errors.As(err, &be) || be.Code != core.CodeInvalidPermission || !strings.Contains(be.Message, tt.want) || !strings.Contains(be.Message, "agent a") {
 				t.Fatalf("got %v, want INVALID_PERMISSION mentioning %q", err, tt.want)
+			}
+			if tt.field != "" && be.Context["field"] != tt.field {
+				t.Errorf("field %v, want %s", be.Context["field"], tt.field)
 			}
 		})
 	}

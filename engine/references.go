@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
@@ -21,7 +22,8 @@ func (in *Instance) checkSelectorTargets(a *core.Agent) error {
 // (locally or as remote agents): pipeline steps, supervisor rosters and
 // loop pools. It runs when every agent is known (plugins contribute agents
 // at Start), so a Go-built config fails at boot, not mid-run after earlier
-// steps spent tokens.
+// steps spent tokens. The error names the Config field path of the bad
+// reference (Context "field"), the Go-built counterpart of file:line.
 func (in *Instance) checkReferences() error {
 	exists := func(id string) bool {
 		if _, ok := in.agents[id]; ok {
@@ -30,53 +32,54 @@ func (in *Instance) checkReferences() error {
 		_, ok := in.cfg.RemoteAgents[id]
 		return ok
 	}
-	missing := func(where, id string) error {
+	missing := func(field, where, id string) error {
 		return &core.BreadError{
 			Code:    core.CodeAgentNotFound,
-			Message: where + " names agent " + quoteTruncated(id) + ", which is not configured",
-			Context: map[string]any{"agentId": id, "where": where},
+			Message: field + ": " + where + " names agent " + quoteTruncated(id) + ", which is not configured",
+			Context: map[string]any{"agentId": id, "where": where, "field": field},
 		}
 	}
-	var steps func(where string, list []core.PipelineStep) error
-	steps = func(where string, list []core.PipelineStep) error {
-		for _, s := range list {
+	var steps func(field, where string, list []core.PipelineStep) error
+	steps = func(field, where string, list []core.PipelineStep) error {
+		for i, s := range list {
+			at := fmt.Sprintf("%s[%d]", field, i)
 			if s.AgentID != "" && !exists(s.AgentID) {
-				return missing(where, s.AgentID)
+				return missing(at+".AgentID", where, s.AgentID)
 			}
-			for _, id := range slices.Sorted(maps.Values(s.Routes)) {
-				if !exists(id) {
-					return missing(where+" (route)", id)
+			for _, key := range slices.Sorted(maps.Keys(s.Routes)) {
+				if id := s.Routes[key]; !exists(id) {
+					return missing(fmt.Sprintf("%s.Routes[%q]", at, key), where+" (route)", id)
 				}
 			}
-			if err := steps(where, s.Steps); err != nil {
+			if err := steps(at+".Steps", where, s.Steps); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	for _, id := range in.cfg.Entrypoints {
+	for i, id := range in.cfg.Entrypoints {
 		if !exists(id) {
-			return missing("entrypoints", id)
+			return missing(fmt.Sprintf("Entrypoints[%d]", i), "entrypoints", id)
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(in.cfg.Pipelines)) {
-		if err := steps("pipeline "+id, in.cfg.Pipelines[id]); err != nil {
+		if err := steps(fmt.Sprintf("Pipelines[%q]", id), "pipeline "+id, in.cfg.Pipelines[id]); err != nil {
 			return err
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(in.agents)) {
 		a := in.agents[id]
 		if sc := a.Supervisor; sc != nil {
-			for _, sa := range sc.Agents {
+			for i, sa := range sc.Agents {
 				if !exists(sa.AgentID) {
-					return missing("the roster of supervisor "+id, sa.AgentID)
+					return missing(fmt.Sprintf("Agents[id=%q].Supervisor.Agents[%d].AgentID", id, i), "the roster of supervisor "+id, sa.AgentID)
 				}
 			}
 		}
 		if lc := a.Loop; lc != nil {
-			for _, p := range lc.Pool {
+			for i, p := range lc.Pool {
 				if !exists(p) {
-					return missing("the loop pool of agent "+id, p)
+					return missing(fmt.Sprintf("Agents[id=%q].Loop.Pool[%d]", id, i), "the loop pool of agent "+id, p)
 				}
 			}
 		}
