@@ -120,14 +120,16 @@ func (r *Remote) connect(ctx context.Context) (*a2aclient.Client, error) {
 
 // Run implements core.RemoteAgent: the input becomes one user message (a
 // string a text part, an object a data part, anything else its JSON as
-// text), streamed when the card says the agent streams. The remote task's
+// text) on the context opts.Session.ID names (none: the remote picks one,
+// as bread-to-bread remotes send the session), streamed when the card says
+// the agent streams. The remote task's
 // id is the run id of the relayed crumbs and its context the session id:
 // agent:run:start, text:delta per text chunk of an artifact or message,
 // file:generated per file part with a uri, then agent:run:end (the text, or
 // a lone data part's object, as output) on completed, or agent:error
 // REMOTE_AGENT_ERROR on failed, canceled, rejected, or a state that asks
 // for input or auth (which a relayed run cannot answer).
-func (r *Remote) Run(ctx context.Context, agentID string, input any, _ core.RunOptions) iter.Seq2[core.Crumb, error] {
+func (r *Remote) Run(ctx context.Context, agentID string, input any, opts core.RunOptions) iter.Seq2[core.Crumb, error] {
 	return func(yield func(core.Crumb, error) bool) {
 		c, err := r.connect(ctx)
 		if err != nil {
@@ -135,6 +137,7 @@ func (r *Remote) Run(ctx context.Context, agentID string, input any, _ core.RunO
 			return
 		}
 		msg := a2a.NewMessage(a2a.MessageRoleUser, inputPart(input))
+		msg.ContextID = opts.Session.ID
 		rr := &relayRun{agentID: agentID, input: input, yield: yield}
 		defer func() {
 			if ctx.Err() != nil && rr.started && !rr.done {

@@ -109,6 +109,10 @@ func a2aGoServer(t *testing.T, e executor, header *string) string {
 }
 
 func runRemote(t *testing.T, remote core.RemoteAgent, input any) ([]core.Crumb, error) {
+	return runRemoteOn(t, remote, input, core.RunOptions{})
+}
+
+func runRemoteOn(t *testing.T, remote core.RemoteAgent, input any, opts core.RunOptions) ([]core.Crumb, error) {
 	t.Helper()
 	in, err := engine.New(engine.Config{Store: memory.New(), Agents: []*core.Agent{scripted("local", modeltest.Text("x"))}, RemoteAgents: map[string]core.RemoteAgent{"helper": remote}})
 	if err != nil {
@@ -119,7 +123,7 @@ func runRemote(t *testing.T, remote core.RemoteAgent, input any) ([]core.Crumb, 
 	}
 	t.Cleanup(func() { _ = in.Stop(context.Background()) })
 	var out []core.Crumb
-	for c, err := range in.Run(t.Context(), "helper", input, core.RunOptions{}) {
+	for c, err := range in.Run(t.Context(), "helper", input, opts) {
 		if c != nil {
 			out = append(out, c)
 		}
@@ -164,8 +168,15 @@ func TestRemoteAgentAgainstA2AGoServer(t *testing.T) {
 	if _, err := runRemote(t, remote, map[string]any{"n": 1}); err != nil {
 		t.Fatal(err)
 	}
-	if m := <-seen; m.Parts[0].(a2a.DataPart).Data["n"] != float64(1) {
-		t.Fatalf("the remote got %+v", m.Parts)
+	if m := <-seen; m.Parts[0].(a2a.DataPart).Data["n"] != float64(1) || m.ContextID != "" {
+		t.Fatalf("the remote got %+v", m)
+	}
+	// A session id goes as the context id.
+	if _, err := runRemoteOn(t, remote, "again", core.RunOptions{Session: core.SessionOptions{ID: "chat-7"}}); err != nil {
+		t.Fatal(err)
+	}
+	if m := <-seen; m.ContextID != "chat-7" {
+		t.Fatalf("the remote got context %q", m.ContextID)
 	}
 	// A failed task, and one that asks for input, are REMOTE_AGENT_ERROR.
 	for input, want := range map[string]string{"fail": "it broke", "ask": "asks for input"} {
