@@ -46,3 +46,4 @@ image-smoke:
 bench-http:
 	cd bench && $(GO) test -run '^$$' -bench 'ShortRun' -benchmem -benchtime 2000x -count 3 .
 	cd bench && $(GO) test -run '^$$' -bench 'LongRun' -benchmem -benchtime 10x -count 3 .
+	cd bench && $(GO) test -run '^$$' -bench 'IdleTails' -benchtime 1x -count 3 .
