@@ -19,6 +19,18 @@ type agentView struct {
 	Model        modelView       `json:"model"`
 	OutputFormat string          `json:"outputFormat"`
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	// HumanTools are the questions the agent may put to a human: what a
+	// client needs to render the answer form of a human:required crumb
+	// (whose schema is the model's request).
+	HumanTools []humanToolView `json:"humanTools,omitempty"`
+}
+
+// humanToolView is a human tool as the model calls it (human_<name>).
+type humanToolView struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Prompt      string          `json:"prompt,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty"`
 }
 
 type modelView struct {
@@ -34,6 +46,13 @@ func viewAgent(a *core.Agent) agentView {
 	v := agentView{ID: a.ID, Description: a.Description, Model: modelView{Provider: a.Model.Provider, Model: a.Model.Model}, OutputFormat: format}
 	if json.Valid(a.InputSchema) {
 		v.InputSchema = a.InputSchema
+	}
+	for _, h := range a.HumanTools {
+		hv := humanToolView{Name: core.LeafName(core.ToolOrigin{Scope: core.ScopeHuman, Name: h.Name}), Description: h.Description, Prompt: h.Prompt}
+		if json.Valid(h.Schema) {
+			hv.Schema = h.Schema
+		}
+		v.HumanTools = append(v.HumanTools, hv)
 	}
 	return v
 }

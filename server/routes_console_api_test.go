@@ -19,7 +19,8 @@ import (
 func TestAgentsShowDescriptionAndInputSchema(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{"topic":{"type":"string"}},"required":["topic"]}`)
 	f := newFixture(t, engine.Config{Agents: []*core.Agent{{ID: "briefer", Description: "Writes a brief.",
-		Model: core.ModelRef{Provider: "scripted", Model: "m1"}, InputSchema: schema}}})
+		Model: core.ModelRef{Provider: "scripted", Model: "m1"}, InputSchema: schema,
+		HumanTools: []core.HumanToolDef{{Name: "choose_title", Description: "Ask for a title.", Prompt: "Which title?", Schema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}}}`)}}}}})
 	ts := f.serve(t, server.Options{})
 	var list []struct {
 		ID          string          `json:"id"`
@@ -35,6 +36,9 @@ func TestAgentsShowDescriptionAndInputSchema(t *testing.T) {
 		t.Fatalf("an agent without schema or description shows none: %s", r.body)
 	}
 	r = do(t, ts.URL, "GET", "/agents/briefer", "")
+	if !strings.Contains(string(r.body), `"humanTools":[{"name":"human_choose_title","description":"Ask for a title.","prompt":"Which title?","schema":{"type":"object","properties":{"title":{"type":"string"}}}}]`) {
+		t.Fatalf("human tools: %s", r.body)
+	}
 	if r.status != 200 || !json.Valid(r.body) || !strings.Contains(string(r.body), `"description":"Writes a brief."`) || !strings.Contains(string(r.body), `"inputSchema":{"type":"object"`) {
 		t.Fatalf("GET /agents/briefer = %d %s", r.status, r.body)
 	}

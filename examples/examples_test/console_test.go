@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -140,12 +141,47 @@ func slowProject(t *testing.T) string {
 	return dir
 }
 
+// studioProject is a project written by the test for what the examples do
+// not show: an object input (a form with two fields), reasoning, a
+// generated file (fs blobs) and a human tool whose answer schema differs
+// from the model's request.
+func studioProject(t *testing.T) string {
+	dir := t.TempDir()
+	files := map[string]string{
+		"bread.yaml": "entrypoints: [studio]\nstore: {type: sqlite, path: ./bread.db}\nblobs: fs\n",
+		"agents/studio/agent.yaml": "description: Thinks, sketches a file and asks a human for a title.\n" +
+			"model: {provider: replay, model: transcripts/studio.jsonl}\n" +
+			"inputSchema: {type: object, properties: {topic: {type: string, description: What to write about}, words: {type: integer}}, required: [topic]}\n",
+		"agents/studio/prompt.md": "Write.",
+		"agents/studio/tools/choose_title.yaml": "type: human\ndescription: Ask the human to choose a title.\nprompt: Which title should the post get?\n" +
+			"schema: {type: object, properties: {title: {type: string}}, required: [title]}\n",
+		"transcripts/studio.jsonl": `{"call":0,"type":"reasoning-delta","delta":"Thinking about titles."}
+{"call":0,"type":"text-delta","delta":"Here is a sketch. "}
+{"call":0,"type":"file","file":{"mediaType":"text/plain","data":"YSBza2V0Y2ggb2YgYnJlYWQ=","name":"sketch.txt"}}
+{"call":0,"type":"tool-call","toolCallId":"call_title","toolName":"human_choose_title","input":{"options":["Why sourdough rises","The life of a starter"]}}
+{"call":0,"type":"finish","finishReason":"tool-calls"}
+{"call":1,"type":"text-delta","delta":"Titled as you chose."}
+{"call":1,"type":"finish","finishReason":"stop"}
+`,
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 const slowAnswer = "word0 word1 word2 word3 word4 word5 word6 word7 word8 word9 word10 word11 word12 word13 word14 " +
 	"word15 word16 word17 word18 word19 word20 word21 word22 word23 word24 word25 word26 word27 word28 word29 "
 
 // TestConsoleInBrowser drives the web console of `bread dev` in headless
 // Chromium: the agents, a streamed answer and its crumbs, a reload mid-run,
-// a cancelled run, a session's history, evals, a pipeline's nested steps, an approval on hitl-approval
+// a cancelled run, a session's history, evals, a pipeline's nested steps, an approval on hitl-approval, reasoning, a file and a human tool's form
 // and its tool card, and the page at 360 px. The console's JavaScript must
 // log no error. Each state is saved as a PNG (see screenshotDir).
 func TestConsoleInBrowser(t *testing.T) {
@@ -161,6 +197,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	hello := startDev(t, slowProject(t), nil)
 	hitl := startDev(t, copyExample(t, "hitl-approval"), nil)
 	pipeline := startDev(t, copyExample(t, "pipeline"), nil)
+	studio := startDev(t, studioProject(t), nil)
 
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chrome),
@@ -207,6 +244,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	}))
 	defer cancel()
+
+	// Downloads go to a folder of the test's, where it reads them back.
+	downloads := t.TempDir()
+	if _, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads}); err != nil {
+		t.Fatal(err)
+	}
 
 	n := 0
 	shot := func(name string) chromedp.Action[chromedp.Void] {
@@ -360,6 +403,37 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`details.tool summary`)),
 		until("the open tool card", `document.querySelector('details.tool').open && document.querySelector('details.tool').innerText.includes('"published": true') && /\d+ ms/.test(document.querySelector('details.tool summary').textContent)`),
 		shot("tool-card"))
+
+	run("reasoning, a file and a human tool",
+		chromedp.Navigate(studio+"/#/agents/studio"),
+		chromedp.WaitVisible(chromedp.CSS(`form.schema textarea[name=topic]`)),
+		labelled,
+		chromedp.SendKeys(chromedp.CSS(`form.schema textarea[name=topic]`), "bread"),
+		chromedp.SendKeys(chromedp.CSS(`form.schema input[name=words]`), "300"),
+		chromedp.Click(chromedp.CSS(`section.composer button[type=submit]`)),
+		until("the question", badge+` === 'waiting for a human' && document.querySelector('.hitl') && document.querySelector('.hitl').innerText.includes('Which title should the post get?') && document.querySelector('.hitl [name=title]') !== null`),
+		until("the sent input", chat+`.includes('"topic": "bread"') && `+chat+`.includes('"words": 300')`),
+		until("dimmed reasoning", `(() => { const r = document.querySelector('.chat .reasoning'); return r && r.textContent.includes('Thinking about titles.') && getComputedStyle(r).fontStyle === 'italic'; })()`),
+		until("the file", `document.querySelector('button[aria-label="Download sketch.txt"]') !== null`),
+		labelled,
+		shot("human-tool"),
+		chromedp.Click(chromedp.CSS(`button[aria-label="Download sketch.txt"]`)),
+		until("the download", `document.querySelector('button[aria-label="Download sketch.txt"]').textContent === 'Downloaded sketch.txt'`),
+		chromedp.Func(func(context.Context, *chromedp.Target) error {
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				data, err := os.ReadFile(filepath.Join(downloads, "sketch.txt"))
+				if err == nil && string(data) == "a sketch of bread" {
+					return nil
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("the downloaded file: %q %v", data, err)
+				}
+			}
+		}),
+		chromedp.SendKeys(chromedp.CSS(`.hitl [name=title]`), "Why sourdough rises"),
+		chromedp.Click(chromedp.CSS(`.hitl button[type=submit]`)),
+		until("the answered run", badge+` === 'completed' && `+chat+`.includes('Titled as you chose.') && document.querySelector('.hitl .answer').textContent.includes('{"title":"Why sourdough rises"}')`),
+		shot("human-answered"))
 
 	run("360 px wide",
 		chromedp.EmulateViewport(360, 780),

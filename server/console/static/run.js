@@ -41,7 +41,7 @@ export class RunView {
   newTurn(mode) {
     const t = {
       mode, state: 'starting', id: '', agentId: '', sessionId: '', started: false, hasText: false,
-      tools: new Map(), calls: new Map(), hitl: new Map(), depth: 0, live: true,
+      tools: new Map(), calls: new Map(), hitl: new Map(), files: new Set(), depth: 0, live: true,
     };
     t.el = h('div.turn');
     t.stack = [t.el];
@@ -192,7 +192,7 @@ export class RunView {
         break;
       }
       case 'file:generated':
-        at.append(this.file(t, c));
+        if (!t.files.has(c.uri)) at.append(this.file(t, c));
         break;
       case 'human:required':
         // A turn that asks several humans repeats the pending ones after
@@ -212,7 +212,7 @@ export class RunView {
         }
         if (t.stack.length === 1) {
           if (!t.hasText && c.output !== undefined && c.output !== null && c.output !== '') at.append(h('div.msg', h('span.who', 'output'), json(c.output)));
-          for (const f of c.files || []) at.append(this.file(t, f));
+          for (const f of c.files || []) if (!t.files.has(f.uri)) at.append(this.file(t, f));
           at.append(h('p.muted', 'Finished in ' + c.durationMs + ' ms.'));
           this.setState(t, 'completed');
         }
@@ -259,12 +259,17 @@ export class RunView {
 
   file(t, f) {
     const uri = f.uri || f.url || '';
+    t.files.add(uri);
     const key = decodeURIComponent(uri.split('/').pop() || '');
     const name = f.name || key || 'file';
     return h('div.row', 'file ', h('button.secondary', {
       type: 'button', 'aria-label': 'Download ' + name,
-      onclick: (ev) => download('/runs/' + encodeURIComponent(t.id) + '/files/' + encodeURIComponent(key), name)
-        .catch((e) => ev.target.after(errorBox(e))),
+      onclick: (ev) => {
+        const btn = ev.currentTarget;
+        download('/runs/' + encodeURIComponent(t.id) + '/files/' + encodeURIComponent(key), name)
+          .then(() => { btn.textContent = 'Downloaded ' + name; })
+          .catch((e) => btn.after(errorBox(e)));
+      },
     }, 'Download ' + name), f.mimeType ? h('span.muted', f.mimeType) : null);
   }
 
@@ -283,12 +288,17 @@ export class RunView {
           h('button.secondary', { type: 'button', onclick: () => this.answer(t, c, reason.value ? { approved: false, reason: reason.value } : { approved: false }, card) }, 'Deny'),
           h('label', { for: rid }, 'Reason to deny'), reason)));
     } else {
-      // A human tool's answer has the shape of the model's request: the
-      // form follows it, filled with what the model asked.
+      // The crumb's schema is the model's request; the answer's schema is
+      // the human tool's, from GET /agents/{id}. Without it the form
+      // follows the request's shape, filled with what the model asked.
+      const slot = h('div', h('p.muted', 'Loading the form…'));
       card.append(h('div',
         h('h4', c.toolName + ' asks'), c.prompt ? h('p', c.prompt) : null,
-        h('div.muted', 'request'), h('pre', json(c.schema)),
-        schemaForm(shapeOf(c.schema), { submitLabel: 'Answer', name: 'answer', onSubmit: (v) => this.answer(t, c, v, card) })));
+        h('div.muted', 'request'), h('pre', json(c.schema)), slot));
+      this.answerSchema(c.agentId, c.toolName).then((schema) => {
+        slot.replaceChildren(schemaForm(schema || shapeOf(c.schema), { submitLabel: 'Answer', name: 'answer', onSubmit: (v) => this.answer(t, c, v, card) }));
+        if (card.querySelector('.answer')) this.answered(card);
+      });
     }
     t.hitl.set(c.checkpointId, card);
     return card;
@@ -297,6 +307,17 @@ export class RunView {
   answered(card, response) {
     for (const el of card.querySelectorAll('button, input, textarea, select')) el.disabled = true;
     if (!card.querySelector('.answer')) card.append(h('p.answer', 'Answered: ', h('code', JSON.stringify(response))));
+  }
+
+  // answerSchema is the answer schema of agentId's human tool toolName, or
+  // null.
+  answerSchema(agentId, toolName) {
+    this.agents = this.agents || new Map();
+    if (!this.agents.has(agentId)) this.agents.set(agentId, api('GET', '/agents/' + encodeURIComponent(agentId)).catch(() => null));
+    return this.agents.get(agentId).then((a) => {
+      const tool = a && (a.humanTools || []).find((x) => x.name === toolName);
+      return tool && tool.schema ? tool.schema : null;
+    });
   }
 
   async answer(t, c, response, card) {
