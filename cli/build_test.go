@@ -30,6 +30,12 @@ func TestBuildRefusesWhatCannotServe(t *testing.T) {
 		{name: "unknown sqlite option", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
 			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: sqlite, path: ./bread.db, journl: wal}", 1)
 		}}, wantErr: `unknown field "journl"`},
+		{name: "memory store with a retention", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
+			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: memory, retainRuns: 500}", 1)
+		}}},
+		{name: "unknown memory option", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
+			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: memory, retain: 500}", 1)
+		}}, wantErr: `unknown field "retain"`},
 		{name: "postgres URL that does not parse", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
 			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: postgres, url: \"postgres://a b\"}", 1)
 		}}, wantErr: "bread.yaml:5: INVALID_CONFIG: postgres store"},

@@ -73,10 +73,13 @@ func projectPath(p *project.Project, path string) string {
 func (a *app) builtinStores() map[string]StoreFactory {
 	return map[string]StoreFactory{
 		"memory": func(_ context.Context, c *project.Component, _ *project.Project) (core.BreadStore, error) {
-			if err := decode(c, &struct{}{}); err != nil {
+			var o struct {
+				RetainRuns int `json:"retainRuns"`
+			}
+			if err := decode(c, &o); err != nil {
 				return nil, err
 			}
-			return memory.New(), nil
+			return memory.NewWithOptions(memory.Options{RetainRuns: o.RetainRuns}), nil
 		},
 		"sqlite": func(_ context.Context, c *project.Component, p *project.Project) (core.BreadStore, error) {
 			var o struct {

@@ -18,6 +18,11 @@ func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
 	if cur, ok := s.runRecords[r.ID]; ok { // identity fields, StartedBy among them, stay
 		cur.Status, cur.Owner, cur.LeaseUntil = r.Status, r.Owner, r.LeaseUntil
 		cur.CheckpointID, cur.ErrorCode, cur.UpdatedAt = r.CheckpointID, r.ErrorCode, r.UpdatedAt
+		if finished(r.Status) {
+			s.noteFinished(r.ID)
+		} else {
+			s.noteRunning(r.ID)
+		}
 		return nil
 	}
 	if r.SessionID != "" {
@@ -27,6 +32,9 @@ func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
 	}
 	rec := r
 	s.runRecords[r.ID] = &rec
+	if finished(r.Status) {
+		s.noteFinished(r.ID)
+	}
 	return nil
 }
 
@@ -94,6 +102,7 @@ func (s *Store) LoseRun(ctx context.Context, id string, now int64) (bool, error)
 		return false, nil
 	}
 	r.Status, r.ErrorCode, r.Owner, r.LeaseUntil, r.UpdatedAt = core.RunLost, core.CodeRunLost, "", 0, now
+	s.noteFinished(id)
 	return true, nil
 }
 

@@ -33,6 +33,12 @@ type Store struct {
 	nodes       map[string]*storedNode
 	edges       []core.KnowledgeEdge
 	documents   map[string]*storedDocument
+
+	// retain bounds the finished runs kept (Options.RetainRuns);
+	// finishedOrder lists them oldest first, finishedSet indexes it.
+	retain        int
+	finishedOrder []string
+	finishedSet   map[string]struct{}
 }
 
 var (
@@ -47,8 +53,17 @@ var (
 )
 
 // New returns an empty Store.
-func New() *Store {
+func New() *Store { return NewWithOptions(Options{}) }
+
+// NewWithOptions returns an empty store configured by o.
+func NewWithOptions(o Options) *Store {
+	retain := o.RetainRuns
+	if retain == 0 {
+		retain = DefaultRetainRuns
+	}
 	return &Store{
+		retain:      retain,
+		finishedSet: make(map[string]struct{}),
 		sessions:    make(map[string]*session),
 		checkpoints: make(map[string]*storedCheckpoint),
 		loops:       make(map[string]*storedLoop),

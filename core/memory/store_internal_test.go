@@ -173,3 +173,57 @@ func TestMessageReadersDuringWrites(t *testing.T) {
 	})
 	wg.Wait()
 }
+
+// The store keeps at most RetainRuns finished runs, records and crumb
+// logs, dropping the oldest to finish; running and suspended runs stay.
+func TestRetainRunsDropsTheOldestFinishedRuns(t *testing.T) {
+	ctx := t.Context()
+	s := NewWithOptions(Options{RetainRuns: 2})
+	if _, err := s.CreateSession(ctx, core.NewSession{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(id string, st core.RunStatus) {
+		t.Helper()
+		if err := s.PutRun(ctx, core.RunRecord{ID: id, SessionID: "s", Status: st}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AppendCrumbs(ctx, []core.CrumbLogEntry{{RunID: id, Seq: int64(len(s.runs) + 1), SessionID: "s", Type: core.TypeAgentRunStart,
+			Crumb: &core.AgentRunStart{CrumbBase: core.CrumbBase{RunID: id, SessionID: "s"}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	has := func(id string) bool {
+		_, err := s.GetRun(ctx, id)
+		entries, _ := s.GetCrumbs(ctx, id, 0, 0)
+		if (err == nil) != (len(entries) > 0) {
+			t.Fatalf("run %s: record %v but %d crumbs", id, err, len(entries))
+		}
+		return err == nil
+	}
+	put("suspended", core.RunSuspended)
+	put("a", core.RunCompleted)
+	put("b", core.RunFailed)
+	put("revived", core.RunCancelled)
+	put("revived", core.RunRunning) // a stopped resume retried: running again
+	put("c", core.RunCompleted)
+	if has("a") || !has("b") || !has("c") {
+		t.Errorf("with room for 2 finished runs, a (oldest) must go and b, c stay: a %v b %v c %v", has("a"), has("b"), has("c"))
+	}
+	if !has("suspended") || !has("revived") {
+		t.Error("a suspended run and a run running again are never dropped")
+	}
+	if won, err := s.LoseRun(ctx, "revived", 1<<62); err != nil || !won {
+		t.Fatalf("LoseRun: %v, %v", won, err)
+	}
+	put("d", core.RunCompleted)
+	// Finished in order: b, c, revived (lost), d; room for two.
+	if has("b") || has("c") || !has("revived") || !has("d") {
+		t.Errorf("the two last to finish stay: b %v c %v revived %v d %v", has("b"), has("c"), has("revived"), has("d"))
+	}
+	if n := len(s.runRecords); n != 3 { // suspended, revived, d
+		t.Errorf("%d run records kept, want 3", n)
+	}
+	if _, ok := s.sessionRuns["s"]["a"]; ok {
+		t.Error("a dropped run stays in the session index")
+	}
+}
