@@ -692,3 +692,39 @@ func TestTasksBelongToTheirStarter(t *testing.T) {
 		t.Errorf("actions authorized: %v", actions)
 	}
 }
+
+// TestDelegatedInputRequired: a supervisor whose delegated run waits for a
+// human is input-required; the answer on the supervisor's task resumes the
+// delegated run, and the supervisor finishes.
+func TestDelegatedInputRequired(t *testing.T) {
+	boss := scripted("assistant", modeltest.ToolCall("core_delegate", map[string]any{"agentId": "writer", "input": "go"}), modeltest.Text("all done"))
+	boss.Supervisor = &core.SupervisorConfig{Agents: []core.SubAgent{{AgentID: "writer", Visibility: core.Mediate}}}
+	writer := humanAgent(modeltest.ToolCall("human_confirm", map[string]string{"url": "u"}), modeltest.Text("draft"))
+	writer.ID = "writer"
+	s := newStack(t, setup{agents: []*core.Agent{boss, writer}})
+	res, err := s.client.SendMessage(t.Context(), textMessage("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("task = %+v", task.Status)
+	}
+	got, err := s.client.GetTask(t.Context(), &a2a.TaskQueryParams{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("tasks/get = %+v, %v", got, err)
+	}
+	answer := &a2a.MessageSendParams{Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.DataPart{Data: map[string]any{"url": "u"}})}
+	res, err = s.client.SendMessage(t.Context(), answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := res.(*a2a.Task)
+	if done.ID != task.ID || done.Status.State != a2a.TaskStateCompleted || artifactText(done) != "all done" {
+		t.Fatalf("the answer returned %+v (%q)", done, artifactText(done))
+	}
+	got, _ = s.client.GetTask(t.Context(), &a2a.TaskQueryParams{ID: task.ID})
+	if got.Status.State != a2a.TaskStateCompleted || !strings.Contains(artifactText(got), "all done") {
+		t.Fatalf("the supervisor's task = %+v (%q)", got.Status, artifactText(got))
+	}
+}

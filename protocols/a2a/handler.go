@@ -308,6 +308,7 @@ func (h *handler) start(ctx context.Context, params *a2a.MessageSendParams) (*st
 		return nil, h.refuse(ctx, err)
 	}
 	var crumbs iter.Seq2[core.Crumb, error]
+	var resumed *a2a.TaskInfo // the task an answer resumes
 	if msg.TaskID != "" {
 		rec, err := h.record(ctx, msg.TaskID)
 		if err != nil {
@@ -327,6 +328,10 @@ func (h *handler) start(ctx context.Context, params *a2a.MessageSendParams) (*st
 			return nil, h.refuse(ctx, err)
 		}
 		crumbs = h.p.rt.Resume(ctx, cp, input)
+		// The continuation may start in a delegated run (its checkpoint is
+		// the one answered); the task stays the supervisor's.
+		info := taskInfo(rec.ID, rec.SessionID)
+		resumed = &info
 	} else {
 		session := msg.ContextID
 		if session == "" {
@@ -348,6 +353,9 @@ func (h *handler) start(ctx context.Context, params *a2a.MessageSendParams) (*st
 	}
 	b := c.Base()
 	s := &started{h: h, info: taskInfo(b.RunID, b.SessionID), next: next, stop: stop, first: c, ferr: err}
+	if resumed != nil {
+		s.info = *resumed
+	}
 	m := *msg
 	m.TaskID, m.ContextID = s.info.TaskID, s.info.ContextID
 	s.msg = &m
