@@ -28,7 +28,7 @@ const anthropicDefaultBaseURL = "https://api.anthropic.com"
 
 // NewAnthropic returns the factory for Anthropic's Claude models.
 func NewAnthropic(opts AnthropicOptions) core.ProviderFactory {
-	return func(modelID string) (core.LanguageModel, error) {
+	return perModel(func(modelID string) (core.LanguageModel, error) {
 		const name = "anthropic"
 		if strings.TrimSpace(modelID) == "" {
 			return nil, configError(core.CodeInvalidConfig, name, "a model id is required")
@@ -63,7 +63,7 @@ func NewAnthropic(opts AnthropicOptions) core.ProviderFactory {
 		}
 		client := anthropic.NewClient(reqOpts...)
 		return &anthropicModel{modelID: modelID, svc: client.Messages, key: key, defaultMaxTokens: int64(maxTokens)}, nil
-	}
+	})
 }
 
 type anthropicModel struct {

@@ -26,7 +26,7 @@ var azureVendor = &openAIVendor{name: "azure", maxCompletionTokens: true, stream
 
 // NewAzure returns the factory for Azure OpenAI deployments.
 func NewAzure(opts AzureOptions) core.ProviderFactory {
-	return func(deployment string) (core.LanguageModel, error) {
+	return perModel(func(deployment string) (core.LanguageModel, error) {
 		const name = "azure"
 		if strings.TrimSpace(deployment) == "" {
 			return nil, configError(core.CodeInvalidConfig, name, "a deployment name is required")
@@ -71,5 +71,5 @@ func NewAzure(opts AzureOptions) core.ProviderFactory {
 			reqOpts = append(reqOpts, option.WithHeader(k, v))
 		}
 		return newOpenAIModel(azureVendor, deployment, key, opts.StrictJSONSchema, reqOpts), nil
-	}
+	})
 }

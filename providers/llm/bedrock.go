@@ -41,7 +41,7 @@ type BedrockOptions struct {
 // NewBedrock returns the factory for models on Amazon Bedrock, called
 // through the Converse API so every model family shares one request shape.
 func NewBedrock(opts BedrockOptions) core.ProviderFactory {
-	return func(modelID string) (core.LanguageModel, error) {
+	return perModel(func(modelID string) (core.LanguageModel, error) {
 		const name = "amazon-bedrock"
 		if strings.TrimSpace(modelID) == "" {
 			return nil, configError(core.CodeInvalidConfig, name, "a model id is required")
@@ -100,7 +100,7 @@ func NewBedrock(opts BedrockOptions) core.ProviderFactory {
 			}
 		}
 		return &bedrockModel{modelID: modelID, client: bedrockruntime.New(o), secrets: secrets, creds: o.Credentials}, nil
-	}
+	})
 }
 
 type bedrockModel struct {

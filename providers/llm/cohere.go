@@ -29,7 +29,7 @@ const cohereDefaultBaseURL = "https://api.cohere.com"
 
 // NewCohere returns the factory for Cohere's Command models.
 func NewCohere(opts CohereOptions) core.ProviderFactory {
-	return func(modelID string) (core.LanguageModel, error) {
+	return perModel(func(modelID string) (core.LanguageModel, error) {
 		const name = "cohere"
 		if strings.TrimSpace(modelID) == "" {
 			return nil, configError(core.CodeInvalidConfig, name, "a model id is required")
@@ -49,7 +49,7 @@ func NewCohere(opts CohereOptions) core.ProviderFactory {
 			base = cohereDefaultBaseURL
 		}
 		return &cohereModel{modelID: modelID, url: strings.TrimRight(base, "/") + "/v2/chat", key: key, client: opts.httpClient(), headers: opts.Headers}, nil
-	}
+	})
 }
 
 type cohereModel struct {

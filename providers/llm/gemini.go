@@ -46,7 +46,7 @@ type VertexOptions struct {
 
 // NewGoogle returns the factory for the Gemini API.
 func NewGoogle(opts GoogleOptions) core.ProviderFactory {
-	return func(modelID string) (core.LanguageModel, error) {
+	return perModel(func(modelID string) (core.LanguageModel, error) {
 		const name = "google"
 		if strings.TrimSpace(modelID) == "" {
 			return nil, configError(core.CodeInvalidConfig, name, "a model id is required")
@@ -69,12 +69,12 @@ func NewGoogle(opts GoogleOptions) core.ProviderFactory {
 			HTTPOptions: genaiHTTPOptions(base, opts.APIVersion, opts.Headers),
 		}
 		return newGeminiModel(name, modelID, cc, key)
-	}
+	})
 }
 
 // NewVertex returns the factory for Gemini models on Vertex AI.
 func NewVertex(opts VertexOptions) core.ProviderFactory {
-	return func(modelID string) (core.LanguageModel, error) {
+	return perModel(func(modelID string) (core.LanguageModel, error) {
 		const name = "google-vertex"
 		if strings.TrimSpace(modelID) == "" {
 			return nil, configError(core.CodeInvalidConfig, name, "a model id is required")
@@ -125,7 +125,7 @@ func NewVertex(opts VertexOptions) core.ProviderFactory {
 		hc.Transport = &bearerTransport{base: base2, tokens: tp}
 		cc.HTTPClient = &hc
 		return newGeminiModel(name, modelID, cc, "")
-	}
+	})
 }
 
 // bearerTransport adds an OAuth access token to each request.

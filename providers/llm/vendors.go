@@ -83,13 +83,13 @@ func NewOpenAI(opts OpenAIOptions) core.ProviderFactory {
 // baseten, ollama, openrouter, lmstudio, openai-compatible (any endpoint:
 // set BaseURL or OPENAI_COMPATIBLE_BASE_URL) or openai.
 func NewOpenAICompatible(vendor string, opts OpenAIOptions) core.ProviderFactory {
-	return func(modelID string) (core.LanguageModel, error) {
+	return perModel(func(modelID string) (core.LanguageModel, error) {
 		v, ok := openAIVendors[vendor]
 		if !ok {
 			return nil, configError(core.CodeUnknownProvider, vendor, "not an OpenAI-compatible vendor")
 		}
 		return openAIFactory(v, opts, modelID)
-	}
+	})
 }
 
 func openAIFactory(v *openAIVendor, opts OpenAIOptions, modelID string) (core.LanguageModel, error) {
