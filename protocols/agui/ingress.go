@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
@@ -47,13 +48,18 @@ func (p *Plugin) serveRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var crumbs iter.Seq2[core.Crumb, error]
-	if turn.Resume != nil {
-		response, err := p.answer(ctx, turn)
-		if err != nil {
-			writeFailure(w, err)
-			return
+	if len(turn.Resume) > 0 {
+		// Every entry is checked (pending on this thread, well formed)
+		// before any is resumed; an answer the engine then refuses (one
+		// that does not match its tool's schema) ends the stream there.
+		responses := make([]any, len(turn.Resume))
+		for i, entry := range turn.Resume {
+			if responses[i], err = p.answer(ctx, turn.ThreadID, i, entry); err != nil {
+				writeFailure(w, err)
+				return
+			}
 		}
-		crumbs = p.rt.Resume(ctx, turn.Resume.InterruptID, response)
+		crumbs = p.resumeAll(ctx, turn.Resume, responses)
 	} else {
 		crumbs = p.rt.Run(ctx, p.opts.Agent, turn.Input, core.RunOptions{Session: core.SessionOptions{ID: turn.ThreadID}})
 	}
@@ -65,9 +71,10 @@ func (p *Plugin) serveRun(w http.ResponseWriter, r *http.Request) {
 // resume entry into the engine's response: the payload as it is, or, for a
 // cancelled approval, a refusal. A cancelled human_input has no answer to
 // give: VALIDATION_ERROR, and the checkpoint stays.
-func (p *Plugin) answer(ctx context.Context, turn Turn) (any, error) {
-	id := turn.Resume.InterruptID
-	notFound := &core.BreadError{Code: core.CodeCheckpointNotFound, Message: "interrupt " + quote(id) + " is not pending on thread " + quote(turn.ThreadID)}
+func (p *Plugin) answer(ctx context.Context, thread string, i int, entry types.ResumeEntry) (any, error) {
+	id := entry.InterruptID
+	at := `"resume[` + strconv.Itoa(i) + `]`
+	notFound := &core.BreadError{Code: core.CodeCheckpointNotFound, Message: "interrupt " + quote(id) + " is not pending on thread " + quote(thread)}
 	store := p.rt.Store()
 	cp, err := store.GetCheckpoint(ctx, id)
 	if err != nil {
@@ -78,7 +85,7 @@ func (p *Plugin) answer(ctx context.Context, turn Turn) (any, error) {
 	}
 	kind := cp.Kind
 	owner := cp
-	for hops := 0; owner.SessionID != turn.ThreadID; hops++ {
+	for hops := 0; owner.SessionID != thread; hops++ {
 		if owner.Parent == nil || owner.Parent.CheckpointID == "" || hops == maxParentHops {
 			return nil, notFound
 		}
@@ -87,20 +94,41 @@ func (p *Plugin) answer(ctx context.Context, turn Turn) (any, error) {
 			return nil, notFound
 		}
 	}
-	if turn.Resume.Status == types.ResumeStatusCancelled {
+	if entry.Status == types.ResumeStatusCancelled {
 		if kind != core.HumanApproval {
 			return nil, invalid("interrupt " + quote(id) + " waits for an answer (" + ReasonHumanInput + "); it cannot be cancelled, only resolved")
 		}
 		return map[string]any{"approved": false, "reason": "cancelled by the client"}, nil
 	}
-	if turn.Resume.Payload == nil {
-		return nil, invalid(`"resume[0].payload" is required to resolve an interrupt`)
+	if entry.Payload == nil {
+		return nil, invalid(at + `.payload" is required to resolve an interrupt`)
 	}
-	raw, err := json.Marshal(turn.Resume.Payload)
+	raw, err := json.Marshal(entry.Payload)
 	if err != nil {
-		return nil, invalid(`"resume[0].payload" is not JSON`)
+		return nil, invalid(at + `.payload" is not JSON`)
 	}
 	return json.RawMessage(raw), nil
+}
+
+// resumeAll resumes the answered interrupts one after the other as one
+// stream: several humans asked in one turn are answered together, the last
+// answer continuing the run. A resume that fails ends the stream; the
+// answers before it stay given.
+func (p *Plugin) resumeAll(ctx context.Context, entries []types.ResumeEntry, responses []any) iter.Seq2[core.Crumb, error] {
+	return func(yield func(core.Crumb, error) bool) {
+		for i, entry := range entries {
+			failed := false
+			for c, err := range p.rt.Resume(ctx, entry.InterruptID, responses[i]) {
+				if !yield(c, err) {
+					return
+				}
+				failed = failed || err != nil
+			}
+			if failed {
+				return
+			}
+		}
+	}
 }
 
 // stream answers with the run's AG-UI events as server-sent events, one

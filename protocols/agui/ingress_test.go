@@ -427,7 +427,7 @@ func TestMalformedInput(t *testing.T) {
 		{"no threadId", `{"messages":[{"id":"m","role":"user","content":"hi"}]}`, core.CodeValidationError, 400},
 		{"no messages", `{"threadId":"t","messages":[]}`, core.CodeValidationError, 400},
 		{"non-text content", `{"threadId":"t","messages":[{"id":"m","role":"user","content":[{"type":"binary","mimeType":"image/png","data":"AA=="}]}]}`, core.CodeValidationError, 400},
-		{"two resumes", `{"threadId":"t","messages":[],"resume":[{"interruptId":"a","status":"resolved"},{"interruptId":"b","status":"resolved"}]}`, core.CodeValidationError, 400},
+		{"one interrupt answered twice", `{"threadId":"t","messages":[],"resume":[{"interruptId":"a","status":"resolved","payload":{}},{"interruptId":"a","status":"resolved","payload":{}}]}`, core.CodeValidationError, 400},
 		{"bad resume status", `{"threadId":"t","messages":[],"resume":[{"interruptId":"a","status":"maybe"}]}`, core.CodeValidationError, 400},
 		{"long threadId", `{"threadId":"` + strings.Repeat("x", 300) + `","messages":[{"id":"m","role":"user","content":"hi"}]}`, core.CodeValidationError, 400},
 	}
@@ -516,4 +516,115 @@ func TestNewAndInitRefuseBadConfig(t *testing.T) {
 func isCode(err error, code string) bool {
 	var be *core.BreadError
 	return errors.As(err, &be) && be.Code == code
+}
+
+// interruptsOf returns the interrupt ids of a RUN_FINISHED, in order.
+func interruptsOf(t *testing.T, fin map[string]any) []string {
+	t.Helper()
+	outcome, _ := fin["outcome"].(map[string]any)
+	ints, _ := outcome["interrupts"].([]any)
+	var ids []string
+	for _, in := range ints {
+		id, _ := in.(map[string]any)["id"].(string)
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// A turn that asks two humans finishes with two interrupts; answering one
+// finishes again with the other still pending, and answering several in
+// one RunAgentInput resumes them in order, the last continuing the run.
+func TestSeveralInterruptsOfOneTurn(t *testing.T) {
+	twoHumans := func() *core.Agent {
+		a := scripted("assistant",
+			modeltest.ToolCalls(
+				modeltest.Call{ID: "c1", Name: "human_confirm", Args: map[string]string{"url": "https://bread.dev"}},
+				modeltest.Call{ID: "c2", Name: "human_channel", Args: map[string]string{}},
+			),
+			modeltest.Text("Published on the blog."))
+		a.HumanTools = []core.HumanToolDef{
+			{Name: "confirm", Prompt: "May I publish?", Schema: json.RawMessage(`{"type":"object"}`)},
+			{Name: "channel", Prompt: "Which channel?", Schema: json.RawMessage(`{"type":"object"}`)},
+		}
+		return a
+	}
+	t.Run("one at a time", func(t *testing.T) {
+		s := newStack(t, setup{agents: []*core.Agent{twoHumans()}})
+		_, evs, _ := s.post(t, runInput("th", "publish"), nil)
+		ids := interruptsOf(t, evs[len(evs)-1])
+		if len(ids) != 2 {
+			t.Fatalf("one interrupt per human call: %v", evs[len(evs)-1])
+		}
+		_, evs, _ = s.post(t, resumeInput("th", ids[0], "resolved", map[string]any{"ok": true}), nil)
+		if got := interruptsOf(t, evs[len(evs)-1]); len(got) != 1 || got[0] != ids[1] {
+			t.Fatalf("after the first answer the other is still pending: %v", got)
+		}
+		_, evs, _ = s.post(t, resumeInput("th", ids[1], "resolved", map[string]any{"channel": "blog"}), nil)
+		if fin := evs[len(evs)-1]; fin["result"] != "Published on the blog." || fin["outcome"] != nil {
+			t.Fatalf("the last answer continues the run: %v", fin)
+		}
+	})
+	t.Run("together", func(t *testing.T) {
+		s := newStack(t, setup{agents: []*core.Agent{twoHumans()}})
+		_, evs, _ := s.post(t, runInput("th", "publish"), nil)
+		ids := interruptsOf(t, evs[len(evs)-1])
+		body, _ := json.Marshal(map[string]any{"threadId": "th", "messages": []any{}, "resume": []any{
+			map[string]any{"interruptId": ids[1], "status": "resolved", "payload": map[string]any{"channel": "blog"}},
+			map[string]any{"interruptId": ids[0], "status": "resolved", "payload": map[string]any{"ok": true}},
+		}})
+		// An entry naming no pending interrupt refuses the whole request
+		// before anything is resumed.
+		bad := strings.Replace(string(body), ids[0], "nope", 1)
+		if status, _, code := s.post(t, bad, nil); status != 404 || code != core.CodeCheckpointNotFound {
+			t.Fatalf("a request with an unknown interrupt: %d %s", status, code)
+		}
+		status, evs, _ := s.post(t, string(body), nil)
+		if status != http.StatusOK {
+			t.Fatalf("status %d", status)
+		}
+		fin := evs[len(evs)-1]
+		if fin["type"] != "RUN_FINISHED" || fin["result"] != "Published on the blog." || fin["outcome"] != nil {
+			t.Fatalf("both answered: the run finishes with its result and no interrupt: %v", evs)
+		}
+		if n := len(findAll(evs, "RUN_STARTED")); n != 1 {
+			t.Errorf("one AG-UI run for the request, got %d RUN_STARTED", n)
+		}
+	})
+	t.Run("two of three together", func(t *testing.T) {
+		a := twoHumans()
+		a.HumanTools = append(a.HumanTools, core.HumanToolDef{Name: "when", Prompt: "When?", Schema: json.RawMessage(`{"type":"object"}`)})
+		a.Providers = modeltest.New(modeltest.ToolCalls(
+			modeltest.Call{ID: "c1", Name: "human_confirm", Args: map[string]string{}},
+			modeltest.Call{ID: "c2", Name: "human_channel", Args: map[string]string{}},
+			modeltest.Call{ID: "c3", Name: "human_when", Args: map[string]string{}},
+		), modeltest.Text("Scheduled.")).Registry("own")
+		s := newStack(t, setup{agents: []*core.Agent{a}})
+		_, evs, _ := s.post(t, runInput("th3", "publish"), nil)
+		ids := interruptsOf(t, evs[len(evs)-1])
+		if len(ids) != 3 {
+			t.Fatalf("three interrupts: %v", ids)
+		}
+		body, _ := json.Marshal(map[string]any{"threadId": "th3", "messages": []any{}, "resume": []any{
+			map[string]any{"interruptId": ids[0], "status": "resolved", "payload": map[string]any{}},
+			map[string]any{"interruptId": ids[1], "status": "resolved", "payload": map[string]any{}},
+		}})
+		_, evs, _ = s.post(t, string(body), nil)
+		if got := interruptsOf(t, evs[len(evs)-1]); len(got) != 1 || got[0] != ids[2] {
+			t.Fatalf("after answering two of three, exactly the third is pending: %v", got)
+		}
+		_, evs, _ = s.post(t, resumeInput("th3", ids[2], "resolved", map[string]any{}), nil)
+		if fin := evs[len(evs)-1]; fin["result"] != "Scheduled." {
+			t.Fatalf("the last answer continues the run: %v", fin)
+		}
+	})
+}
+
+func findAll(evs []map[string]any, typ string) []map[string]any {
+	var out []map[string]any
+	for _, e := range evs {
+		if e["type"] == typ {
+			out = append(out, e)
+		}
+	}
+	return out
 }

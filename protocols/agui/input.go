@@ -23,9 +23,13 @@ type Turn struct {
 	// Input is the content of the last message, the new turn's input
 	// (empty when Resume is set).
 	Input string
-	// Resume, when set, is the interrupt the client answered.
-	Resume *types.ResumeEntry
+	// Resume lists the interrupts the client answered, in its order; empty
+	// for a new message.
+	Resume []types.ResumeEntry
 }
+
+// maxResumeEntries bounds the interrupts one RunAgentInput may answer.
+const maxResumeEntries = 64
 
 // maxThreadID bounds the thread id: it becomes a session id.
 const maxThreadID = 256
@@ -58,17 +62,24 @@ func ParseRunAgentInput(body []byte) (Turn, error) {
 	}
 	t := Turn{ThreadID: in.ThreadID}
 	if len(in.Resume) > 0 {
-		if len(in.Resume) > 1 {
-			return Turn{}, invalid("resume answers one interrupt per RunAgentInput; got " + strconv.Itoa(len(in.Resume)))
+		if len(in.Resume) > maxResumeEntries {
+			return Turn{}, invalid("resume answers at most " + strconv.Itoa(maxResumeEntries) + " interrupts per RunAgentInput; got " + strconv.Itoa(len(in.Resume)))
 		}
-		r := in.Resume[0]
-		if r.InterruptID == "" {
-			return Turn{}, invalid(`"resume[0].interruptId" is required`)
+		seen := map[string]bool{}
+		for i, r := range in.Resume {
+			at := `"resume[` + strconv.Itoa(i) + `]`
+			if r.InterruptID == "" {
+				return Turn{}, invalid(at + `.interruptId" is required`)
+			}
+			if seen[r.InterruptID] {
+				return Turn{}, invalid(at + `" answers interrupt ` + strconv.Quote(truncate(r.InterruptID, 64)) + " a second time")
+			}
+			seen[r.InterruptID] = true
+			if r.Status != types.ResumeStatusResolved && r.Status != types.ResumeStatusCancelled {
+				return Turn{}, invalid(at + `.status" must be "resolved" or "cancelled"`)
+			}
 		}
-		if r.Status != types.ResumeStatusResolved && r.Status != types.ResumeStatusCancelled {
-			return Turn{}, invalid(`"resume[0].status" must be "resolved" or "cancelled"`)
-		}
-		t.Resume = &r
+		t.Resume = in.Resume
 		return t, nil
 	}
 	if len(in.Messages) == 0 {

@@ -32,8 +32,10 @@ func FuzzParseRunAgentInput(f *testing.F) {
 		if turn.ThreadID == "" {
 			t.Fatal("accepted without a thread")
 		}
-		if turn.Resume != nil && turn.Resume.InterruptID == "" {
-			t.Fatal("accepted a resume without an interrupt id")
+		for _, r := range turn.Resume {
+			if r.InterruptID == "" {
+				t.Fatal("accepted a resume without an interrupt id")
+			}
 		}
 	})
 }

@@ -2,6 +2,7 @@ package agui
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
@@ -175,10 +176,14 @@ func (m *Mapper) Map(c core.Crumb) []events.Event {
 
 	case *core.HumanRequired:
 		out = m.ensure(out, b)
+		// A resume that leaves others of its set waiting names them again:
+		// one interrupt per checkpoint still pending, never two.
+		m.dropPending(v.CheckpointID)
 		m.pending = append(m.pending, interruptOf(v))
 		return m.closeMessage(out, ts, v.RunID)
 
 	case *core.HumanResumed:
+		m.dropPending(v.CheckpointID)
 		return m.ensure(out, b)
 
 	case *core.SubagentRunStart:
@@ -266,6 +271,12 @@ func (m *Mapper) End(timestamp int64) []events.Event {
 	}
 	m.active, m.pending = false, nil
 	return append(out, ev)
+}
+
+// dropPending forgets the interrupt of checkpoint id, answered or named
+// again.
+func (m *Mapper) dropPending(id string) {
+	m.pending = slices.DeleteFunc(m.pending, func(in types.Interrupt) bool { return in.ID == id })
 }
 
 // Interrupts returns the interrupts End will report, for a caller that
