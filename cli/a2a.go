@@ -40,3 +40,10 @@ func (a *app) a2aRemoteAgent(c *project.Component, url string, h http.Header, si
 	}
 	return r, nil
 }
+
+// ownershipUser is a plugin whose routes expose runs under names of their
+// own (protocols/a2a's tasks): serverAuth hands it the run-ownership
+// policy, so its callers see the runs they may see on bread's own routes.
+type ownershipUser interface {
+	UseOwnership(core.AuthorizeStreamFunc)
+}

@@ -125,3 +125,86 @@ func TestA2AConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// headerClient is an HTTP client that sends one header with every request.
+func headerClient(name, value string) *http.Client {
+	return &http.Client{Transport: headerRT{name, value}}
+}
+
+type headerRT struct{ name, value string }
+
+func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, h.value)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestA2ATasksFollowRunOwnership: behind auth, an A2A task is the run
+// ownership policy's like any run: another caller cannot read it, a
+// strategy with ownership off (an operator) can.
+func TestA2ATasksFollowRunOwnership(t *testing.T) {
+	dir := project(t, basic(map[string]string{
+		"bread.yaml": `entrypoints: [echo]
+store: {type: sqlite, path: ./bread.db}
+server:
+  auth:
+    - {type: apikey, name: ann, header: X-Ann-Key, keys: [ann-key]}
+    - {type: apikey, name: bob, header: X-Bob-Key, keys: [bob-key]}
+    - {type: apikey, name: ops, header: X-Ops-Key, keys: [ops-key], ownership: false}
+plugins:
+  - {type: a2a, agent: echo, url: /a2a}
+`,
+	}))
+	port := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan result, 1)
+	go func() {
+		var out, errOut syncWriter
+		out.w, errOut.w = &bytes.Buffer{}, &bytes.Buffer{}
+		code := cli.Main(cli.Options{Context: ctx, Args: []string{"start", "-p", strconv.Itoa(port), "-H", "127.0.0.1", "--cwd", dir},
+			Stdout: &out, Stderr: &errOut, LookupEnv: func(string) (string, bool) { return "", false }})
+		done <- result{code, out.String(), errOut.String()}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("start did not stop")
+		}
+	})
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	clientAs := func(header, key string) *a2aclient.Client {
+		t.Helper()
+		hc := headerClient(header, key)
+		var card *a2a.AgentCard
+		var err error
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if card, err = agentcard.NewResolver(hc).Resolve(t.Context(), base); err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := a2aclient.NewFromCard(t.Context(), card, a2aclient.WithJSONRPCTransport(hc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	ann, bob, ops := clientAs("X-Ann-Key", "ann-key"), clientAs("X-Bob-Key", "bob-key"), clientAs("X-Ops-Key", "ops-key")
+	res, err := ann.SendMessage(t.Context(), &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "hi"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.(*a2a.Task).ID
+	if _, err := bob.GetTask(t.Context(), &a2a.TaskQueryParams{ID: id}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("bob reads ann's task: %v", err)
+	}
+	for name, c := range map[string]*a2aclient.Client{"ann": ann, "ops": ops} {
+		if got, err := c.GetTask(t.Context(), &a2a.TaskQueryParams{ID: id}); err != nil || got.Status.State != a2a.TaskStateCompleted {
+			t.Errorf("%s reads the task: %+v, %v", name, got, err)
+		}
+	}
+}

@@ -41,6 +41,11 @@ func (a *app) serverAuth(cs []*project.Component, c *engine.Config) (*serverAuth
 	own := &server.Ownership{Store: c.Store, Admin: setup.admin, Logger: a.log,
 		Resume: !a.project.Config.Server.Ownership.ResumeOff, Sessions: !a.project.Config.Server.Ownership.SessionsOff}
 	c.Plugins = append(c.Plugins, tokens.Plugin(c.Store, own.AuthorizeStream))
+	for _, p := range c.Plugins {
+		if u, ok := p.(ownershipUser); ok {
+			u.UseOwnership(own.AuthorizeStream)
+		}
+	}
 	return &serverAuth{
 		strategies:      append([]core.BreadAuthStrategy{tokens.Strategy()}, setup.strategies...),
 		authorize:       tokens.Authorize(own.Authorize(authorize)),

@@ -149,6 +149,16 @@ func New(opts Options) (*Plugin, error) {
 	return &Plugin{opts: opts, rpcPath: rpcPath}, nil
 }
 
+// UseOwnership makes f the rule of AuthorizeTask when Options leave it
+// nil: the CLI passes the server's run-ownership policy, so the admins and
+// the strategies with ownership off that may act on every run may act on
+// every task too. Call it before the server serves.
+func (p *Plugin) UseOwnership(f core.AuthorizeStreamFunc) {
+	if p.opts.AuthorizeTask == nil {
+		p.opts.AuthorizeTask = f
+	}
+}
+
 // Name implements core.BreadPlugin.
 func (p *Plugin) Name() string { return PluginName }
 
