@@ -56,6 +56,27 @@ type Subscriber interface {
 	Subscribe(ctx context.Context, runID string, afterSeq int64) iter.Seq2[Frame, error]
 }
 
+// Watcher is an optional Subscriber capability: a subscription its owner
+// waits on as a channel instead of ranging over it on a goroutine of its
+// own. The in-process transport has it, so an idle passive stream costs no
+// goroutine beyond its connection's.
+type Watcher interface {
+	// Watch subscribes like Subscribe: frames with Seq > afterSeq, the
+	// buffered ones first.
+	Watch(runID string, afterSeq int64) Watch
+}
+
+// Watch is one Watcher subscription.
+type Watch interface {
+	// Ready is signalled whenever frames were queued.
+	Ready() <-chan struct{}
+	// Take appends the queued frames to buf; an error after them ends the
+	// subscription (the watcher fell too far behind).
+	Take(buf []Frame) ([]Frame, error)
+	// Close ends the subscription.
+	Close()
+}
+
 // Mounter is implemented by HTTP ingresses (transports/httpstream's, which
 // every server mounts, or a plugin's own): Mount adds their routes through
 // the server's Router, using only the Runtime.

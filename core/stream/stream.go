@@ -56,3 +56,9 @@ func (t *Transport) Publish(_ context.Context, f core.Frame) error {
 func (t *Transport) Subscribe(ctx context.Context, runID string, afterSeq int64) iter.Seq2[core.Frame, error] {
 	return t.h.Subscribe(ctx, runID, afterSeq)
 }
+
+// Watch implements core.Watcher: the same subscription, waited on as a
+// channel, with no goroutine.
+func (t *Transport) Watch(runID string, afterSeq int64) core.Watch {
+	return t.h.Watch(runID, afterSeq)
+}

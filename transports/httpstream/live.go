@@ -17,11 +17,15 @@ var errLiveOverflow = errors.New("httpstream: the client fell too far behind the
 
 // liveFeed runs one subscription on its own goroutine and queues its frames,
 // so a stream can subscribe first and read the log while frames arrive. The
-// stream that calls follow owns the goroutine and ends it with stop.
+// stream that calls follow owns the goroutine and ends it with stop. A
+// subscriber that is a core.Watcher needs no goroutine: the feed waits on
+// its watch instead.
 type liveFeed struct {
 	cancel context.CancelFunc
 	done   chan struct{}
-	signal chan struct{}
+	signal <-chan struct{} // what the stream waits on
+	notify chan struct{}   // signal's send side, for the goroutine
+	watch  core.Watch
 
 	mu    sync.Mutex
 	queue []core.Frame
@@ -30,8 +34,13 @@ type liveFeed struct {
 }
 
 func follow(ctx context.Context, sub core.Subscriber, runID string, after int64) *liveFeed {
+	if w, ok := sub.(core.Watcher); ok {
+		watch := w.Watch(runID, after)
+		return &liveFeed{watch: watch, signal: watch.Ready()}
+	}
 	ctx, cancel := context.WithCancel(ctx)
-	l := &liveFeed{cancel: cancel, done: make(chan struct{}), signal: make(chan struct{}, 1)}
+	notify := make(chan struct{}, 1)
+	l := &liveFeed{cancel: cancel, done: make(chan struct{}), signal: notify, notify: notify}
 	go l.run(ctx, sub, runID, after)
 	return l
 }
@@ -65,7 +74,7 @@ func (l *liveFeed) run(ctx context.Context, sub core.Subscriber, runID string, a
 
 func (l *liveFeed) wake() {
 	select {
-	case l.signal <- struct{}{}:
+	case l.notify <- struct{}{}:
 	default:
 	}
 }
@@ -73,6 +82,10 @@ func (l *liveFeed) wake() {
 // take moves the queued frames into buf. ended reports whether the
 // subscription stopped, err why it failed; frames queued before either are still returned.
 func (l *liveFeed) take(buf []core.Frame) (frames []core.Frame, ended bool, err error) {
+	if l.watch != nil {
+		frames, err = l.watch.Take(buf)
+		return frames, err != nil, err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	buf = append(buf, l.queue...)
@@ -83,6 +96,10 @@ func (l *liveFeed) take(buf []core.Frame) (frames []core.Frame, ended bool, err 
 
 // stop ends the subscription and waits for its goroutine.
 func (l *liveFeed) stop() {
+	if l.watch != nil {
+		l.watch.Close()
+		return
+	}
 	l.cancel()
 	<-l.done
 }

@@ -126,22 +126,7 @@ func (r *ring[T]) each(f func(T)) {
 // ErrSlowSubscriber and ends.
 func (h *Hub[T]) Subscribe(ctx context.Context, key string, afterSeq int64) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
-		s := &sub[T]{signal: make(chan struct{}, 1)}
-		h.mu.Lock()
-		if el, ok := h.buffers[key]; ok {
-			el.Value.(*ring[T]).each(func(v T) {
-				if h.seq(v) > afterSeq {
-					s.queue = append(s.queue, v)
-				}
-			})
-		}
-		set := h.subs[key]
-		if set == nil {
-			set = map[*sub[T]]struct{}{}
-			h.subs[key] = set
-		}
-		set[s] = struct{}{}
-		h.mu.Unlock()
+		s := h.register(key, afterSeq)
 		defer h.unsubscribe(key, s)
 
 		var batch []T
@@ -169,6 +154,66 @@ func (h *Hub[T]) Subscribe(ctx context.Context, key string, afterSeq int64) iter
 		}
 	}
 }
+
+// register adds a subscriber of key with the buffered items after afterSeq
+// queued, under one lock with the replay.
+func (h *Hub[T]) register(key string, afterSeq int64) *sub[T] {
+	s := &sub[T]{signal: make(chan struct{}, 1)}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if el, ok := h.buffers[key]; ok {
+		el.Value.(*ring[T]).each(func(v T) {
+			if h.seq(v) > afterSeq {
+				s.queue = append(s.queue, v)
+			}
+		})
+	}
+	if len(s.queue) > 0 {
+		s.signal <- struct{}{}
+	}
+	set := h.subs[key]
+	if set == nil {
+		set = map[*sub[T]]struct{}{}
+		h.subs[key] = set
+	}
+	set[s] = struct{}{}
+	return s
+}
+
+// Watch is a subscription its owner waits on, with no goroutine of its
+// own: Ready is signalled when items may be queued, Take hands them over.
+// The owner must Close it.
+type Watch[T any] struct {
+	h   *Hub[T]
+	key string
+	s   *sub[T]
+}
+
+// Watch subscribes to key like Subscribe, the replay of buffered items
+// with seq > afterSeq first, without a goroutine to range over it.
+func (h *Hub[T]) Watch(key string, afterSeq int64) *Watch[T] {
+	return &Watch[T]{h: h, key: key, s: h.register(key, afterSeq)}
+}
+
+// Ready is signalled (capacity one) whenever items were queued.
+func (w *Watch[T]) Ready() <-chan struct{} { return w.s.signal }
+
+// Take appends the queued items to buf; once the subscriber fell MaxQueue
+// items behind, it reports ErrSlowSubscriber after them.
+func (w *Watch[T]) Take(buf []T) ([]T, error) {
+	w.h.mu.Lock()
+	defer w.h.mu.Unlock()
+	buf = append(buf, w.s.queue...)
+	clear(w.s.queue)
+	w.s.queue = w.s.queue[:0]
+	if w.s.overflow {
+		return buf, ErrSlowSubscriber
+	}
+	return buf, nil
+}
+
+// Close ends the subscription.
+func (w *Watch[T]) Close() { w.h.unsubscribe(w.key, w.s) }
 
 func (h *Hub[T]) unsubscribe(key string, s *sub[T]) {
 	h.mu.Lock()
