@@ -210,7 +210,9 @@ export class RunView {
         if (t.stack.length > 1 && !at.querySelector('.msg') && c.output !== undefined && c.output !== null && c.output !== '') {
           at.append(h('div.msg', h('span.who', c.agentId + ' · output'), json(c.output)));
         }
-        if (t.stack.length === 1) {
+        // The turn's own agent ends the turn; a delegation streamed
+        // through (passthrough) ends only itself.
+        if (t.stack.length === 1 && c.agentId === t.agentId) {
           if (!t.hasText && c.output !== undefined && c.output !== null && c.output !== '') at.append(h('div.msg', h('span.who', 'output'), json(c.output)));
           for (const f of c.files || []) if (!t.files.has(f.uri)) at.append(this.file(t, f));
           at.append(h('p.muted', 'Finished in ' + c.durationMs + ' ms.'));
@@ -220,7 +222,7 @@ export class RunView {
       case 'agent:error': {
         const err = c.error || {};
         at.append(errorBox(err));
-        if (t.stack.length === 1 || err.code === 'RUN_CANCELLED' || err.code === 'RUN_LOST') {
+        if ((t.stack.length === 1 && (c.agentId === t.agentId || !t.agentId)) || err.code === 'RUN_CANCELLED' || err.code === 'RUN_LOST') {
           this.setState(t, err.code === 'RUN_CANCELLED' ? 'cancelled' : err.code === 'RUN_LOST' ? 'lost' : 'failed');
         }
         break;
