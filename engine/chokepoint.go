@@ -43,6 +43,7 @@ type chokePoint struct {
 	pending []core.CrumbLogEntry
 	spare   []core.CrumbLogEntry
 	signal  chan struct{}
+	flushes chan chan struct{} // sync's requests to the writer
 	stop    chan struct{}
 	done    chan struct{}
 }
@@ -93,6 +94,9 @@ func (cp *chokePoint) process(ctx context.Context, c core.Crumb) {
 	b := c.Base()
 	if b.RunID != "" {
 		cp.sequence(ctx, c, b)
+		if h, ok := c.(*core.HumanRequired); ok && core.EndsCall(h) {
+			cp.sync()
+		}
 	}
 	cp.in.notify(ctx, c)
 	if b.RunID != "" {
@@ -244,6 +248,7 @@ func (cp *chokePoint) enqueue(e core.CrumbLogEntry) {
 	cp.pending = append(cp.pending, e)
 	if cp.signal == nil {
 		cp.signal = make(chan struct{}, 1)
+		cp.flushes = make(chan chan struct{})
 		cp.stop = make(chan struct{})
 		cp.done = make(chan struct{})
 		go cp.writeLoop()
@@ -266,6 +271,10 @@ func (cp *chokePoint) writeLoop() {
 		case <-cp.signal:
 			for cp.drain() > 0 {
 			}
+		case ack := <-cp.flushes:
+			for cp.drain() > 0 {
+			}
+			close(ack)
 		case <-cp.stop:
 			for cp.drain() > 0 {
 			}
@@ -342,6 +351,27 @@ func (cp *chokePoint) publish(c core.Crumb, b *core.CrumbBase) {
 	cp.mu.Unlock()
 	if warn {
 		cp.in.log.Warn("bread: transport publish failed; the run goes on", append(runAttrs(b.RunID, b.AgentID, b.SessionID), "error", err)...)
+	}
+}
+
+// sync waits until the writer has stored every entry queued so far. A
+// suspension's last human:required goes through it before any client sees
+// it: a client may resume at once, on another replica, whose continuation
+// numbers its crumbs after the highest seq in the log; with the entry still
+// queued here, that seq would be taken twice and the continuation's log
+// refused.
+func (cp *chokePoint) sync() {
+	cp.mu.Lock()
+	started := cp.signal != nil
+	cp.mu.Unlock()
+	if !started {
+		return
+	}
+	ack := make(chan struct{})
+	select {
+	case cp.flushes <- ack:
+		<-ack
+	case <-cp.done:
 	}
 }
 
