@@ -52,6 +52,9 @@ type Config struct {
 	// ends the tails of a crashed instance's runs sooner, at the cost of
 	// more renewals.
 	RunLease time.Duration
+	// Webhooks configure the signed POSTs of background runs' records
+	// (core.BackgroundOptions.Webhook).
+	Webhooks WebhookOptions
 	// CrumbLog tunes the delta windows of the crumb log.
 	CrumbLog CrumbLogOptions
 	// Logger receives warnings (a disabled crumb log, a failed publish);

@@ -47,6 +47,9 @@ type Instance struct {
 	// sessions lets one top-level run at a time hold a session.
 	sessions *sessionGate
 
+	// bg owns the goroutines of background runs and their webhooks.
+	bg *background
+
 	// relayed holds the run ids of remote runs whose crumbs are being
 	// relayed: the choke point numbers them but never logs them, and
 	// forgets the mark when the stream that relayed them finishes.
@@ -88,6 +91,7 @@ func New(cfg Config) (*Instance, error) {
 		tasks:     make(map[string]*taskRT, len(cfg.Tasks)),
 		runs:      map[string]context.CancelCauseFunc{},
 		sessions:  newSessionGate(),
+		bg:        newBackground(),
 	}
 	in.loops, _ = cfg.Store.(core.LoopStore)
 	in.records = newRecords(in, newID())
@@ -261,6 +265,9 @@ func (in *Instance) Stop(ctx context.Context) error {
 		case <-drained:
 		case <-ctx.Done():
 			errs = append(errs, fmt.Errorf("bread: runs still ending when Stop's context ended: %w", ctx.Err()))
+		}
+		if err := in.bg.stop(ctx); err != nil {
+			errs = append(errs, err)
 		}
 		in.records.close()
 		for id, ra := range in.cfg.RemoteAgents {

@@ -18,12 +18,17 @@ type runBody struct {
 	Session core.SessionOptions `json:"session"`
 	Skill   string              `json:"skill"`
 	Detach  bool                `json:"detach"`
+	// Background asks for a 202 at once (see runInBackground); Webhook is
+	// then POSTed the run's record when it ends.
+	Background bool   `json:"background"`
+	Webhook    string `json:"webhook"`
 }
 
 // pipelineBody is the body of POST /pipelines/{id}/run.
 type pipelineBody struct {
-	Input  json.RawMessage `json:"input"`
-	Detach bool            `json:"detach"`
+	Input      json.RawMessage `json:"input"`
+	Detach     bool            `json:"detach"`
+	Background bool            `json:"background"`
 }
 
 // resumeBody is the body of POST /resume/{checkpointId}.

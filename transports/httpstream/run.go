@@ -40,6 +40,14 @@ func (h *handlers) run() http.Handler {
 			return
 		}
 		opts := core.RunOptions{Session: body.Session, Skill: body.Skill}
+		if wantsAsync(r, body.Background) {
+			h.runInBackground(w, r, id, inputOrEmpty(body.Input), opts, body.Webhook)
+			return
+		}
+		if body.Webhook != "" {
+			writeError(w, http.StatusBadRequest, core.CodeValidationError, "webhook needs a background run (Prefer: respond-async or \"background\": true)")
+			return
+		}
 		h.start(w, r, id, h.inst.Run(runContext(r, body.Detach), id, inputOrEmpty(body.Input), opts), false, body.Detach)
 	})
 }
@@ -51,6 +59,11 @@ func (h *handlers) pipeline() http.Handler {
 		var body pipelineBody
 		if err := decodeBody(r, &body); err != nil {
 			h.open(w, r).fail(id, err)
+			return
+		}
+		if wantsAsync(r, body.Background) {
+			// A pipeline has no one run id to tail, read and cancel yet.
+			writeError(w, http.StatusNotImplemented, core.CodeNotImplemented, "background pipeline runs are not supported yet; run the pipeline on a stream with \"detach\": true")
 			return
 		}
 		h.start(w, r, id, h.inst.RunPipeline(runContext(r, body.Detach), id, inputOrEmpty(body.Input)), false, body.Detach)

@@ -1,0 +1,78 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/engine"
+	"github.com/breadai/bread/server"
+)
+
+// waitRun polls GET /runs/{runId} until the run's status is want.
+func waitRun(t *testing.T, base, location, want string, hdr ...string) runState {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var got runState
+		r := do(t, base, "GET", location, "", hdr...)
+		if r.status == 200 {
+			r.decode(t, &got)
+			if got.Status == want {
+				return got
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET %s = %d %s, want status %s", location, r.status, r.body, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Through the whole server: a background run answers 202 with its
+// Location, GET /runs/{runId} follows it to completed, and it records the
+// caller that started it although the request ended long before the run.
+func TestBackgroundRunThroughTheServer(t *testing.T) {
+	f := newFixture(t, engine.Config{}, modeltest.Slow(modeltest.Text("a ", "b"), 50*time.Millisecond))
+	ts := f.serve(t, server.Options{Auth: &server.Auth{Strategies: []core.BreadAuthStrategy{headerAuth{}},
+		Authorize: func(_ context.Context, id *core.AuthIdentity, _ string, _ map[string]string) bool { return id != nil }}})
+	r := do(t, ts.URL, "POST", "/agents/writer/run", `{"input":"hi"}`, "Prefer", "respond-async", "X-Identity", "ana")
+	var run core.Detached
+	if r.status != 202 || r.header.Get("Location") == "" {
+		t.Fatalf("POST = %d %s", r.status, r.body)
+	}
+	r.decode(t, &run)
+	if r.header.Get("Location") != "/runs/"+run.RunID {
+		t.Fatalf("Location %q for %s", r.header.Get("Location"), r.body)
+	}
+	waitRun(t, ts.URL, r.header.Get("Location"), "completed", "X-Identity", "ana")
+	rec, err := f.store.GetRun(context.Background(), run.RunID)
+	if err != nil || rec.StartedBy == "" {
+		t.Fatalf("record %+v (%v): the background run lost its starter", rec, err)
+	}
+}
+
+func TestBackgroundRunCancelRoute(t *testing.T) {
+	reached := make(chan struct{})
+	f := newFixture(t, engine.Config{}, modeltest.Block(reached, "half"))
+	ts := f.serve(t, server.Options{})
+	r := do(t, ts.URL, "POST", "/agents/writer/run", `{"input":"hi","background":true}`)
+	var run core.Detached
+	if r.status != 202 {
+		t.Fatalf("POST = %d %s", r.status, r.body)
+	}
+	if err := json.Unmarshal(r.body, &run); err != nil {
+		t.Fatal(err)
+	}
+	<-reached
+	waitRun(t, ts.URL, "/runs/"+run.RunID, "running")
+	if c := do(t, ts.URL, "POST", "/runs/"+run.RunID+"/cancel", ""); c.status != 200 {
+		t.Fatalf("cancel = %d %s", c.status, c.body)
+	}
+	if got := waitRun(t, ts.URL, "/runs/"+run.RunID, "cancelled"); got.ErrorCode != core.CodeRunCancelled {
+		t.Fatalf("the cancelled run: %+v", got)
+	}
+}

@@ -1,0 +1,273 @@
+package httpstream_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/engine"
+)
+
+type accepted struct {
+	status   int
+	location string
+	body     []byte
+	run      core.Detached
+	err      core.ClientError
+}
+
+// post sends a run request and reads its whole (non-streamed) answer.
+func (e *env) post(t *testing.T, path, body string, hdr ...string) accepted {
+	t.Helper()
+	req, err := http.NewRequest("POST", e.ts.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	a := accepted{status: res.StatusCode, location: res.Header.Get("Location")}
+	a.body, _ = io.ReadAll(res.Body)
+	if a.status == http.StatusAccepted {
+		if err := json.Unmarshal(a.body, &a.run); err != nil {
+			t.Fatalf("202 body %q: %v", a.body, err)
+		}
+	} else {
+		var b struct{ Error core.ClientError }
+		_ = json.Unmarshal(a.body, &b)
+		a.err = b.Error
+	}
+	return a
+}
+
+func record(t *testing.T, store core.BreadStore, runID string, want core.RunStatus) core.RunRecord {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rec, err := store.(core.RunStore).GetRun(context.Background(), runID)
+		if err == nil && rec.Status == want {
+			return rec
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s: record %+v (%v), want status %s", runID, rec, err, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Prefer: respond-async and "background": true both answer 202 with the
+// run id and its Location at once; the run goes on without a client, the
+// passive stream tails it to its end and its record says completed.
+func TestBackgroundRunAnswers202AndRunsToTheEnd(t *testing.T) {
+	for name, req := range map[string][2]string{
+		"prefer header":   {`{"input":"hi"}`, "respond-async, wait=10"},
+		"background body": {`{"input":"hi","background":true}`, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, setup{turns: []modeltest.Turn{modeltest.Slow(modeltest.Text("one ", "two ", "three"), 150*time.Millisecond)}})
+			var hdr []string
+			if req[1] != "" {
+				hdr = []string{"Prefer", req[1]}
+			}
+			a := e.post(t, "/agents/writer/run", req[0], hdr...)
+			if a.status != http.StatusAccepted || a.run.RunID == "" || a.run.SessionID == "" || a.location != "/runs/"+a.run.RunID {
+				t.Fatalf("answer %d %q Location %q", a.status, a.body, a.location)
+			}
+			// The answer came before the run's end (it takes 450 ms).
+			if rec, err := e.store.(core.RunStore).GetRun(context.Background(), a.run.RunID); err != nil || rec.Status.Final() {
+				t.Errorf("at the 202 the record is %+v (%v): the answer waited for the run", rec, err)
+			}
+			fs := e.open(t, "GET", a.location+"/stream", "").rest()
+			if got := text(fs); got != "one two three" || fs[len(fs)-1].Crumb.CrumbType() != core.TypeAgentRunEnd {
+				t.Fatalf("the tail: %q %s", got, types(fs))
+			}
+			rec := record(t, e.store, a.run.RunID, core.RunCompleted)
+			if rec.SessionID != a.run.SessionID {
+				t.Fatalf("record %+v", rec)
+			}
+		})
+	}
+}
+
+func TestBackgroundRunIsCancellable(t *testing.T) {
+	reached := make(chan struct{})
+	e := newEnv(t, setup{turns: []modeltest.Turn{modeltest.Block(reached, "half")}})
+	a := e.post(t, "/agents/writer/run", `{"input":"hi","background":true}`)
+	if a.status != http.StatusAccepted {
+		t.Fatalf("%d %s", a.status, a.body)
+	}
+	<-reached
+	tail := e.open(t, "GET", a.location+"/stream", "")
+	if !e.inst.Cancel(a.run.RunID) {
+		t.Fatal("the background run is not running here")
+	}
+	fs := tail.rest()
+	if code := errorCode(fs[len(fs)-1].Crumb); code != core.CodeRunCancelled {
+		t.Fatalf("the tail ended with %s", types(fs))
+	}
+	if rec := record(t, e.store, a.run.RunID, core.RunCancelled); rec.ErrorCode != core.CodeRunCancelled {
+		t.Fatalf("record %+v", rec)
+	}
+}
+
+// The busy-session policy holds for background runs: a second run on a
+// held session is 409 SESSION_BUSY whichever way either was started.
+func TestBackgroundRunOnBusySessionIs409(t *testing.T) {
+	reached := make(chan struct{})
+	e := newEnv(t, setup{turns: []modeltest.Turn{modeltest.Block(reached, "working")}})
+	a := e.post(t, "/agents/writer/run", `{"input":"hi","background":true,"session":{"id":"s1"}}`)
+	if a.status != http.StatusAccepted || a.run.SessionID != "s1" {
+		t.Fatalf("%d %s", a.status, a.body)
+	}
+	<-reached
+	b := e.post(t, "/agents/writer/run", `{"input":"again","session":{"id":"s1"}}`, "Prefer", "respond-async")
+	if b.status != http.StatusConflict || b.err.Code != core.CodeSessionBusy {
+		t.Fatalf("a background run on the busy session: %d %s", b.status, b.body)
+	}
+	c := e.post(t, "/agents/writer/run", `{"input":"again","session":{"id":"s1"}}`)
+	if c.status != http.StatusConflict || c.err.Code != core.CodeSessionBusy {
+		t.Fatalf("a streamed run on the session a background run holds: %d %s", c.status, c.body)
+	}
+}
+
+func TestBackgroundRunRefusals(t *testing.T) {
+	e := newEnv(t, setup{cfg: engine.Config{Pipelines: map[string][]core.PipelineStep{"one": {{Type: core.StepAgent, AgentID: "writer"}}}}})
+	for _, c := range []struct {
+		path, body string
+		status     int
+		code       string
+	}{
+		{"/agents/ghost/run", `{"background":true}`, 404, core.CodeAgentNotFound},
+		{"/pipelines/one/run", `{"background":true}`, 501, core.CodeNotImplemented},
+		{"/agents/writer/run", `{"webhook":"https://example.com/hook"}`, 400, core.CodeValidationError},
+		// No secret configured: a webhook is refused before the run.
+		{"/agents/writer/run", `{"background":true,"webhook":"https://example.com/hook"}`, 400, core.CodeValidationError},
+	} {
+		if a := e.post(t, c.path, c.body); a.status != c.status || a.err.Code != c.code {
+			t.Errorf("%s %s = %d %s, want %d %s", c.path, c.body, a.status, a.body, c.status, c.code)
+		}
+	}
+}
+
+// Stop cancels a background run and waits for its durable end; no
+// goroutine outlives it.
+func TestStopDrainsBackgroundRuns(t *testing.T) {
+	http.DefaultClient.CloseIdleConnections()
+	before := runtime.NumGoroutine()
+	t.Run("run", func(t *testing.T) {
+		reached := make(chan struct{})
+		e := newEnv(t, setup{turns: []modeltest.Turn{modeltest.Block(reached, "half")}})
+		a := e.post(t, "/agents/writer/run", `{"input":"hi","background":true}`)
+		<-reached
+		var mu sync.Mutex
+		var ended core.Crumb
+		e.inst.On(func(_ context.Context, c core.Crumb) {
+			if c.Base().RunID == a.run.RunID && (c.CrumbType() == core.TypeAgentError || c.CrumbType() == core.TypeAgentRunEnd) {
+				mu.Lock()
+				ended = c
+				mu.Unlock()
+			}
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := e.inst.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if code := errorCode(ended); code != core.CodeRunCancelled {
+			t.Fatalf("when Stop returned the background run had ended with %v", ended)
+		}
+		if b := e.post(t, "/agents/writer/run", `{"input":"hi","background":true}`); b.status != 503 || b.err.Code != core.CodeInstanceStopping {
+			t.Fatalf("a background run after Stop: %d %s", b.status, b.body)
+		}
+	})
+	http.DefaultClient.CloseIdleConnections()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A webhook receives the run's record, signed; a 500 is retried.
+func TestBackgroundRunWebhookIsSignedAndRetried(t *testing.T) {
+	const secret = "s3cret"
+	type delivery struct {
+		sig  string
+		body []byte
+	}
+	var mu sync.Mutex
+	var got []delivery
+	done := make(chan struct{})
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, delivery{r.Header.Get(engine.SignatureHeader), body})
+		if len(got) == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		close(done)
+	}))
+	defer recv.Close()
+	e := newEnv(t, setup{cfg: engine.Config{Webhooks: engine.WebhookOptions{Secret: secret, AllowPrivateNetworks: true, Backoff: 10 * time.Millisecond}}})
+	a := e.post(t, "/agents/writer/run", `{"input":"hi","background":true,"webhook":"`+recv.URL+`/hook"}`)
+	if a.status != http.StatusAccepted {
+		t.Fatalf("%d %s", a.status, a.body)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no retried delivery")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, d := range got {
+		ts, _, _ := strings.Cut(strings.TrimPrefix(d.sig, "t="), ",")
+		var unix int64
+		if err := json.Unmarshal([]byte(ts), &unix); err != nil {
+			t.Fatalf("delivery %d: signature %q", i, d.sig)
+		}
+		if want := engine.SignWebhook(secret, time.Unix(unix, 0), d.body); !hmac.Equal([]byte(d.sig), []byte(want)) {
+			t.Fatalf("delivery %d: signature %q, want %q", i, d.sig, want)
+		}
+		var rec core.RunRecord
+		if err := json.Unmarshal(d.body, &rec); err != nil || rec.ID != a.run.RunID || rec.Status != core.RunCompleted {
+			t.Fatalf("delivery %d: %s", i, d.body)
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d deliveries, want 2 (a 500, then the retry)", len(got))
+	}
+}
+
+// Without AllowPrivateNetworks a loopback webhook is refused at request
+// time, before anything runs.
+func TestBackgroundRunWebhookRefusesLoopback(t *testing.T) {
+	e := newEnv(t, setup{cfg: engine.Config{Webhooks: engine.WebhookOptions{Secret: "x"}}})
+	for _, u := range []string{"http://127.0.0.1:9/hook", "http://localhost/hook", "http://[::1]/hook", "http://169.254.169.254/", "http://10.0.0.1/", "ftp://example.com/"} {
+		if a := e.post(t, "/agents/writer/run", `{"input":"hi","background":true,"webhook":"`+u+`"}`); a.status != 400 || a.err.Code != core.CodeValidationError {
+			t.Errorf("webhook %s: %d %s", u, a.status, a.body)
+		}
+	}
+}
