@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"time"
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/protocols/agui"
@@ -13,11 +14,15 @@ import (
 func (a *app) aguiPluginTypes() map[string]PluginFactory {
 	return map[string]PluginFactory{
 		"agui": func(_ context.Context, c *project.Component, _ *project.Project) (core.BreadPlugin, error) {
-			var o agui.Options
+			var o struct {
+				agui.Options
+				Heartbeat duration `json:"heartbeat"`
+			}
 			if err := decode(c, &o); err != nil {
 				return nil, err
 			}
-			pl, err := agui.New(o)
+			o.Options.Heartbeat = time.Duration(o.Heartbeat)
+			pl, err := agui.New(o.Options)
 			if err != nil {
 				return nil, located(c, err)
 			}

@@ -18,7 +18,7 @@ import (
 // events as SSE over a real socket.
 func TestAGUIFromBreadYAML(t *testing.T) {
 	dir := project(t, basic(map[string]string{
-		"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\nplugins:\n  - {type: agui, agent: echo, path: /ui/run}\n",
+		"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\nplugins:\n  - {type: agui, agent: echo, path: /ui/run, heartbeat: 5s}\n",
 	}))
 	port := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())

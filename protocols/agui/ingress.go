@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/types"
@@ -152,7 +154,8 @@ func (p *Plugin) stream(w http.ResponseWriter, r *http.Request, thread string, c
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	s := &sse{w: w, rc: http.NewResponseController(w)}
+	s := &sse{w: w, rc: http.NewResponseController(w), last: time.Now()}
+	defer s.keepAlive(p.heartbeat())()
 	m := NewThreadMapper(thread)
 	c, err, more := first, ferr, ok
 	terminal := false
@@ -180,15 +183,77 @@ func (p *Plugin) stream(w http.ResponseWriter, r *http.Request, thread string, c
 	s.send(m.End(core.NowMillis()))
 }
 
-// sse writes events as server-sent events, flushing each batch.
+func (p *Plugin) heartbeat() time.Duration {
+	if p.opts.Heartbeat == 0 {
+		return DefaultHeartbeat
+	}
+	return p.opts.Heartbeat
+}
+
+// sse writes events as server-sent events, flushing each batch. The
+// stream's goroutine sends; the keep-alive goroutine pings in the silences;
+// mu orders their writes.
 type sse struct {
-	w    http.ResponseWriter
-	rc   *http.ResponseController
+	w  http.ResponseWriter
+	rc *http.ResponseController
+
+	mu   sync.Mutex
 	buf  []byte
 	dead bool
+	last time.Time // the last write
+}
+
+// keepAlive starts the goroutine that writes a `: ping` comment once the
+// stream has been quiet for two thirds of every, checking every third, so
+// no silence lasts longer than every. The returned func stops it and waits;
+// call it before the handler returns.
+func (s *sse) keepAlive(every time.Duration) (stop func()) {
+	if every <= 0 {
+		return func() {}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				s.ping(every * 2 / 3)
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
+func (s *sse) ping(quiet time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dead || time.Since(s.last) < quiet {
+		return
+	}
+	s.write([]byte(": ping\n\n"))
+}
+
+// write writes and flushes b; the caller holds mu.
+func (s *sse) write(b []byte) bool {
+	if _, err := s.w.Write(b); err != nil {
+		s.dead = true
+		return false
+	}
+	if err := s.rc.Flush(); err != nil {
+		s.dead = true
+		return false
+	}
+	s.last = time.Now()
+	return true
 }
 
 func (s *sse) send(evs []events.Event) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.dead {
 		return false
 	}
@@ -205,15 +270,7 @@ func (s *sse) send(evs []events.Event) bool {
 		s.buf = append(s.buf, b...)
 		s.buf = append(s.buf, '\n', '\n')
 	}
-	if _, err := s.w.Write(s.buf); err != nil {
-		s.dead = true
-		return false
-	}
-	if err := s.rc.Flush(); err != nil {
-		s.dead = true
-		return false
-	}
-	return true
+	return s.write(s.buf)
 }
 
 // writeFailure answers a refused request with {"error":{code,message}} and

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/memory"
@@ -96,7 +97,7 @@ func (s *stack) post(t *testing.T, body string, header http.Header) (int, []map[
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if line == "" {
+		if line == "" || strings.HasPrefix(line, ":") { // blank, or a keep-alive comment
 			continue
 		}
 		data, ok := strings.CutPrefix(line, "data: ")
@@ -627,4 +628,49 @@ func findAll(evs []map[string]any, typ string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// A quiet run (a slow model) keeps its event stream alive with `: ping`
+// comments, at most Heartbeat apart; a client that ignores comments sees
+// the same events.
+func TestKeepAliveWhileTheRunIsQuiet(t *testing.T) {
+	const every = 60 * time.Millisecond
+	s := newStack(t, setup{
+		opts:   agui.Options{Agent: "assistant", Heartbeat: every},
+		agents: []*core.Agent{scripted("assistant", modeltest.Slow(modeltest.Text("Late."), 10*every))},
+	})
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.url+agui.DefaultPath, strings.NewReader(runInput("t-ka", "hi")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	var pings, events int
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			continue
+		}
+		switch {
+		case line == ": ping":
+			pings++
+		case strings.HasPrefix(line, "data: "):
+			events++
+		default:
+			t.Fatalf("unexpected line %q", line)
+		}
+	}
+	// Loose on purpose: a loaded machine may delay ticks, never drop them
+	// all.
+	if pings < 2 {
+		t.Errorf("%d pings over a run quiet for %v with a %v heartbeat", pings, 10*every, every)
+	}
+	if events < 4 {
+		t.Errorf("%d events: the run's events must still arrive", events)
+	}
 }

@@ -27,9 +27,10 @@ type Mapper struct {
 	thread    string
 	pinned    bool // the thread was given: crumbs' sessions do not change it
 
-	open     map[string]string // bread run id → its open assistant message id
-	streamed map[string]bool   // tool calls whose arguments arrived as tool:input:*
-	steps    []string          // started, unfinished steps, oldest first
+	open     map[string]string    // bread run id → its open assistant message id
+	thinking map[string]reasoning // bread run id → its open reasoning
+	streamed map[string]bool      // tool calls whose arguments arrived as tool:input:*
+	steps    []string             // started, unfinished steps, oldest first
 	loops    map[string]*LoopState
 	nested   map[string]string // nested bread run id → its agent id
 	pending  []types.Interrupt // human:required crumbs awaiting End
@@ -40,6 +41,7 @@ type Mapper struct {
 func NewMapper() *Mapper {
 	return &Mapper{
 		open:     map[string]string{},
+		thinking: map[string]reasoning{},
 		streamed: map[string]bool{},
 		loops:    map[string]*LoopState{},
 		nested:   map[string]string{},
@@ -60,6 +62,10 @@ func (m *Mapper) Map(c core.Crumb) []events.Event {
 	b := c.Base()
 	ts := b.Timestamp
 	var out []events.Event
+	if _, more := c.(*core.ReasoningDelta); !more {
+		// Reasoning ends where anything else of its run begins.
+		out = m.closeReasoning(out, ts, b.RunID)
+	}
 	switch v := c.(type) {
 	case *core.AgentRunStart:
 		if !m.active {
@@ -125,6 +131,22 @@ func (m *Mapper) Map(c core.Crumb) []events.Event {
 			out = append(out, &events.TextMessageStartEvent{BaseEvent: base(events.EventTypeTextMessageStart, ts), MessageID: id, Role: &role})
 		}
 		return append(out, &events.TextMessageContentEvent{BaseEvent: base(events.EventTypeTextMessageContent, ts), MessageID: id, Delta: v.Delta})
+
+	case *core.ReasoningDelta:
+		out = m.ensure(out, b)
+		out = m.closeMessage(out, ts, v.RunID)
+		r, ok := m.thinking[v.RunID]
+		if !ok {
+			r = reasoning{phase: m.nextID(v.RunID), message: m.nextID(v.RunID)}
+			m.thinking[v.RunID] = r
+			out = append(out,
+				&events.ReasoningStartEvent{BaseEvent: base(events.EventTypeReasoningStart, ts), MessageID: r.phase},
+				&events.ReasoningMessageStartEvent{BaseEvent: base(events.EventTypeReasoningMessageStart, ts), MessageID: r.message, Role: "assistant"})
+		}
+		if v.Delta == "" {
+			return out
+		}
+		return append(out, &events.ReasoningMessageContentEvent{BaseEvent: base(events.EventTypeReasoningMessageContent, ts), MessageID: r.message, Delta: v.Delta})
 
 	case *core.FileGenerated:
 		out = m.ensure(out, b)
@@ -316,8 +338,12 @@ func (m *Mapper) finish(out []events.Event, ts int64, result any, outcome *event
 	return out
 }
 
-// closeAll ends every open message and step, newest step first.
+// closeAll ends every open message, reasoning and step, newest step
+// first.
 func (m *Mapper) closeAll(out []events.Event, ts int64) []events.Event {
+	for run := range m.thinking {
+		out = m.closeReasoning(out, ts, run)
+	}
 	for run := range m.open {
 		out = m.closeMessage(out, ts, run)
 	}
@@ -326,6 +352,21 @@ func (m *Mapper) closeAll(out []events.Event, ts int64) []events.Event {
 	}
 	m.steps = m.steps[:0]
 	return out
+}
+
+// reasoning is a run's open reasoning: the phase (REASONING_START/END) and
+// the message inside it.
+type reasoning struct{ phase, message string }
+
+func (m *Mapper) closeReasoning(out []events.Event, ts int64, run string) []events.Event {
+	r, ok := m.thinking[run]
+	if !ok {
+		return out
+	}
+	delete(m.thinking, run)
+	return append(out,
+		&events.ReasoningMessageEndEvent{BaseEvent: base(events.EventTypeReasoningMessageEnd, ts), MessageID: r.message},
+		&events.ReasoningEndEvent{BaseEvent: base(events.EventTypeReasoningEnd, ts), MessageID: r.phase})
 }
 
 func (m *Mapper) closeMessage(out []events.Event, ts int64, run string) []events.Event {

@@ -85,6 +85,17 @@ func TestMapperGolden(t *testing.T) {
 			&core.TextDelta{CrumbBase: rb(3), Delta: "lo"},
 			&core.AgentRunEnd{CrumbBase: rb(4), Output: "Hello", DurationMs: 3},
 		}},
+		{"reasoning", []core.Crumb{
+			&core.AgentRunStart{CrumbBase: rb(1), Input: "why"},
+			&core.ReasoningDelta{CrumbBase: rb(2), Delta: "The user asks "},
+			&core.ReasoningDelta{CrumbBase: rb(2), Delta: "why."},
+			&core.TextDelta{CrumbBase: rb(2), Delta: "Because."},
+			&core.ReasoningDelta{CrumbBase: rb(3), Delta: "Check it."},
+			&core.ToolCall{CrumbBase: rb(4), ToolCallID: "c1", ToolName: "tool_check"},
+			&core.ToolResult{CrumbBase: rb(5), ToolCallID: "c1", ToolName: "tool_check", Result: "ok"},
+			&core.ReasoningDelta{CrumbBase: rb(5), Delta: "Done."},
+			&core.AgentRunEnd{CrumbBase: rb(6), Output: "Because."},
+		}},
 		{"tool_streamed_args", []core.Crumb{
 			&core.AgentRunStart{CrumbBase: rb(1), Input: "add"},
 			&core.TextDelta{CrumbBase: rb(2), Delta: "Adding."},

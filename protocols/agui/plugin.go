@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/breadai/bread/core"
 )
@@ -45,7 +46,16 @@ type Options struct {
 	// MaxBodyBytes caps the body this route reads (default 1 MiB); the
 	// server's own cap applies first.
 	MaxBodyBytes int64 `json:"maxBodyBytes,omitempty"`
+	// Heartbeat is the longest silence on an open event stream: while the
+	// run is quiet (a slow model, a long tool) a `: ping` comment goes out,
+	// so proxies with an idle timeout keep the connection (default
+	// DefaultHeartbeat; negative sends none).
+	Heartbeat time.Duration `json:"-"`
 }
+
+// DefaultHeartbeat is the default of Options.Heartbeat, the server's own
+// stream heartbeat.
+const DefaultHeartbeat = 15 * time.Second
 
 // DefaultMaxBodyBytes is the default of Options.MaxBodyBytes.
 const DefaultMaxBodyBytes = 1 << 20

@@ -53,6 +53,20 @@ func verify(evs []map[string]any) error {
 			running = false
 		case "RUN_ERROR":
 			errored, running = true, false
+		case "REASONING_START", "REASONING_MESSAGE_START":
+			if msgs[str("messageId")] {
+				return fmt.Errorf("event %d: reasoning %s started twice", i, str("messageId"))
+			}
+			msgs[str("messageId")] = true
+		case "REASONING_MESSAGE_CONTENT":
+			if !msgs[str("messageId")] || str("delta") == "" {
+				return fmt.Errorf("event %d: empty or misplaced reasoning content for %s", i, str("messageId"))
+			}
+		case "REASONING_MESSAGE_END", "REASONING_END":
+			if !msgs[str("messageId")] {
+				return fmt.Errorf("event %d: end of closed reasoning %s", i, str("messageId"))
+			}
+			delete(msgs, str("messageId"))
 		case "TEXT_MESSAGE_START":
 			if msgs[str("messageId")] {
 				return fmt.Errorf("event %d: message %s started twice", i, str("messageId"))
