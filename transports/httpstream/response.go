@@ -26,6 +26,16 @@ type response struct {
 // for; from here on the status is 200 whatever happens, so failures travel
 // in the stream.
 func (h *handlers) open(w http.ResponseWriter, r *http.Request) *response {
+	s := h.openBuffered(w, r)
+	s.flush()
+	return s
+}
+
+// openBuffered is open without the flush: the status line, headers and
+// the format's opening go out with the first frame, in one write. A run
+// route has that frame in hand already; a passive tail may wait, so it
+// uses open.
+func (h *handlers) openBuffered(w http.ResponseWriter, r *http.Request) *response {
 	format := negotiate(r.Header)
 	hd := w.Header()
 	hd.Set("Content-Type", format.ContentType())
@@ -35,7 +45,6 @@ func (h *handlers) open(w http.ResponseWriter, r *http.Request) *response {
 	w.WriteHeader(http.StatusOK)
 	s := &response{w: w, rc: http.NewResponseController(w), format: format, log: h.log}
 	s.buf = s.format.AppendOpen(s.buf)
-	s.flush()
 	return s
 }
 
@@ -62,9 +71,10 @@ func (s *response) flush() bool {
 // logged and skipped: one bad payload must not end the stream.
 func (s *response) crumb(f core.Frame) bool {
 	var err error
-	s.buf, err = s.format.AppendCrumb(s.buf[:0], f)
+	pending := len(s.buf) // what openBuffered left unsent
+	s.buf, err = s.format.AppendCrumb(s.buf, f)
 	if err != nil {
-		s.buf = s.buf[:0]
+		s.buf = s.buf[:pending]
 		s.log.Warn("bread: a crumb could not be encoded for the stream", "runId", f.RunID, "type", f.Crumb.CrumbType(), "error", err)
 		return !s.dead
 	}
@@ -74,9 +84,10 @@ func (s *response) crumb(f core.Frame) bool {
 // failure ends the stream with an agent:error frame.
 func (s *response) failure(f core.Frame) {
 	var err error
-	s.buf, err = s.format.AppendFailure(s.buf[:0], f)
+	pending := len(s.buf)
+	s.buf, err = s.format.AppendFailure(s.buf, f)
 	if err != nil {
-		s.buf = s.buf[:0]
+		s.buf = s.buf[:pending]
 		s.log.Warn("bread: a failure could not be encoded for the stream", "runId", f.RunID, "error", err)
 		return
 	}
@@ -94,7 +105,7 @@ func (s *response) heartbeat(idle time.Duration) bool {
 	if time.Since(s.last) < idle {
 		return !s.dead
 	}
-	s.buf = s.format.AppendHeartbeat(s.buf[:0])
+	s.buf = s.format.AppendHeartbeat(s.buf)
 	return s.flush()
 }
 

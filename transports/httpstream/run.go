@@ -128,7 +128,7 @@ func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string,
 			h.g.headers(r, runID, w.Header())
 		}
 	}
-	s := h.open(w, r)
+	s := h.openBuffered(w, r)
 	h.relay(r.Context(), s, agentID, detach, func(yield func(core.Crumb, error) bool) {
 		if !ok || !yield(first, ferr) {
 			return
@@ -174,5 +174,8 @@ func (h *handlers) relay(ctx context.Context, s *response, agentID string, detac
 			h.log.Debug("bread: stream client went away; cancelling its run", "runId", b.RunID, "error", context.Cause(ctx))
 			return
 		}
+	}
+	if !gone && len(s.buf) > 0 {
+		s.flush() // a stream that ended without a frame still opens
 	}
 }
