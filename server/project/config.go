@@ -46,6 +46,27 @@ type Config struct {
 	// RunLease is how long a run's lease lasts unless its instance renews
 	// it (`runs: {lease: 15s}`); 0 is the engine's default.
 	RunLease time.Duration
+	// Webhooks configure the signed webhooks of background runs
+	// (`webhooks: {secret: ${BREAD_WEBHOOK_SECRET}}`).
+	Webhooks WebhooksConfig
+}
+
+// WebhooksConfig is bread.yaml's webhooks section; the CLI passes it to
+// engine.Config.Webhooks.
+type WebhooksConfig struct {
+	// Secret signs every delivery; without one, runs that ask for a
+	// webhook are refused.
+	Secret string
+	// AllowHosts narrows the hosts a webhook may name; empty allows any.
+	AllowHosts []string
+	// AllowPrivateNetworks lets webhooks reach loopback, private and
+	// link-local addresses.
+	AllowPrivateNetworks bool
+	// MaxAttempts bounds the deliveries of one record; 0 is the default.
+	MaxAttempts int
+	// Backoff is the wait after the first failed attempt, doubled after
+	// each; 0 is the default.
+	Backoff time.Duration
 }
 
 // StreamsConfig is bread.yaml's streams section: the streaming routes every
@@ -224,6 +245,13 @@ type configFile struct {
 	Runs struct {
 		Lease string `yaml:"lease"`
 	} `yaml:"runs"`
+	Webhooks struct {
+		Secret               string   `yaml:"secret"`
+		AllowHosts           []string `yaml:"allowHosts"`
+		AllowPrivateNetworks bool     `yaml:"allowPrivateNetworks"`
+		MaxAttempts          int      `yaml:"maxAttempts"`
+		Backoff              string   `yaml:"backoff"`
+	} `yaml:"webhooks"`
 }
 
 type streamsFile struct {
@@ -363,6 +391,18 @@ func (l *loader) loadConfig(path string) (Config, error) {
 			return cfg, f.errorf("$.runs.lease", "lease %q is not a duration of at least 100ms such as 15s", l)
 		}
 		cfg.RunLease = d
+	}
+	wh := raw.Webhooks
+	cfg.Webhooks = WebhooksConfig{Secret: wh.Secret, AllowHosts: wh.AllowHosts, AllowPrivateNetworks: wh.AllowPrivateNetworks, MaxAttempts: wh.MaxAttempts}
+	if wh.MaxAttempts < 0 || wh.MaxAttempts > 20 {
+		return cfg, f.errorf("$.webhooks.maxAttempts", "maxAttempts %d is not between 1 and 20 (leave it out for 5)", wh.MaxAttempts)
+	}
+	if b := wh.Backoff; b != "" {
+		d, err := time.ParseDuration(b)
+		if err != nil || d <= 0 {
+			return cfg, f.errorf("$.webhooks.backoff", "backoff %q is not a positive duration such as 1s", b)
+		}
+		cfg.Webhooks.Backoff = d
 	}
 	for _, t := range []struct {
 		key, value string

@@ -66,3 +66,26 @@ func TestServerCORS(t *testing.T) {
 		}
 	}
 }
+
+func TestWebhooksConfig(t *testing.T) {
+	p, err := project.Load(writeProject(t, map[string]string{"bread.yaml": "store: memory\nwebhooks: {secret: ${HOOK_SECRET}, allowHosts: [hooks.example.com], maxAttempts: 3, backoff: 2s}\n"}),
+		env(map[string]string{"HOOK_SECRET": "s3cret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := p.Config.Webhooks
+	if w.Secret != "s3cret" || len(w.AllowHosts) != 1 || w.MaxAttempts != 3 || w.Backoff != 2*time.Second || w.AllowPrivateNetworks {
+		t.Errorf("webhooks %+v", w)
+	}
+	for _, tt := range []struct{ yaml, loc string }{
+		{"store: memory\nwebhooks:\n  backoff: soon\n", "bread.yaml:3"},
+		{"store: memory\nwebhooks:\n  maxAttempts: -1\n", "bread.yaml:3"},
+		{"store: memory\nwebhooks:\n  secrett: x\n", "bread.yaml:3"},
+	} {
+		_, err := project.Load(writeProject(t, map[string]string{"bread.yaml": tt.yaml}), env(nil))
+		var be *core.BreadError
+		if !errors.As(err, &be) || be.Code != core.CodeInvalidConfig || !strings.HasPrefix(err.Error(), tt.loc) {
+			t.Errorf("%q: %v, want INVALID_CONFIG at %s", tt.yaml, err, tt.loc)
+		}
+	}
+}

@@ -271,3 +271,51 @@ func TestBackgroundRunWebhookRefusesLoopback(t *testing.T) {
 		}
 	}
 }
+
+// The webhook fires on every way a background run stops: completed,
+// failed, cancelled, suspended for a human.
+func TestBackgroundRunWebhookOnEveryEnding(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		agent string
+		turn  func(reached chan struct{}) modeltest.Turn
+		want  core.RunStatus
+	}{
+		{"completed", "writer", func(chan struct{}) modeltest.Turn { return modeltest.Text("done") }, core.RunCompleted},
+		{"failed", "writer", func(chan struct{}) modeltest.Turn { return modeltest.Fail(errNope) }, core.RunFailed},
+		{"cancelled", "writer", func(r chan struct{}) modeltest.Turn { return modeltest.Block(r, "half") }, core.RunCancelled},
+		{"suspended", "asker", func(chan struct{}) modeltest.Turn {
+			return modeltest.ToolCall("human_confirm", map[string]bool{"ok": true})
+		}, core.RunSuspended},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := make(chan core.RunRecord, 4)
+			recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var rec core.RunRecord
+				_ = json.NewDecoder(r.Body).Decode(&rec)
+				got <- rec
+			}))
+			defer recv.Close()
+			reached := make(chan struct{})
+			asker := &core.Agent{ID: "asker", Model: core.ModelRef{Provider: "scripted", Model: "m"}, HumanTools: []core.HumanToolDef{{Name: "confirm"}}}
+			e := newEnv(t, setup{turns: []modeltest.Turn{c.turn(reached)}, cfg: engine.Config{Agents: []*core.Agent{asker},
+				Webhooks: engine.WebhookOptions{Secret: "x", AllowPrivateNetworks: true}}})
+			a := e.post(t, "/agents/"+c.agent+"/run", `{"input":"hi","background":true,"webhook":"`+recv.URL+`"}`)
+			if a.status != http.StatusAccepted {
+				t.Fatalf("%d %s", a.status, a.body)
+			}
+			if c.want == core.RunCancelled {
+				<-reached
+				e.inst.Cancel(a.run.RunID)
+			}
+			select {
+			case rec := <-got:
+				if rec.ID != a.run.RunID || rec.Status != c.want {
+					t.Fatalf("delivered %+v, want %s", rec, c.want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("no delivery")
+			}
+		})
+	}
+}
