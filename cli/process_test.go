@@ -76,6 +76,22 @@ func (tm *terminal) expect(s string) {
 	tm.t.Fatalf("terminal never showed %q; it shows:\n%s", s, tm.out.String())
 }
 
+// exit leaves the chat with /exit and waits for a clean exit.
+func (tm *terminal) exit() {
+	tm.t.Helper()
+	tm.send("/exit")
+	done := make(chan error, 1)
+	go func() { done <- tm.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			tm.t.Fatalf("chat exited with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		tm.t.Fatal("chat did not exit on /exit")
+	}
+}
+
 func (tm *terminal) send(line string) {
 	tm.t.Helper()
 	if _, err := io.WriteString(tm.f, line+"\n"); err != nil {
@@ -102,17 +118,7 @@ func TestChatThroughATerminalWithAHumanAnswer(t *testing.T) {
 	term.expect("Published to the blog.")
 	term.send("thanks")
 	term.expect("Anything else is fine too.")
-	term.send("/exit")
-	done := make(chan error, 1)
-	go func() { done <- term.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("chat exited with %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("chat did not exit on /exit")
-	}
+	term.exit()
 }
 
 // A turn that calls two human tools at once: the chat asks both, one after
@@ -137,17 +143,7 @@ func TestChatAsksEveryHumanOfATurn(t *testing.T) {
 	term.expect("Which city?")
 	term.send(`{"city":"Rome"}`)
 	term.expect("Rome on Friday it is.")
-	term.send("/exit")
-	done := make(chan error, 1)
-	go func() { done <- term.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("chat exited with %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("chat did not exit on /exit")
-	}
+	term.exit()
 }
 
 func freePort(t *testing.T) int {
