@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breadai/bread/cli"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/engine"
 )
@@ -56,5 +57,35 @@ func TestBackgroundRunWebhookFromBreadYAML(t *testing.T) {
 	s = serve(t, project(t, files))
 	if res, body := s.post(t, "/agents/echo/run", `{"input":"hi","background":true,"webhook":"`+recv.URL+`"}`, ""); res.StatusCode != 400 || !strings.Contains(body, core.CodeValidationError) {
 		t.Fatalf("a loopback webhook without allowPrivateNetworks: %d %s", res.StatusCode, body)
+	}
+}
+
+// bread runs get reads a run's record from the project's store.
+func TestRunsGet(t *testing.T) {
+	dir := project(t, basic(nil))
+	s := serve(t, dir)
+	res, body := s.post(t, "/agents/echo/run", `{"input":"hi"}`, "application/x-ndjson")
+	if res.StatusCode != 200 {
+		t.Fatalf("%d %s", res.StatusCode, body)
+	}
+	var first struct {
+		RunID string `json:"runId"`
+	}
+	if err := json.Unmarshal([]byte(body[:strings.IndexByte(body, '\n')]), &first); err != nil || first.RunID == "" {
+		t.Fatalf("first line of %q: %v", body, err)
+	}
+	r := run(t, cli.Options{}, "runs", "get", first.RunID, "--json", "--cwd", dir)
+	var rec core.RunRecord
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rec) != nil || rec.ID != first.RunID || rec.Status != core.RunCompleted || rec.AgentID != "echo" {
+		t.Fatalf("runs get --json: %+v", r)
+	}
+	if r := run(t, cli.Options{}, "runs", "get", first.RunID, "--cwd", dir); r.code != 0 || !strings.Contains(r.stdout, "completed") {
+		t.Fatalf("runs get: %+v", r)
+	}
+	if r := run(t, cli.Options{}, "runs", "get", "no-such-run", "--cwd", dir); r.code == 0 || !strings.Contains(r.stderr, core.CodeRunNotFound) {
+		t.Fatalf("an unknown run: %+v", r)
+	}
+	if r := run(t, cli.Options{}, "runs", "--cwd", dir); r.code != cli.ExitUsage {
+		t.Fatalf("runs without get: %+v", r)
 	}
 }

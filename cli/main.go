@@ -40,6 +40,7 @@ func commands() []command {
 		{"invoke", "invoke <agent> [input] [--json] [--trace] [-s session] [--skill skill] [--record FILE]", "run an agent once (input from stdin when omitted)", cmdInvoke, true},
 		{"eval", "eval [path]", "run the evals of the project (or under path)", cmdEval, false},
 		{"sessions", "sessions list [--tag k=v] | sessions cleanup --older-than DAYS [--tag k=v]", "list or delete sessions", cmdSessions, true},
+		{"runs", "runs get <runId> [--json]", "read a run's record (status, session, error) from the store", cmdRuns, true},
 		{"provider", "provider list | provider add <name>", "list the model providers, or add one to bread.yaml", cmdProvider, false},
 		{"init", "init [dir] [--force]", "scaffold a new project that runs offline", cmdInit, true},
 		{"mcp", "mcp", "serve the project's mcpserver plugin over stdio, for MCP clients that launch it", cmdMCP, true},

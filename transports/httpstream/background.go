@@ -62,6 +62,23 @@ func (h *handlers) runInBackground(w http.ResponseWriter, r *http.Request, agent
 	_ = json.NewEncoder(w).Encode(run)
 }
 
+// badBody answers an unreadable run body: in the stream, as before, unless
+// the request asked for a background run by its Prefer header; that client
+// expects no stream, so it gets a plain JSON error (400, or 413 past the
+// body cap).
+func (h *handlers) badBody(w http.ResponseWriter, r *http.Request, agentID string, err error) {
+	if !wantsAsync(r, false) {
+		h.open(w, r).fail(agentID, err)
+		return
+	}
+	ce := core.Sanitize(err)
+	status := http.StatusBadRequest
+	if ce.Code == core.CodeBodyTooLarge {
+		status = http.StatusRequestEntityTooLarge
+	}
+	writeError(w, status, ce.Code, ce.Message)
+}
+
 // refusalStatus is the HTTP status of a background run refused before it
 // started.
 func refusalStatus(code string) int {

@@ -162,6 +162,20 @@ func TestBackgroundRunRefusals(t *testing.T) {
 			t.Errorf("%s %s = %d %s, want %d %s", c.path, c.body, a.status, a.body, c.status, c.code)
 		}
 	}
+	// With Prefer: respond-async the client expects no stream: a bad body
+	// is a plain 400.
+	for _, c := range []struct {
+		path, body string
+		status     int
+		code       string
+	}{
+		{"/agents/writer/run", `{"input":`, 400, core.CodeBadRequest},
+		{"/pipelines/one/run", `[]`, 400, core.CodeBadRequest},
+	} {
+		if a := e.post(t, c.path, c.body, "Prefer", "respond-async"); a.status != c.status || a.err.Code != c.code {
+			t.Errorf("%s %s = %d %s, want %d %s", c.path, c.body, a.status, a.body, c.status, c.code)
+		}
+	}
 }
 
 // Stop cancels a background run and waits for its durable end; no

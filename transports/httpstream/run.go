@@ -36,7 +36,7 @@ func (h *handlers) run() http.Handler {
 		}
 		var body runBody
 		if err := decodeBody(r, &body); err != nil {
-			h.open(w, r).fail(id, err)
+			h.badBody(w, r, id, err)
 			return
 		}
 		opts := core.RunOptions{Session: body.Session, Skill: body.Skill}
@@ -58,7 +58,7 @@ func (h *handlers) pipeline() http.Handler {
 		id := r.PathValue("id")
 		var body pipelineBody
 		if err := decodeBody(r, &body); err != nil {
-			h.open(w, r).fail(id, err)
+			h.badBody(w, r, id, err)
 			return
 		}
 		if wantsAsync(r, body.Background) {
