@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/transports/httpstream"
 )
 
 // ActionRunFileRead names GET /runs/{runId}/files/{key} (core's action).
@@ -16,15 +17,7 @@ const ActionRunFileRead = core.ActionRunFileRead
 
 // RunFilePath is the path a run's blob is served at: the URI a client
 // fetches for a file:generated crumb whose blob has key.
-func RunFilePath(runID, key string) string {
-	return "/runs/" + url.PathEscape(runID) + "/files/" + escapeKey(key)
-}
-
-// escapeKey escapes each segment of a key (S3 keys may hold slashes).
-func escapeKey(key string) string {
-	u := url.URL{Path: key}
-	return u.EscapedPath()
-}
+func RunFilePath(runID, key string) string { return httpstream.RunFilePath(runID, key) }
 
 // blobSource is how the server reaches the engine's blob store
 // (*engine.Instance has it).

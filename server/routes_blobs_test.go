@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"net/url"
 	"path"
 	"strconv"
@@ -115,5 +117,51 @@ func TestRunFilesWithoutABlobStore(t *testing.T) {
 	ts := f.serve(t, server.Options{})
 	if r := do(t, ts.URL, "GET", server.RunFilePath("r", "k"), ""); r.status != 404 || r.errorCode(t) != core.CodeBlobStoreNotConfigured {
 		t.Errorf("%d %s", r.status, r.body)
+	}
+}
+
+// Over HTTP a generated file is named by its route, never by the blob
+// store's path on the server's disk: a Go program serving an engine whose
+// blob store is core/blobfs streams /runs/{id}/files/{key} in file:generated
+// and agent:run:end, and that URI fetches the bytes.
+func TestGeneratedFilesAreNamedByTheirRouteOverHTTP(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\nnot really a png")
+	blobs, err := blobfs.New(blobfs.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, engine.Config{BlobStore: blobs}, modeltest.File("image/png", png, "pic.png"), modeltest.File("image/png", png, "pic.png"))
+	ts := f.serve(t, server.Options{})
+	for _, accept := range []string{"application/x-ndjson", "text/event-stream"} {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/agents/writer/run", strings.NewReader(`{"input":"draw"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", accept)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if strings.Contains(string(body), "file://") {
+			t.Fatalf("%s: the stream names a file by a server path:\n%s", accept, body)
+		}
+		i := strings.Index(string(body), `"/runs/`)
+		if i < 0 {
+			t.Fatalf("%s: no file route in the stream:\n%s", accept, body)
+		}
+		uri := string(body[i+1:])
+		uri = uri[:strings.IndexByte(uri, '"')]
+		if !strings.Contains(string(body), `"uri":"`+uri+`"`) {
+			t.Fatalf("%s: the file:generated URI is not the route %s:\n%s", accept, uri, body)
+		}
+		got, err := http.Get(ts.URL + uri)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(got.Body)
+		got.Body.Close()
+		if got.StatusCode != http.StatusOK || string(data) != string(png) {
+			t.Fatalf("%s: GET %s: %d %q", accept, uri, got.StatusCode, data)
+		}
 	}
 }
