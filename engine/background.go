@@ -72,8 +72,11 @@ var _ core.Detacher = (*Instance)(nil)
 // INSTANCE_STOPPING, an unknown agent, an invalid input) returns the
 // refusal and runs nothing.
 //
-// Under the enqueue busy-session policy the run has no id until it holds
-// its session, so RunBackground returns only then.
+// A run that must wait for its session (the enqueue, interrupt and
+// rollback busy-session policies) answers at once too, with the id it will
+// run under: while it waits, Cancel ends it before it starts (its record
+// says cancelled and its one crumb is agent:error RUN_CANCELLED), and it
+// has no record until then.
 //
 // With bg.Webhook, the run's record is POSTed to it when the run ends or
 // suspends (see WebhookOptions); a webhook this Instance would not call
@@ -87,8 +90,9 @@ func (in *Instance) RunBackground(ctx context.Context, agentID string, input any
 			return core.Detached{}, err
 		}
 	}
-	return in.detach(ctx, hook, func(ctx context.Context) iter.Seq2[core.Crumb, error] {
-		return in.Run(ctx, agentID, input, opts)
+	preset := &presetRun{runID: newID()}
+	return in.detach(ctx, hook, preset, func(ctx context.Context) iter.Seq2[core.Crumb, error] {
+		return in.Run(context.WithValue(ctx, presetKey{}, preset), agentID, input, opts)
 	})
 }
 
@@ -103,7 +107,10 @@ type started struct {
 // detach drains crumbs on an owned goroutine. The first crumb that names a
 // run answers the caller; a first crumb paired with an error is the run's
 // refusal. When the stream ends, hook (if any) is sent the run's record.
-func (in *Instance) detach(ctx context.Context, hook *webhook, crumbs func(context.Context) iter.Seq2[core.Crumb, error]) (core.Detached, error) {
+//
+// With preset, a run that must wait for its session answers the caller at
+// once with its preset id (see presetRun).
+func (in *Instance) detach(ctx context.Context, hook *webhook, preset *presetRun, crumbs func(context.Context) iter.Seq2[core.Crumb, error]) (core.Detached, error) {
 	// The request's values stay; its cancellation does not. Stop cancels
 	// the run once it is tracked (Cancel); before that (waiting for its
 	// session), the background's own context does.
@@ -116,6 +123,16 @@ func (in *Instance) detach(ctx context.Context, hook *webhook, crumbs func(conte
 		var d core.Detached
 		var last core.Crumb
 		sent := false
+		if preset != nil {
+			// Called on this goroutine, inside the range below.
+			preset.onWait = func(sessionID string) {
+				if !sent {
+					d = core.Detached{RunID: preset.runID, SessionID: sessionID}
+					first <- started{d: d}
+					sent = true
+				}
+			}
+		}
 		for c, err := range crumbs(runCtx) {
 			if c != nil {
 				last = c
@@ -147,4 +164,58 @@ func (in *Instance) detach(ctx context.Context, hook *webhook, crumbs func(conte
 	}
 	s := <-first
 	return s.d, s.err
+}
+
+// presetKey carries a background run's presetRun to runTop, which takes it
+// off the context so no run started inside reuses the id.
+type presetKey struct{}
+
+// presetRun is a background run's id, chosen before it starts, and the
+// hook that answers the caller when the run must wait for its session.
+type presetRun struct {
+	runID  string
+	onWait func(sessionID string)
+	queued bool // the run waited for its session
+}
+
+func presetFrom(ctx context.Context) *presetRun {
+	p, _ := ctx.Value(presetKey{}).(*presetRun)
+	return p
+}
+
+// waiting is called by the session gate, on the run's goroutine, when the
+// run queues for sessionID.
+func (p *presetRun) waiting(sessionID string) {
+	p.queued = true
+	if p.onWait != nil {
+		p.onWait(sessionID)
+	}
+}
+
+// trackQueued lets Cancel (and Stop) reach a run waiting for its session.
+func (in *Instance) trackQueued(runID string, cancel context.CancelCauseFunc) (untrack func()) {
+	in.runsMu.Lock()
+	in.runs[runID] = cancel
+	in.runsMu.Unlock()
+	return func() {
+		in.runsMu.Lock()
+		delete(in.runs, runID)
+		in.runsMu.Unlock()
+	}
+}
+
+// endQueued ends a background run that gave up waiting for its session
+// (cancelled, or the instance stopped) before it started: its record and
+// its one durable crumb, agent:error under its own id, so its tails, its
+// record and its webhook all see it end.
+func (in *Instance) endQueued(ctx context.Context, out sink, rec core.RunRecord, err error) error {
+	if cause := context.Cause(ctx); cause != nil {
+		err = cause
+	}
+	c, be := in.errorCrumb(core.CrumbBase{RunID: rec.ID, AgentID: rec.AgentID, SessionID: rec.SessionID}, err)
+	rec.CreatedAt = core.NowMillis()
+	rec.StartedBy = core.OwnerKey(core.IdentityFrom(ctx))
+	in.records.ended(ctx, rec, outcome{}, be)
+	out.end(c, be)
+	return be
 }

@@ -75,6 +75,9 @@ func (g *sessionGate) acquire(ctx context.Context, sessionID string, policy core
 			Context: map[string]any{"sessionId": sessionID}}
 	}
 	g.mu.Unlock()
+	if p := presetFrom(ctx); p != nil {
+		p.waiting(sessionID)
+	}
 	select {
 	case <-h.ready:
 		return h, nil

@@ -98,13 +98,31 @@ func (in *Instance) runAgent(ctx context.Context, out sink, agentID string, inpu
 // instance (see sessionGate): a session a client names is claimed before it
 // is opened, so two first runs on a new id do not race to create it.
 func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any, opts core.RunOptions) (outcome, error) {
+	// A background run comes with its run id, so it can be named (and
+	// cancelled) while it waits for its session; runs it starts get their
+	// own.
+	runID, preset := newID(), presetFrom(ctx)
+	if preset != nil {
+		runID = preset.runID
+		ctx = context.WithValue(ctx, presetKey{}, (*presetRun)(nil))
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var hold *sessionHold
 	var err error
 	key := opts.Session.ID
 	if key != "" && core.ValidID(key) {
-		if hold, err = in.sessions.acquire(ctx, key, rt.concurrency, cancel); err != nil {
+		if preset != nil {
+			untrack := in.trackQueued(runID, cancel)
+			hold, err = in.sessions.acquire(context.WithValue(ctx, presetKey{}, preset), key, rt.concurrency, cancel)
+			untrack()
+			if err != nil && preset.queued {
+				return outcome{}, in.endQueued(ctx, out, core.RunRecord{ID: runID, AgentID: rt.ID, SessionID: key}, err)
+			}
+		} else {
+			hold, err = in.sessions.acquire(ctx, key, rt.concurrency, cancel)
+		}
+		if err != nil {
 			return outcome{}, err
 		}
 		defer in.sessions.release(key, hold)
@@ -128,7 +146,7 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 			return outcome{}, err
 		}
 	}
-	r := in.newRun(rt, newID(), session.ID, input, opts)
+	r := in.newRun(rt, runID, session.ID, input, opts)
 	return r.execute(ctx, out)
 }
 

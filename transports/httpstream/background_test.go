@@ -333,3 +333,80 @@ func TestBackgroundRunWebhookOnEveryEnding(t *testing.T) {
 		})
 	}
 }
+
+// Under the enqueue policy a background run for a busy session answers 202
+// at once with the id it will run under; cancelled while it waits, it never
+// starts; the next one queued starts when the session is free.
+func TestQueuedBackgroundRun(t *testing.T) {
+	reached := make(chan struct{})
+	e := newEnv(t, setup{turns: []modeltest.Turn{modeltest.Block(reached, "working"), modeltest.Text("after")},
+		cfg: engine.Config{SessionConcurrency: core.ConcurrencyEnqueue}})
+	first := e.post(t, "/agents/writer/run", `{"input":"one","background":true,"session":{"id":"s1"}}`)
+	if first.status != http.StatusAccepted {
+		t.Fatalf("%d %s", first.status, first.body)
+	}
+	<-reached
+	queued := e.post(t, "/agents/writer/run", `{"input":"two","background":true,"session":{"id":"s1"}}`)
+	if queued.status != http.StatusAccepted || queued.run.SessionID != "s1" || queued.location != "/runs/"+queued.run.RunID {
+		t.Fatalf("a queued run: %d %s", queued.status, queued.body)
+	}
+	next := e.post(t, "/agents/writer/run", `{"input":"three","background":true,"session":{"id":"s1"}}`)
+	if next.status != http.StatusAccepted {
+		t.Fatalf("a second queued run: %d %s", next.status, next.body)
+	}
+	// A queued run has no record, so no stream, until it starts.
+	if res := e.open(t, "GET", queued.location+"/stream", "").res; res.StatusCode != http.StatusNotFound {
+		t.Fatalf("the stream of a queued run: %d", res.StatusCode)
+	}
+	if !e.inst.Cancel(queued.run.RunID) {
+		t.Fatal("Cancel does not reach a queued run")
+	}
+	record(t, e.store, queued.run.RunID, core.RunCancelled)
+	fs := e.open(t, "GET", queued.location+"/stream", "").rest()
+	if types(fs) != core.TypeAgentError || errorCode(fs[0].Crumb) != core.CodeRunCancelled {
+		t.Fatalf("the cancelled queued run's tail: %s", types(fs))
+	}
+	if rec := record(t, e.store, queued.run.RunID, core.RunCancelled); rec.SessionID != "s1" || rec.AgentID != "writer" {
+		t.Fatalf("record %+v", rec)
+	}
+	// The holder still runs; once it is cancelled, the next queued run
+	// takes the session and completes.
+	if _, err := e.store.(core.RunStore).GetRun(context.Background(), next.run.RunID); err == nil {
+		t.Fatal("the run queued behind has a record before it started")
+	}
+	e.inst.Cancel(first.run.RunID)
+	record(t, e.store, first.run.RunID, core.RunCancelled)
+	record(t, e.store, next.run.RunID, core.RunCompleted)
+	if got := text(e.open(t, "GET", next.location+"/stream", "").rest()); got != "after" {
+		t.Fatalf("the next run said %q", got)
+	}
+}
+
+// Stop ends a run waiting for its session as well as the one holding it.
+func TestStopEndsQueuedBackgroundRuns(t *testing.T) {
+	reached := make(chan struct{})
+	e := newEnv(t, setup{turns: []modeltest.Turn{modeltest.Block(reached, "working"), modeltest.Text("after")},
+		cfg: engine.Config{SessionConcurrency: core.ConcurrencyEnqueue}})
+	e.post(t, "/agents/writer/run", `{"input":"one","background":true,"session":{"id":"s1"}}`)
+	<-reached
+	queued := e.post(t, "/agents/writer/run", `{"input":"two","background":true,"session":{"id":"s1"}}`)
+	var mu sync.Mutex
+	var ended core.Crumb
+	e.inst.On(func(_ context.Context, c core.Crumb) {
+		if c.Base().RunID == queued.run.RunID {
+			mu.Lock()
+			ended = c
+			mu.Unlock()
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.inst.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if ended == nil || ended.CrumbType() != core.TypeAgentError {
+		t.Fatalf("the queued run ended with %v", ended)
+	}
+}
