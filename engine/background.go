@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"net/http"
 	"sync"
 
 	"github.com/breadai/bread/core"
@@ -16,14 +17,18 @@ import (
 type background struct {
 	mu     sync.Mutex
 	closed bool
-	wg     sync.WaitGroup
-	ctx    context.Context // cancelled when Stop gives up waiting
-	cancel context.CancelFunc
+	quit   chan struct{} // closed when Stop begins: no more webhook retries
+
+	clientOnce sync.Once
+	client     *http.Client // the webhooks' guarded client, built on first use
+	wg         sync.WaitGroup
+	ctx        context.Context // cancelled when Stop gives up waiting
+	cancel     context.CancelFunc
 }
 
 func newBackground() *background {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &background{ctx: ctx, cancel: cancel}
+	return &background{ctx: ctx, cancel: cancel, quit: make(chan struct{})}
 }
 
 // goFn runs fn on a goroutine the Instance owns; false once Stop has begun.
@@ -41,17 +46,22 @@ func (b *background) goFn(fn func()) bool {
 	return true
 }
 
-// stop refuses new goroutines and waits for the running ones until ctx
-// ends; then it cancels them and returns ctx's error without waiting more.
+// stop refuses new goroutines, tells webhook deliveries to make no more
+// retries, and waits for the running ones until ctx ends; then it cancels
+// them and returns ctx's error without waiting more.
 func (b *background) stop(ctx context.Context) error {
 	b.mu.Lock()
-	b.closed = true
+	if !b.closed {
+		b.closed = true
+		close(b.quit)
+	}
 	b.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		b.wg.Wait()
 		close(done)
 	}()
+	defer b.closeIdle()
 	select {
 	case <-done:
 		b.cancel()
@@ -218,4 +228,15 @@ func (in *Instance) endQueued(ctx context.Context, out sink, rec core.RunRecord,
 	in.records.ended(ctx, rec, outcome{}, be)
 	out.end(c, be)
 	return be
+}
+
+// closeIdle drops the webhook client's idle connections, so their
+// goroutines end with the Instance.
+func (b *background) closeIdle() {
+	b.mu.Lock()
+	c := b.client
+	b.mu.Unlock()
+	if c != nil {
+		c.CloseIdleConnections()
+	}
 }

@@ -108,42 +108,47 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	key := opts.Session.ID
+	acquireCtx := ctx
+	if preset != nil {
+		// Cancel reaches the run from here until execute tracks it.
+		untrack := in.trackQueued(runID, cancel)
+		defer untrack()
+		acquireCtx = context.WithValue(ctx, presetKey{}, preset)
+	}
+	// fail ends a run refused before it started; one that was announced
+	// (queued under its id) ends under that id.
+	fail := func(err error) (outcome, error) {
+		if preset != nil && preset.queued {
+			return outcome{}, in.endQueued(ctx, out, core.RunRecord{ID: runID, AgentID: rt.ID, SessionID: key}, err)
+		}
+		return outcome{}, err
+	}
 	var hold *sessionHold
 	var err error
-	key := opts.Session.ID
 	if key != "" && core.ValidID(key) {
-		if preset != nil {
-			untrack := in.trackQueued(runID, cancel)
-			hold, err = in.sessions.acquire(context.WithValue(ctx, presetKey{}, preset), key, rt.concurrency, cancel)
-			untrack()
-			if err != nil && preset.queued {
-				return outcome{}, in.endQueued(ctx, out, core.RunRecord{ID: runID, AgentID: rt.ID, SessionID: key}, err)
-			}
-		} else {
-			hold, err = in.sessions.acquire(ctx, key, rt.concurrency, cancel)
-		}
-		if err != nil {
-			return outcome{}, err
+		if hold, err = in.sessions.acquire(acquireCtx, key, rt.concurrency, cancel); err != nil {
+			return fail(err)
 		}
 		defer in.sessions.release(key, hold)
 	}
 	session, err := in.openSession(ctx, rt.ID, opts.Session)
 	if err != nil {
-		return outcome{}, err
+		return fail(err)
 	}
 	if hold == nil {
 		// A new session nobody else knows yet: the claim is free.
 		if hold, err = in.sessions.acquire(ctx, session.ID, rt.concurrency, cancel); err != nil {
-			return outcome{}, err
+			return fail(err)
 		}
 		defer in.sessions.release(session.ID, hold)
 	}
 	if in.stopped.Load() {
-		return outcome{}, &core.BreadError{Code: core.CodeInstanceStopping, Message: "the bread instance is stopping; retry on another replica"}
+		return fail(&core.BreadError{Code: core.CodeInstanceStopping, Message: "the bread instance is stopping; retry on another replica"})
 	}
 	if hold.undo > 0 {
 		if err := in.rollback(ctx, session.ID, hold.undo); err != nil {
-			return outcome{}, err
+			return fail(err)
 		}
 	}
 	r := in.newRun(rt, runID, session.ID, input, opts)

@@ -118,12 +118,13 @@ func (in *Instance) newWebhook(target string) (*webhook, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
-	return &webhook{url: u.String(), opts: o, client: netguard.Client(policy, o.Timeout)}, nil
+	return &webhook{url: u.String(), opts: o, client: in.bg.webhookClient(policy, o.Timeout)}, nil
 }
 
 // send delivers the record of run d, whose stream ended with last. It runs
-// on the background goroutine that drained the run; Stop's deadline cancels
-// it.
+// on the background goroutine that drained the run. Once Stop begins it
+// makes no more retries (an attempt under way finishes, within Stop's
+// deadline), so a receiver that is down does not hold a shutdown up.
 func (w *webhook) send(in *Instance, d core.Detached, last core.Crumb) {
 	ctx := in.bg.ctx
 	rec := in.endRecord(ctx, d, last)
@@ -149,6 +150,10 @@ func (w *webhook) send(in *Instance, d core.Detached, last core.Crumb) {
 		case <-ctx.Done():
 			t.Stop()
 			in.log.Warn("bread: webhook delivery abandoned: the instance stopped", append(runAttrs(d.RunID, rec.AgentID, d.SessionID), "attempts", attempt)...)
+			return
+		case <-in.bg.quit:
+			t.Stop()
+			in.log.Warn("bread: webhook retry abandoned: the instance is stopping", append(runAttrs(d.RunID, rec.AgentID, d.SessionID), "attempts", attempt)...)
 			return
 		}
 		wait = min(wait*2, time.Minute)
@@ -207,4 +212,18 @@ func (in *Instance) endRecord(ctx context.Context, d core.Detached, last core.Cr
 		}
 	}
 	return rec
+}
+
+// webhookClient is the one guarded client every webhook of the Instance
+// shares (its connections are reused), built on first use.
+func (b *background) webhookClient(p netguard.Policy, timeout time.Duration) *http.Client {
+	b.clientOnce.Do(func() {
+		c := netguard.Client(p, timeout)
+		b.mu.Lock()
+		b.client = c
+		b.mu.Unlock()
+	})
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.client
 }

@@ -410,3 +410,42 @@ func TestStopEndsQueuedBackgroundRuns(t *testing.T) {
 		t.Fatalf("the queued run ended with %v", ended)
 	}
 }
+
+// A webhook waiting to retry does not hold Stop up: Stop abandons the
+// retry, and no goroutine outlives it.
+func TestStopAbandonsWebhookRetries(t *testing.T) {
+	http.DefaultClient.CloseIdleConnections()
+	before := runtime.NumGoroutine()
+	t.Run("run", func(t *testing.T) {
+		hit := make(chan struct{}, 10)
+		recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hit <- struct{}{}
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}))
+		defer recv.Close()
+		e := newEnv(t, setup{cfg: engine.Config{Webhooks: engine.WebhookOptions{Secret: "x", AllowPrivateNetworks: true, Backoff: time.Minute}}})
+		if a := e.post(t, "/agents/writer/run", `{"input":"hi","background":true,"webhook":"`+recv.URL+`"}`); a.status != http.StatusAccepted {
+			t.Fatalf("%d %s", a.status, a.body)
+		}
+		<-hit
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := e.inst.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("Stop took %v with a webhook retry pending", d)
+		}
+		recv.CloseClientConnections()
+	})
+	http.DefaultClient.CloseIdleConnections()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
