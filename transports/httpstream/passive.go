@@ -41,30 +41,33 @@ func (h *handlers) passive() http.Handler {
 				"this server can neither replay a run (the store keeps no crumb log) nor follow it (the bus cannot subscribe)")
 			return
 		}
-		finished, err := h.known(r.Context(), runID)
+		st := &runState{}
+		finished, err := h.known(r.Context(), runID, st)
 		if err != nil {
 			be := core.AsBreadError(err, core.CodeInternalError)
 			if be.Code == core.CodeRunNotFound {
 				writeError(w, http.StatusNotFound, be.Code, be.Message)
 				return
 			}
-			h.log.Warn("bread: reading a run's record failed; streaming it anyway", "runId", runID, "error", err)
+			h.log.Warn("bread: reading a run's record failed; streaming it anyway", append(st.attrs(runID), "error", err)...)
 		}
-		h.tail(r.Context(), h.open(w, r), runID, after, finished)
+		h.tail(r.Context(), h.open(w, r), runID, after, finished, st)
 	})
 }
 
 // known checks, with the store's run records, that the run exists (an
 // unknown run is RUN_NOT_FOUND before anything streams) and reports whether
-// it has finished. Without run records every run may exist and none is
+// it has finished; st learns the run's agent and session from its record.
+// Without run records every run may exist and none is
 // known to be finished. A run with crumbs in the log but no record (a
 // pipeline's own id, a relayed remote run) exists.
-func (h *handlers) known(ctx context.Context, runID string) (finished bool, err error) {
+func (h *handlers) known(ctx context.Context, runID string, st *runState) (finished bool, err error) {
 	if h.runs == nil {
 		return false, nil
 	}
 	rec, err := h.runs.GetRun(ctx, runID)
 	if err == nil {
+		st.agentID, st.sessionID = rec.AgentID, rec.SessionID
 		return rec.Status.Final(), nil
 	}
 	if !errors.Is(err, core.ErrRunNotFound) {
@@ -99,11 +102,10 @@ func afterSeq(r *http.Request) (int64, error) {
 // published while the log is read is buffered rather than lost, then drains
 // the subscription through the dedup rule. A subscription that fails (the
 // bus dropped a slow reader) is resumed from the log.
-func (h *handlers) tail(ctx context.Context, s *response, runID string, after int64, finished bool) {
+func (h *handlers) tail(ctx context.Context, s *response, runID string, after int64, finished bool, st *runState) {
 	clog, _ := h.inst.Store().(core.CrumbLog)
 	sub := h.sub
 	d := Dedup{Last: after}
-	st := &runState{}
 	for failures := 0; ; {
 		var live *liveFeed
 		if sub != nil {
@@ -130,7 +132,7 @@ func (h *handlers) tail(ctx context.Context, s *response, runID string, after in
 		if d.Last != before {
 			failures = 0
 		} else if failures++; failures >= maxSubscriptionFailures {
-			h.log.Warn("bread: run stream subscription keeps failing; closing the stream", "runId", runID)
+			h.log.Warn("bread: run stream subscription keeps failing; closing the stream", st.attrs(runID)...)
 			return
 		}
 	}
@@ -147,7 +149,7 @@ func (h *handlers) replay(ctx context.Context, s *response, clog core.CrumbLog, 
 		entries, err := clog.GetCrumbs(ctx, runID, d.Last, replayPage)
 		if err != nil {
 			if ctx.Err() == nil {
-				h.log.Warn("bread: run stream catch-up from the crumb log failed; serving live frames only", "runId", runID, "error", err)
+				h.log.Warn("bread: run stream catch-up from the crumb log failed; serving live frames only", append(st.attrs(runID), "error", err)...)
 			}
 			return false, ctx.Err() == nil
 		}
@@ -226,7 +228,7 @@ func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID
 			if ctx.Err() != nil {
 				return clientGone
 			}
-			h.log.Info("bread: run stream subscription failed; catching up from the crumb log", "runId", runID, "error", err)
+			h.log.Info("bread: run stream subscription failed; catching up from the crumb log", append(st.attrs(runID), "error", err)...)
 			return subscriptionFailed
 		}
 		if ended {
@@ -275,6 +277,12 @@ func (st *runState) saw(c core.Crumb) {
 	}
 }
 
+// attrs are the log attributes of the run: its agent and session come
+// from its record, else from the first crumb the stream saw.
+func (st *runState) attrs(runID string) []any {
+	return core.RunLogAttrs(runID, st.sessionID, st.agentID)
+}
+
 // lost ends the stream with agent:error RUN_LOST when its run started, does
 // not wait for a human, and no replica runs it any more. The log is read
 // once more first: the run may have ended just before its replica let go.
@@ -295,7 +303,7 @@ func (h *handlers) lost(ctx context.Context, s *response, runID string, d *Dedup
 	case st.suspended:
 		return 0, false
 	}
-	h.log.Warn("bread: run lost: no replica holds it any more", "runId", runID)
+	h.log.Warn("bread: run lost: no replica holds it any more", st.attrs(runID)...)
 	lost := &core.AgentError{
 		CrumbBase: core.CrumbBase{AgentID: st.agentID, RunID: runID, SessionID: st.sessionID, Timestamp: time.Now().UnixMilli(), Seq: d.Last},
 		Error:     &core.BreadError{Code: core.CodeRunLost, Message: "the replica running this run stopped; it will not finish"},

@@ -75,7 +75,7 @@ func (s *response) crumb(f core.Frame) bool {
 	s.buf, err = s.format.AppendCrumb(s.buf, f)
 	if err != nil {
 		s.buf = s.buf[:pending]
-		s.log.Warn("bread: a crumb could not be encoded for the stream", "runId", f.RunID, "type", f.Crumb.CrumbType(), "error", err)
+		s.log.Warn("bread: a crumb could not be encoded for the stream", append(frameAttrs(f), "type", f.Crumb.CrumbType(), "error", err)...)
 		return !s.dead
 	}
 	return s.flush()
@@ -88,7 +88,7 @@ func (s *response) failure(f core.Frame) {
 	s.buf, err = s.format.AppendFailure(s.buf, f)
 	if err != nil {
 		s.buf = s.buf[:pending]
-		s.log.Warn("bread: a failure could not be encoded for the stream", "runId", f.RunID, "error", err)
+		s.log.Warn("bread: a failure could not be encoded for the stream", append(frameAttrs(f), "error", err)...)
 		return
 	}
 	s.flush()
@@ -114,4 +114,23 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]core.ClientError{"error": {Code: code, Message: message}})
+}
+
+// baseAttrs are the log attributes of the run a crumb belongs to.
+func baseAttrs(b *core.CrumbBase) []any {
+	return core.RunLogAttrs(b.RunID, b.SessionID, b.AgentID)
+}
+
+// frameAttrs are the log attributes of the run a frame belongs to: the
+// frame's run id, the session and agent of its crumb.
+func frameAttrs(f core.Frame) []any {
+	var session, agent string
+	if f.Crumb != nil {
+		b := f.Crumb.Base()
+		session, agent = b.SessionID, b.AgentID
+		if f.RunID == "" {
+			f.RunID = b.RunID
+		}
+	}
+	return core.RunLogAttrs(f.RunID, session, agent)
 }

@@ -167,11 +167,11 @@ func (h *handlers) relay(ctx context.Context, s *response, agentID string, detac
 		}
 		if !s.crumb(f) {
 			if detach {
-				h.log.Debug("bread: stream client went away; its detached run goes on", "runId", b.RunID, "error", context.Cause(ctx))
+				h.log.Debug("bread: stream client went away; its detached run goes on", append(baseAttrs(b), "error", context.Cause(ctx))...)
 				gone = true
 				continue
 			}
-			h.log.Debug("bread: stream client went away; cancelling its run", "runId", b.RunID, "error", context.Cause(ctx))
+			h.log.Debug("bread: stream client went away; cancelling its run", append(baseAttrs(b), "error", context.Cause(ctx))...)
 			return
 		}
 	}

@@ -140,7 +140,7 @@ func (c *Coordinator) listen(ctx context.Context) {
 				return
 			}
 			if c.inst.Cancel(msg.Payload) {
-				c.log.Info("bread: cancelled a run on request from another replica", "runId", msg.Payload)
+				c.log.Info("bread: cancelled a run on request from another replica", c.runAttrs(msg.Payload)...)
 			}
 		}
 	}
@@ -184,7 +184,7 @@ func (c *Coordinator) HoldLease(ctx context.Context, runID string) func() {
 	c.mu.Unlock()
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	if err := c.client.Set(wctx, c.leaseKey(runID), c.opts.ReplicaID, c.opts.LeaseTTL).Err(); err != nil {
-		c.log.Warn("bread: taking a run lease failed; the run goes on", "runId", runID, "error", err)
+		c.log.Warn("bread: taking a run lease failed; the run goes on", append(c.runAttrs(runID), "error", err)...)
 	}
 	cancel()
 	var once sync.Once
@@ -213,8 +213,29 @@ func (c *Coordinator) release(runID string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if err := releaseScript.Run(ctx, c.client, []string{c.leaseKey(runID)}, c.opts.ReplicaID).Err(); err != nil && err != goredis.Nil {
-		c.log.Warn("bread: releasing a run lease failed; it expires on its own", "runId", runID, "error", err)
+		c.log.Warn("bread: releasing a run lease failed; it expires on its own", append(c.runAttrs(runID), "error", err)...)
 	}
+}
+
+// runAttrs are the log attributes of runID. Its session and agent come
+// from the store's run record: a run that has none (no core.RunStore, or a
+// run whose record is not written yet, as when its first lease is taken)
+// logs them empty.
+func (c *Coordinator) runAttrs(runID string) []any {
+	c.mu.Lock()
+	inst := c.inst
+	c.mu.Unlock()
+	var session, agent string
+	if inst != nil {
+		if rs, ok := inst.Store().(core.RunStore); ok {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			if rec, err := rs.GetRun(ctx, runID); err == nil {
+				session, agent = rec.SessionID, rec.AgentID
+			}
+			cancel()
+		}
+	}
+	return core.RunLogAttrs(runID, session, agent)
 }
 
 // Alive reports whether some replica holds runID's lease.

@@ -3,6 +3,8 @@ package redis_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +24,13 @@ type replica struct {
 
 func newReplica(t *testing.T, url, prefix string, ttl time.Duration, turns ...modeltest.Turn) replica {
 	t.Helper()
-	coord, err := redis.NewCoordinator(redis.CoordinatorOptions{URL: url, KeyPrefix: prefix, LeaseTTL: ttl})
+	return newLoggedReplica(t, url, prefix, ttl, nil, turns...)
+}
+
+// newLoggedReplica is newReplica whose coordinator logs to log.
+func newLoggedReplica(t *testing.T, url, prefix string, ttl time.Duration, log *slog.Logger, turns ...modeltest.Turn) replica {
+	t.Helper()
+	coord, err := redis.NewCoordinator(redis.CoordinatorOptions{URL: url, KeyPrefix: prefix, LeaseTTL: ttl, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,17 +64,18 @@ func TestCoordinatorLeasesAndCancelAcrossReplicas(t *testing.T) {
 	url := sharedRedisURL(t)
 	prefix := testPrefix(t, url)
 	reached := make(chan struct{})
-	a := newReplica(t, url, prefix, 2*time.Second, modeltest.Block(reached, "working"))
+	logs := &logBuffer{}
+	a := newLoggedReplica(t, url, prefix, 2*time.Second, newLogger(logs), modeltest.Block(reached, "working"))
 	b := newReplica(t, url, prefix, 2*time.Second)
 
-	var runID string
+	var runID, sessionID string
 	var runErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for c, err := range a.in.Run(context.Background(), "a", "go", core.RunOptions{}) {
 			if s, ok := c.(*core.AgentRunStart); ok {
-				runID = s.RunID
+				runID, sessionID = s.RunID, s.SessionID
 			}
 			runErr = err
 		}
@@ -87,6 +96,12 @@ func TestCoordinatorLeasesAndCancelAcrossReplicas(t *testing.T) {
 	var be *core.BreadError
 	if !errors.As(runErr, &be) || be.Code != core.CodeRunCancelled {
 		t.Fatalf("A's run ended with %v", runErr)
+	}
+	// A's line about the cancel names the run the way the engine's lines
+	// do: its session and agent come from the run's record.
+	want := "run_id=" + runID + " session_id=" + sessionID + " agent_id=a"
+	if sessionID == "" || !strings.Contains(logs.String(), "cancelled a run on request from another replica\" "+want) {
+		t.Fatalf("A's log has no cancel line with %q:\n%s", want, logs.String())
 	}
 	eventually(t, "the lease is released when the run ends", func() bool {
 		alive, _ := b.coord.Alive(ctx, runID)
