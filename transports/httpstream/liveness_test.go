@@ -1,8 +1,12 @@
 package httpstream_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,16 +26,20 @@ func TestPassiveStreamEndsWithRunLostWhenNoReplicaHoldsTheRun(t *testing.T) {
 	lv := &liveness{}
 	lv.alive.Store(true)
 	reached := make(chan struct{})
+	logs := &lockedBuffer{}
 	e := newEnv(t, setup{
-		opts:  httpstream.Options{Liveness: lv, LivenessInterval: 10 * time.Millisecond},
+		opts: httpstream.Options{Liveness: lv, LivenessInterval: 10 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(logs, nil))},
 		turns: []modeltest.Turn{modeltest.Block(reached, "partial ")},
 	})
 	id, run := e.start(t, `{"input":"hi"}`)
 	<-reached
 	watch := e.open(t, "GET", "/runs/"+id+"/stream", "")
-	if f, ok := watch.next(); !ok || f.Crumb.CrumbType() != core.TypeAgentRunStart {
+	f, ok := watch.next()
+	if !ok || f.Crumb.CrumbType() != core.TypeAgentRunStart {
 		t.Fatalf("the tail catches up first")
 	}
+	sessionID := f.Crumb.Base().SessionID
 	// The replica holding the run "dies": its lease is gone.
 	lv.alive.Store(false)
 	rest := watch.rest()
@@ -39,7 +47,31 @@ func TestPassiveStreamEndsWithRunLostWhenNoReplicaHoldsTheRun(t *testing.T) {
 	if last.Error.Code != core.CodeRunLost || last.AgentID != "writer" {
 		t.Fatalf("tail ends with %+v", last)
 	}
+	// The tail's line names the run as the engine's lines do.
+	want := "run_id=" + id + " session_id=" + sessionID + " agent_id=writer"
+	if sessionID == "" || !strings.Contains(logs.String(), `msg="bread: run lost: no replica holds it any more" `+want) {
+		t.Fatalf("no run-lost line with %q:\n%s", want, logs.String())
+	}
 	run.close()
+}
+
+// lockedBuffer is a log sink safe for the handler's goroutine and the
+// test's.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func TestSuspendedRunIsNotLost(t *testing.T) {
