@@ -202,7 +202,7 @@ func cmdStart(ctx context.Context, a *app, args []string) int {
 // logKeys spells the ids a log line carries about a run the way log
 // pipelines expect them: run_id, session_id, agent_id, checkpoint_id
 // (the engine, the streams and the Redis coordinator write these keys
-// already, through core.RunLogAttrs or the engine's runAttrs; some lines,
+// already, through core.RunLogAttrs; some lines,
 // such as the server's ownership checks, still log runId or sessionId).
 func logKeys(_ []string, a slog.Attr) slog.Attr {
 	switch a.Key {
