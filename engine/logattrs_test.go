@@ -37,7 +37,7 @@ func (b *lockedLog) String() string {
 // agent_id, the keys of core.RunLogAttrs.
 func TestRunFailedLineNamesTheRun(t *testing.T) {
 	logs := &lockedLog{}
-	model := modeltest.New(modeltest.Fail(errors.New("boom")))
+	model := modeltest.New(modeltest.Fail(&core.BreadError{Code: core.CodeProviderError, Message: "the provider refused the request", Cause: errors.New("quota exceeded for key k-123")}))
 	in, err := engine.New(engine.Config{
 		Store: memory.New(), Providers: model.Registry("m"),
 		Agents: []*core.Agent{{ID: "a", Model: core.ModelRef{Provider: "m", Model: "x"}}},
@@ -59,5 +59,9 @@ func TestRunFailedLineNamesTheRun(t *testing.T) {
 	want := `msg="bread: run failed" run_id=` + runID + " session_id=" + sessionID + " agent_id=a"
 	if runID == "" || sessionID == "" || !strings.Contains(logs.String(), want) {
 		t.Fatalf("no %q in:\n%s", want, logs.String())
+	}
+	// The cause the client is not shown is logged for the operator.
+	if !strings.Contains(logs.String(), `code=PROVIDER_ERROR cause="quota exceeded for key k-123"`) {
+		t.Errorf("the failure's cause is not logged:\n%s", logs.String())
 	}
 }

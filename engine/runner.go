@@ -343,7 +343,13 @@ func (r *run) fail(ctx context.Context, err error) error {
 	}
 	c, be := r.in.errorCrumb(r.base(), err)
 	if be.Code != core.CodeRunCancelled {
-		r.in.log.Warn("bread: run failed", append(runAttrs(r.id, r.agent.ID, r.sessionID), "code", be.Code)...)
+		attrs := append(runAttrs(r.id, r.agent.ID, r.sessionID), "code", be.Code)
+		if be.Cause != nil {
+			// What the client does not see (a signer's refusal behind
+			// REMOTE_AGENT_ERROR, a provider's own message) is the operator's.
+			attrs = append(attrs, "cause", be.Cause.Error())
+		}
+		r.in.log.Warn("bread: run failed", attrs...)
 	}
 	if r.wrote && (r.resumedFrom == nil || !errors.Is(err, ErrInstanceStopped)) {
 		// Only a session this attempt touched needs closing: a resume cut
