@@ -194,7 +194,7 @@ const slowAnswer = "word0 word1 word2 word3 word4 word5 word6 word7 word8 word9 
 
 // TestConsoleInBrowser drives the web console of `bread dev` in headless
 // Chromium: the agents, a streamed answer and its crumbs, a reload mid-run,
-// a cancelled run, a session's history, evals, a pipeline's nested steps, an approval on hitl-approval, reasoning, a file and a human tool's form, a supervisor's delegations (reached with the keyboard), a run lost with its server
+// a cancelled run, a session's history, evals, a pipeline's nested steps, an approval on hitl-approval, reasoning, a file and a human tool's form, a supervisor's delegations (reached with the keyboard), a run lost with its server, a loop, a token for an API behind auth
 // and its tool card, and the page at 360 px. The console's JavaScript must
 // log no error. Each state is saved as a PNG (see screenshotDir).
 func TestConsoleInBrowser(t *testing.T) {
@@ -215,6 +215,24 @@ func TestConsoleInBrowser(t *testing.T) {
 	// A project whose runs' leases lapse within 2 s of its server dying.
 	lostDir := slowProject(t, "runs: {lease: 2s}\n")
 	doomed := startDev(t, lostDir, nil)
+	loop := startDev(t, copyExample(t, "loop"), nil).URL
+	// The auth example, its page public (it holds no data) and its API
+	// behind the JWT, which the page sends from its Token box.
+	authDir := copyExample(t, "auth")
+	authYAML, err := os.ReadFile(filepath.Join(authDir, "bread.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	patched := strings.Replace(strings.Replace(string(authYAML), "server:\n", "server:\n  public: [console.read]\n", 1),
+		"allow: [agent.list, agent.read, run.start, run.stream]", "allow: [agent.list, agent.read, run.start, run.stream, pipeline.list]", 1)
+	if patched == string(authYAML) || !strings.Contains(patched, "pipeline.list") {
+		t.Fatalf("the auth example's bread.yaml changed; update the test:\n%s", authYAML)
+	}
+	if err := os.WriteFile(filepath.Join(authDir, "bread.yaml"), []byte(patched), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	guarded := startDev(t, authDir, map[string]string{"JWT_SECRET": exampleJWTSecret, "OPS_KEY": exampleOpsKey}).URL
+	token := mint(t, authDir, exampleJWTSecret, "alice")
 
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chrome),
@@ -262,6 +280,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	}))
 	defer cancel()
 
+	// The tab lives as long as the context of its first action: open it on
+	// ctx, before the steps run under their own deadlines.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatal(err)
+	}
 	// Downloads go to a folder of the test's, where it reads them back.
 	downloads := t.TempDir()
 	if _, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads}); err != nil {
@@ -305,8 +328,13 @@ func TestConsoleInBrowser(t *testing.T) {
 	const chat = `document.querySelector('.chat').innerText`
 	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
-		if err := chromedp.Do(ctx, actions...); err != nil {
-			t.Fatalf("%s: %v", step, err)
+		// A bound per step: a WaitVisible that never holds would wait forever.
+		stepCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		if err := chromedp.Do(stepCtx, actions...); err != nil {
+			text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
+			_ = chromedp.Do(ctx, shot("failed-"+strings.ReplaceAll(step, " ", "-")))
+			t.Fatalf("%s: %v\npage:\n%s", step, err, text)
 		}
 	}
 
@@ -486,6 +514,28 @@ func TestConsoleInBrowser(t *testing.T) {
 		until("RUN_LOST", badge+`.startsWith('lost') && `+chat+`.includes('RUN_LOST') && `+chat+`.includes('go slowly')`),
 		shot("lost"))
 
+	run("a loop's iterations nested",
+		chromedp.Navigate(loop+"/#/agents/editor"),
+		chromedp.WaitVisible(chromedp.CSS(`form.schema textarea`)),
+		chromedp.SendKeys(chromedp.CSS(`form.schema textarea`), "why sourdough rises"),
+		chromedp.Click(chromedp.CSS(`form.schema button[type=submit]`)),
+		until("the loop", badge+` === 'completed' && [...document.querySelectorAll('.chat details.block > summary')].some(s => s.textContent.startsWith('loop ')) && [...document.querySelectorAll('.chat details.block > summary')].filter(s => s.textContent.startsWith('iteration ')).length === 2`),
+		shot("loop"))
+
+	run("a token for an API behind auth",
+		chromedp.Navigate(guarded+"/"),
+		until("the refusal", `document.querySelector('main .err') !== null && document.querySelector('main .err').textContent.includes('UNAUTHORIZED')`),
+		chromedp.Click(chromedp.CSS(`details.token summary`)),
+		chromedp.SendKeys(chromedp.CSS(`#token`), token),
+		js(`document.getElementById('token').dispatchEvent(new Event('change'))`),
+		until("the agents with the token", `document.querySelector('a[aria-label="Chat with greeter"]') !== null`),
+		chromedp.Click(chromedp.CSS(`a[aria-label="Chat with greeter"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.schema textarea`)),
+		chromedp.SendKeys(chromedp.CSS(`form.schema textarea`), "hi"),
+		chromedp.Click(chromedp.CSS(`form.schema button[type=submit]`)),
+		until("the greeting", badge+` === 'completed' && `+chat+`.includes('your token checked out')`),
+		shot("with-token"))
+
 	run("360 px wide",
 		chromedp.EmulateViewport(360, 780),
 		until("no horizontal scroll", `document.documentElement.scrollWidth <= 360`),
@@ -498,6 +548,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		// The test killed that server mid-stream: Chromium reports the
 		// cut response, which is the point of the step, not a fault.
 		if strings.HasPrefix(e, "log: Failed to load resource: net::ERR_INCOMPLETE_CHUNKED_ENCODING "+doomed.URL+"/") {
+			continue
+		}
+		// Before the token the guarded API answered 401, as it should.
+		if strings.HasPrefix(e, "log: Failed to load resource: the server responded with a status of 401 (Unauthorized) "+guarded+"/") {
 			continue
 		}
 		logged = append(logged, e)

@@ -8,7 +8,12 @@ let view = null; // the current page's disposable part
 
 const tokenInput = document.getElementById('token');
 tokenInput.value = token();
-tokenInput.addEventListener('change', () => { setToken(tokenInput.value.trim()); route(); });
+tokenInput.addEventListener('change', () => {
+  const v = tokenInput.value.trim();
+  if (v === token()) return; // a blur after the same value: nothing to redo
+  setToken(v);
+  route();
+});
 
 window.addEventListener('hashchange', route);
 route();
