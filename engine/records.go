@@ -137,28 +137,35 @@ func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
 	if !rc.resumable(ctx, r) {
 		rc.in.closeInterrupted(ctx, r.SessionID, r.UpdatedAt, core.CodeRunLost)
 	}
+	rc.in.endDurably(ctx, r, now, &core.BreadError{Code: core.CodeRunLost, Message: "the run was lost: the process running it stopped"})
+}
+
+// endDurably ends the stream of a run nobody runs: an agent:error with be
+// after its last logged crumb, in the crumb log and on the bus, so every
+// tail and every replay of it ends.
+func (in *Instance) endDurably(ctx context.Context, r core.RunRecord, now int64, be *core.BreadError) {
 	var seq int64
-	clog, _ := rc.in.store.(core.CrumbLog)
+	clog, _ := in.store.(core.CrumbLog)
 	if clog != nil {
 		max, err := clog.MaxCrumbSeq(ctx, r.ID)
 		if err != nil {
-			rc.in.log.Warn("bread: reading a lost run's crumb log failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "error", err)...)
+			in.log.Warn("bread: reading a run's crumb log to end it failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "code", be.Code, "error", err)...)
 			return
 		}
 		seq = max + 1
 	}
 	crumb := &core.AgentError{
 		CrumbBase: core.CrumbBase{AgentID: r.AgentID, RunID: r.ID, SessionID: r.SessionID, Timestamp: now, Seq: seq},
-		Error:     &core.BreadError{Code: core.CodeRunLost, Message: "the run was lost: the process running it stopped"},
+		Error:     be,
 	}
 	if clog != nil {
 		entry := core.CrumbLogEntry{RunID: r.ID, Seq: seq, SessionID: r.SessionID, AgentID: r.AgentID, Type: core.TypeAgentError, Crumb: crumb, CreatedAt: now}
 		if err := clog.AppendCrumbs(ctx, []core.CrumbLogEntry{entry}); err != nil {
-			rc.in.log.Warn("bread: logging a lost run's RUN_LOST failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "error", err)...)
+			in.log.Warn("bread: logging a run's end failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "code", be.Code, "error", err)...)
 		}
 	}
-	if err := rc.in.transport.Publish(ctx, core.Frame{RunID: r.ID, Seq: seq, Crumb: crumb}); err != nil {
-		rc.in.log.Warn("bread: publishing a lost run's RUN_LOST failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "error", err)...)
+	if err := in.transport.Publish(ctx, core.Frame{RunID: r.ID, Seq: seq, Crumb: crumb}); err != nil {
+		in.log.Warn("bread: publishing a run's end failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "code", be.Code, "error", err)...)
 	}
 }
 

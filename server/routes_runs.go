@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"net/http"
 
 	"github.com/breadai/bread/core"
@@ -16,12 +18,30 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	found, err := s.canceller.Cancel(r.Context(), runID)
+	if err == nil && !found {
+		// Not running anywhere the canceller reaches: it may be waiting
+		// for a human, which any replica can end through the store.
+		if sc, ok := s.inst.(suspensionCanceller); ok {
+			found, err = sc.CancelSuspended(r.Context(), runID)
+		}
+	}
+	var be *core.BreadError
 	switch {
+	case errors.As(err, &be) && be.Code == core.CodeCheckpointClaimed:
+		writeError(w, http.StatusConflict, be.Code, be.Message)
+	case errors.As(err, &be) && be.Code == core.CodeNotImplemented:
+		writeError(w, http.StatusNotImplemented, be.Code, be.Message)
 	case err != nil:
 		writeFailure(w, r, s.log, err)
 	case !found:
-		writeError(w, http.StatusNotFound, core.CodeNotFound, "run "+quote(runID)+" is not running here")
+		writeError(w, http.StatusNotFound, core.CodeNotFound, "run "+quote(runID)+" is neither running here nor waiting for a human")
 	default:
 		writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 	}
+}
+
+// suspensionCanceller ends a run that waits for a human (*engine.Instance
+// has it).
+type suspensionCanceller interface {
+	CancelSuspended(ctx context.Context, runID string) (bool, error)
 }

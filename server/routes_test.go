@@ -437,3 +437,43 @@ func (p routesPlugin) Name() string         { return p.name }
 func (p routesPlugin) Routes(r core.Router) { p.routes(r) }
 
 func contains(b []byte, s string) bool { return strings.Contains(string(b), s) }
+
+// POST /runs/{id}/cancel ends a run that waits for a human: the passive
+// stream of the run ends with RUN_CANCELLED and the checkpoint is gone.
+func TestCancelRouteEndsASuspendedRun(t *testing.T) {
+	asker := &core.Agent{ID: "asker", Model: core.ModelRef{Provider: "scripted", Model: "m3"},
+		HumanTools: []core.HumanToolDef{{Name: "confirm", Schema: json.RawMessage(`{"type":"object"}`)}}}
+	f := newFixture(t, engine.Config{Agents: []*core.Agent{asker}}, modeltest.ToolCall("human_confirm", map[string]string{}))
+	ts := f.serve(t, server.Options{})
+	var hr *core.HumanRequired
+	for c := range f.inst.Run(context.Background(), "asker", "go", core.RunOptions{}) {
+		if h, ok := c.(*core.HumanRequired); ok {
+			hr = h
+		}
+	}
+	if hr == nil {
+		t.Fatal("the run did not suspend")
+	}
+	// A resume in flight (its claim) wins: 409, and the run still waits.
+	now := time.Now()
+	if _, err := f.store.ClaimCheckpoint(context.Background(), hr.CheckpointID, "elsewhere", now.UnixMilli(), now.Add(200*time.Millisecond).UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	if r := do(t, ts.URL, "POST", "/runs/"+hr.RunID+"/cancel", ""); r.status != 409 || r.errorCode(t) != core.CodeCheckpointClaimed {
+		t.Fatalf("cancel during a resume = %d %s", r.status, r.body)
+	}
+	time.Sleep(300 * time.Millisecond) // the claim lapses
+	if r := do(t, ts.URL, "POST", "/runs/"+hr.RunID+"/cancel", ""); r.status != 200 {
+		t.Fatalf("cancel = %d %s", r.status, r.body)
+	}
+	r := do(t, ts.URL, "GET", "/runs/"+hr.RunID+"/stream", "")
+	if !strings.Contains(string(r.body), `"code":"RUN_CANCELLED"`) {
+		t.Fatalf("the run's stream does not end cancelled:\n%s", r.body)
+	}
+	if r := do(t, ts.URL, "POST", "/resume/"+hr.CheckpointID, `{}`); !strings.Contains(string(r.body), core.CodeCheckpointNotFound) {
+		t.Errorf("resume after the cancel = %d %s", r.status, r.body)
+	}
+	if r := do(t, ts.URL, "POST", "/runs/"+hr.RunID+"/cancel", ""); r.status != 404 {
+		t.Errorf("a second cancel = %d %s", r.status, r.body)
+	}
+}

@@ -404,6 +404,34 @@ func TestInputRequiredThenResume(t *testing.T) {
 	}
 }
 
+// An input-required task is cancelled through the store: tasks/cancel
+// answers canceled, tasks/get says so, and the answer that comes after is
+// refused.
+func TestCancelAnInputRequiredTask(t *testing.T) {
+	s := newStack(t, setup{agents: []*core.Agent{humanAgent(
+		modeltest.ToolCall("human_confirm", map[string]string{"url": "https://bread.dev"}))}})
+	evs, err := collect(t, s.client.SendStreamingMessage(t.Context(), textMessage("publish")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := evs[0].(*a2a.Task)
+	got, err := s.client.CancelTask(t.Context(), &a2a.TaskIDParams{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("tasks/cancel = %+v, %v", got, err)
+	}
+	got, err = s.client.GetTask(t.Context(), &a2a.TaskQueryParams{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("tasks/get = %+v, %v", got, err)
+	}
+	answer := &a2a.MessageSendParams{Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.DataPart{Data: map[string]any{"url": "x"}})}
+	if _, err := s.client.SendMessage(t.Context(), answer); err == nil {
+		t.Fatal("an answer to a cancelled task was taken")
+	}
+	if _, err := s.client.CancelTask(t.Context(), &a2a.TaskIDParams{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
+		t.Fatalf("a second cancel: %v", err)
+	}
+}
+
 // streamInBackground starts message/stream and returns its events as they come.
 func streamInBackground(t *testing.T, s *stack, ctx context.Context, p *a2a.MessageSendParams) <-chan a2a.Event {
 	out := make(chan a2a.Event, 64)

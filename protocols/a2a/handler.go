@@ -146,7 +146,9 @@ func (h *handler) OnGetTask(ctx context.Context, q *a2a.TaskQueryParams) (*a2a.T
 // OnCancelTask implements tasks/cancel: a working task's run is cancelled
 // wherever it runs (through Options.Canceller) and the task answers
 // canceled at once; its stream's final status says so once the run
-// unwinds. A finished task, or one waiting for input, is not cancelable.
+// unwinds. A task waiting for input is ended through the store, from any
+// replica, when the runtime can (engine.Instance.CancelSuspended). A
+// finished task is not cancelable.
 func (h *handler) OnCancelTask(ctx context.Context, params *a2a.TaskIDParams) (*a2a.Task, error) {
 	if params == nil {
 		return nil, invalidParams("params are required")
@@ -159,7 +161,26 @@ func (h *handler) OnCancelTask(ctx context.Context, params *a2a.TaskIDParams) (*
 	case rec.Status.Final():
 		return nil, fmt.Errorf("task %s is %s: %w", quote(rec.ID), stateOf(rec.Status), a2a.ErrTaskNotCancelable)
 	case rec.Status == core.RunSuspended:
-		return nil, fmt.Errorf("task %s waits for input; answer it (an approval with {\"approved\": false}) instead: %w", quote(rec.ID), a2a.ErrTaskNotCancelable)
+		sc, ok := h.p.rt.(suspensionCanceller)
+		if !ok {
+			return nil, fmt.Errorf("task %s waits for input; answer it (an approval with {\"approved\": false}) instead: %w", quote(rec.ID), a2a.ErrTaskNotCancelable)
+		}
+		found, err := sc.CancelSuspended(ctx, rec.ID)
+		if err != nil {
+			be := core.AsBreadError(err, core.CodeInternalError)
+			if be.Code == core.CodeInternalError || be.Code == core.CodeStoreError {
+				return nil, h.internal(ctx, "cancelling a task that waits for input", err)
+			}
+			return nil, fmt.Errorf("task %s: %s: %w", quote(rec.ID), be.Message, a2a.ErrTaskNotCancelable)
+		}
+		if !found {
+			return nil, fmt.Errorf("task %s no longer waits for input: %w", quote(rec.ID), a2a.ErrTaskNotCancelable)
+		}
+		rec, err = h.record(ctx, params.ID)
+		if err != nil {
+			return nil, err
+		}
+		return h.snapshot(ctx, rec), nil
 	}
 	var found bool
 	if c := h.p.opts.Canceller; c != nil {
@@ -465,4 +486,10 @@ func quote(s string) string {
 		s = s[:64] + "…"
 	}
 	return strconv.Quote(s)
+}
+
+// suspensionCanceller ends a run that waits for a human
+// (*engine.Instance has it).
+type suspensionCanceller interface {
+	CancelSuspended(ctx context.Context, runID string) (bool, error)
 }

@@ -1,0 +1,143 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/engine"
+)
+
+// A run waiting for a human is cancelled from the store: its checkpoint
+// goes, the pending call is answered as cancelled, the record says
+// cancelled, the log ends with RUN_CANCELLED, and the session takes its
+// next run with a well-formed history.
+func TestCancelASuspendedRun(t *testing.T) {
+	tb := newTestbed(t, modeltest.New(
+		modeltest.ToolCall("human_approve_publish", map[string]string{"url": "x"}),
+		modeltest.Text("Next turn."),
+	), []*core.Agent{askAgent()})
+	cs, err := tb.run(t, "publisher", "publish", core.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr := suspendOn(t, cs)
+	if found, err := tb.in.CancelSuspended(context.Background(), "no-such-run"); found || err != nil {
+		t.Fatalf("an unknown run: %v, %v", found, err)
+	}
+	found, err := tb.in.CancelSuspended(context.Background(), hr.RunID)
+	if !found || err != nil {
+		t.Fatalf("CancelSuspended: %v, %v", found, err)
+	}
+	if _, err := collect(tb.in.Resume(context.Background(), hr.CheckpointID, okAnswer)); !isCode(err, core.CodeCheckpointNotFound) {
+		t.Errorf("a resume after the cancel: %v", err)
+	}
+	rec, _ := tb.store.GetRun(context.Background(), hr.RunID)
+	if rec.Status != core.RunCancelled || rec.ErrorCode != core.CodeRunCancelled {
+		t.Errorf("record %+v", rec)
+	}
+	entries, _ := tb.store.GetCrumbs(context.Background(), hr.RunID, 0, 0)
+	last := entries[len(entries)-1]
+	if ae, ok := last.Crumb.(*core.AgentError); !ok || ae.Error.Code != core.CodeRunCancelled || last.Seq != hr.Seq+1 {
+		t.Errorf("the log ends with %+v", last)
+	}
+	if found, _ := tb.in.CancelSuspended(context.Background(), hr.RunID); found {
+		t.Error("a cancelled run was found waiting again")
+	}
+	// The next run on the session: every call of the history is answered.
+	if _, err := tb.run(t, "publisher", "again", core.RunOptions{Session: core.SessionOptions{ID: hr.SessionID}}); err != nil {
+		t.Fatal(err)
+	}
+	calls, answers := map[string]bool{}, map[string]bool{}
+	for _, m := range tb.model.Requests()[1].Messages {
+		for _, p := range m.Parts {
+			switch p.Type {
+			case core.PartToolCall:
+				calls[p.ToolCallID] = true
+			case core.PartToolResult:
+				answers[p.ToolCallID] = true
+				var out map[string]string
+				_ = json.Unmarshal(p.Output, &out)
+				if out["error"] != core.CodeRunCancelled {
+					t.Errorf("the pending call's answer %s", p.Output)
+				}
+			}
+		}
+	}
+	for id := range calls {
+		if !answers[id] {
+			t.Errorf("call %s has no answer in the next run's history", id)
+		}
+	}
+}
+
+// A set partly answered: the cancel answers the rest, and leaves nothing.
+func TestCancelASuspendedSet(t *testing.T) {
+	tb := newTestbed(t, modeltest.New(modeltest.ToolCalls(
+		modeltest.Call{ID: "d", Name: "human_pick_date", Args: map[string]string{}},
+		modeltest.Call{ID: "c", Name: "human_pick_city", Args: map[string]string{}},
+	)), []*core.Agent{setAgent()})
+	cs, _ := tb.run(t, "planner", "plan", core.RunOptions{})
+	hrs := humans(cs)
+	if _, err := collect(tb.in.Resume(context.Background(), hrs[0].CheckpointID, map[string]string{})); err != nil {
+		t.Fatal(err)
+	}
+	if found, err := tb.in.CancelSuspended(context.Background(), hrs[0].RunID); !found || err != nil {
+		t.Fatalf("CancelSuspended: %v, %v", found, err)
+	}
+	if left, _ := tb.store.ListCheckpoints(context.Background()); len(left) != 0 {
+		t.Errorf("checkpoints left: %+v", left)
+	}
+	answered := map[string]int{}
+	for _, m := range tb.messages(t, hrs[0].SessionID) {
+		for _, p := range m.Parts {
+			if p.Type == core.PartToolResult {
+				answered[p.ToolCallID]++
+			}
+		}
+	}
+	if answered["d"] != 1 || answered["c"] != 1 {
+		t.Errorf("each call answered once: %v", answered)
+	}
+}
+
+// A resume in flight wins over a cancel, and the checkpoint stays.
+func TestCancelLosesToAResumeInFlight(t *testing.T) {
+	tb := newTestbed(t, modeltest.New(modeltest.ToolCall("human_approve_publish", map[string]string{})), []*core.Agent{askAgent()})
+	cs, _ := tb.run(t, "publisher", "publish", core.RunOptions{})
+	hr := suspendOn(t, cs)
+	now := time.Now()
+	if _, err := tb.store.ClaimCheckpoint(context.Background(), hr.CheckpointID, "another-replica", now.UnixMilli(), now.Add(time.Minute).UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	found, err := tb.in.CancelSuspended(context.Background(), hr.RunID)
+	if !found || !isCode(err, core.CodeCheckpointClaimed) {
+		t.Fatalf("want CHECKPOINT_CLAIMED, got %v, %v", found, err)
+	}
+	if _, err := tb.store.GetCheckpoint(context.Background(), hr.CheckpointID); err != nil {
+		t.Errorf("the checkpoint of a resume in flight is gone: %v", err)
+	}
+	if rec, _ := tb.store.GetRun(context.Background(), hr.RunID); rec.Status != core.RunSuspended {
+		t.Errorf("record %+v", rec)
+	}
+}
+
+// A run waiting inside a composition is not cancelled alone.
+func TestCancelRefusesARunWaitingInAPipeline(t *testing.T) {
+	tb := newTestbed(t, modeltest.New(modeltest.ToolCall("human_approve_publish", map[string]string{})), []*core.Agent{askAgent()},
+		func(c *engine.Config) {
+			c.Pipelines = map[string][]core.PipelineStep{"p": {{Type: core.StepAgent, AgentID: "publisher"}}}
+		})
+	cs, _ := collect(tb.in.RunPipeline(context.Background(), "p", "go"))
+	hr := suspendOn(t, cs)
+	found, err := tb.in.CancelSuspended(context.Background(), hr.RunID)
+	if !found || !isCode(err, core.CodeNotImplemented) {
+		t.Fatalf("want NOT_IMPLEMENTED, got %v, %v", found, err)
+	}
+	if _, err := tb.store.GetCheckpoint(context.Background(), hr.CheckpointID); err != nil {
+		t.Errorf("the refused cancel removed the checkpoint: %v", err)
+	}
+}
