@@ -86,6 +86,58 @@ func TestRunsGet(t *testing.T) {
 		t.Fatalf("an unknown run: %+v", r)
 	}
 	if r := run(t, cli.Options{}, "runs", "--cwd", dir); r.code != cli.ExitUsage {
-		t.Fatalf("runs without get: %+v", r)
+		t.Fatalf("runs without a verb: %+v", r)
+	}
+}
+
+// bread runs list shows the newest records, filtered; bread runs cancel
+// ends a run that waits for a human, which then lists as cancelled.
+func TestRunsListAndCancel(t *testing.T) {
+	dir := project(t, basic(map[string]string{
+		"agents/ask/agent.yaml":         "model: {provider: replay, model: t/ask.jsonl}\n",
+		"agents/ask/tools/confirm.yaml": "type: human\nprompt: Sure?\n",
+		"t/ask.jsonl":                   transcript(`raw:{"call":N,"type":"tool-call","toolCallId":"c1","toolName":"human_confirm","input":{}}`),
+	}))
+	if r := run(t, cli.Options{}, "invoke", "echo", "hi", "--cwd", dir); r.code != 0 {
+		t.Fatalf("invoke echo: %+v", r)
+	}
+	if r := run(t, cli.Options{}, "invoke", "ask", "go", "--cwd", dir); r.code != cli.ExitNeedsHITL {
+		t.Fatalf("invoke ask: %+v", r)
+	}
+	list := func(args ...string) []core.RunRecord {
+		t.Helper()
+		r := run(t, cli.Options{}, append([]string{"runs", "list", "--json", "--cwd", dir}, args...)...)
+		var recs []core.RunRecord
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &recs) != nil {
+			t.Fatalf("runs list %v: %+v", args, r)
+		}
+		return recs
+	}
+	all := list()
+	if len(all) != 2 || all[0].AgentID != "ask" || all[1].AgentID != "echo" {
+		t.Fatalf("runs list, newest first: %+v", all)
+	}
+	waiting := list("--status", "suspended")
+	if len(waiting) != 1 || waiting[0].AgentID != "ask" {
+		t.Fatalf("runs list --status suspended: %+v", waiting)
+	}
+	if got := list("--agent", "echo", "--limit", "1"); len(got) != 1 || got[0].Status != core.RunCompleted {
+		t.Fatalf("runs list --agent echo: %+v", got)
+	}
+	if r := run(t, cli.Options{}, "runs", "cancel", all[1].ID, "--cwd", dir); r.code == 0 || !strings.Contains(r.stderr, "does not wait for a human") {
+		t.Fatalf("cancelling a finished run: %+v", r)
+	}
+	if r := run(t, cli.Options{}, "runs", "cancel", waiting[0].ID, "--cwd", dir); r.code != 0 || !strings.Contains(r.stdout, "cancelled") {
+		t.Fatalf("runs cancel: %+v", r)
+	}
+	if got := list("--status", "cancelled"); len(got) != 1 || got[0].ID != waiting[0].ID {
+		t.Fatalf("the cancelled run: %+v", got)
+	}
+	if r := run(t, cli.Options{}, "runs", "list", "--status", "sleeping", "--cwd", dir); r.code != cli.ExitUsage {
+		t.Fatalf("an unknown status: %+v", r)
+	}
+	// Text output: a header and one line per run.
+	if r := run(t, cli.Options{}, "runs", "list", "--cwd", dir); r.code != 0 || strings.Count(r.stdout, "\n") != 3 || !strings.HasPrefix(r.stdout, "RUN") {
+		t.Fatalf("runs list: %+v", r)
 	}
 }

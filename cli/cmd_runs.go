@@ -5,30 +5,49 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/breadai/bread/core"
 )
 
-// cmdRuns reads a run's durable record from the project's store: where a
-// run (a background one, for instance) stands, whichever process ran it.
+// cmdRuns reads the project's durable run records, whichever process ran
+// them: `runs get ID` one record, `runs list` the newest ones, and `runs
+// cancel ID` ends a run that waits for a human (a running run is cancelled
+// through the server that runs it: POST /runs/{id}/cancel).
 func cmdRuns(ctx context.Context, a *app, args []string) int {
-	if wantsHelp(args) && (len(args) == 0 || args[0] != "get") {
+	if wantsHelp(args) && (len(args) == 0 || !isRunsVerb(args[0])) {
 		args = append([]string{"get"}, args...) // let parse print the help
 	}
-	if len(args) == 0 || args[0] != "get" {
-		return a.usageError("runs", fmt.Errorf("runs needs get"))
+	if len(args) == 0 || !isRunsVerb(args[0]) {
+		return a.usageError("runs", fmt.Errorf("runs needs get, list or cancel"))
 	}
-	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print the record as JSON")
+	verb := args[0]
+	fs := flag.NewFlagSet("runs "+verb, flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the records as JSON")
+	var filter core.RunFilter
+	var status string
+	if verb == "list" {
+		fs.StringVar(&filter.SessionID, "session", "", "only the runs of this session")
+		fs.StringVar(&filter.AgentID, "agent", "", "only the runs of this agent")
+		fs.StringVar(&status, "status", "", "only runs in this status (running, suspended, completed, failed, cancelled, lost)")
+		fs.IntVar(&filter.Limit, "limit", 20, "at most this many, newest first (0: all)")
+	}
 	pos, err := a.parse(fs, args[1:])
-	if err != nil || len(pos) != 1 {
-		if err == nil {
-			err = fmt.Errorf("runs get needs one run id")
-		}
+	switch {
+	case err != nil:
+	case verb == "list" && len(pos) != 0:
+		err = fmt.Errorf("runs list takes no arguments")
+	case verb != "list" && len(pos) != 1:
+		err = fmt.Errorf("runs %s needs one run id", verb)
+	case status != "" && !slices.Contains([]core.RunStatus{core.RunRunning, core.RunSuspended, core.RunCompleted, core.RunFailed, core.RunCancelled, core.RunLost}, core.RunStatus(status)):
+		err = fmt.Errorf("unknown status %q", status)
+	}
+	if err != nil {
 		return a.usageError("runs", err)
 	}
+	filter.Status = core.RunStatus(status)
 	if err := a.load(); err != nil {
 		return a.fail(err)
 	}
@@ -41,18 +60,53 @@ func cmdRuns(ctx context.Context, a *app, args []string) int {
 	if !ok {
 		return a.fail(&core.BreadError{Code: core.CodeNotImplemented, Message: "the store keeps no run records"})
 	}
-	rec, err := rs.GetRun(ctx, pos[0])
-	if err != nil {
-		return a.fail(err)
+	var recs []core.RunRecord
+	switch verb {
+	case "get":
+		rec, err := rs.GetRun(ctx, pos[0])
+		if err != nil {
+			return a.fail(err)
+		}
+		recs = []core.RunRecord{rec}
+	case "list":
+		rl, ok := rs.(core.RunLister)
+		if !ok {
+			return a.fail(&core.BreadError{Code: core.CodeNotImplemented, Message: "the store does not list its runs"})
+		}
+		if recs, err = rl.ListRuns(ctx, filter); err != nil {
+			return a.fail(err)
+		}
+	case "cancel":
+		found, err := inst.CancelSuspended(ctx, pos[0])
+		if err != nil {
+			return a.fail(err)
+		}
+		if !found {
+			return a.fail(&core.BreadError{Code: core.CodeNotFound, Message: "run " + pos[0] + " does not wait for a human; a running run is cancelled through the server running it (POST /runs/{id}/cancel)"})
+		}
+		rec, err := rs.GetRun(ctx, pos[0])
+		if err != nil {
+			return a.fail(err)
+		}
+		recs = []core.RunRecord{rec}
 	}
 	if *asJSON {
-		b, _ := json.Marshal(rec)
+		var b []byte
+		if verb == "list" {
+			b, _ = json.Marshal(recs)
+		} else {
+			b, _ = json.Marshal(recs[0])
+		}
 		fmt.Fprintln(a.stdout, string(b))
 		return ExitOK
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tAGENT\tSESSION\tSTATUS\tERROR\tUPDATED")
-	fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", rec.ID, rec.AgentID, rec.SessionID, rec.Status, rec.ErrorCode, time.UnixMilli(rec.UpdatedAt).UTC().Format(time.RFC3339))
+	for _, rec := range recs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", rec.ID, rec.AgentID, rec.SessionID, rec.Status, rec.ErrorCode, time.UnixMilli(rec.UpdatedAt).UTC().Format(time.RFC3339))
+	}
 	_ = tw.Flush()
 	return ExitOK
 }
+
+func isRunsVerb(s string) bool { return s == "get" || s == "list" || s == "cancel" }

@@ -36,6 +36,23 @@ type RunStore interface {
 	LoseRun(ctx context.Context, id string, now int64) (bool, error)
 }
 
+// RunLister is implemented by run stores that list their records
+// (`bread runs list`). All first-party stores implement it.
+type RunLister interface {
+	// ListRuns returns the records matching every non-zero field of
+	// filter, newest first (by CreatedAt, then id), at most filter.Limit
+	// (<= 0: all).
+	ListRuns(ctx context.Context, filter RunFilter) ([]RunRecord, error)
+}
+
+// RunFilter narrows ListRuns.
+type RunFilter struct {
+	SessionID string
+	AgentID   string
+	Status    RunStatus
+	Limit     int
+}
+
 // SessionStarters is implemented by run stores that tell who started a
 // session's runs: the server's ownership policy lets a caller read or
 // delete a session in which it started a run. All first-party stores

@@ -130,3 +130,24 @@ func (s *Store) SessionStarters(ctx context.Context, sessionID string) ([]string
 	}
 	return out, nil
 }
+
+// ListRuns implements core.RunLister.
+func (s *Store) ListRuns(ctx context.Context, f core.RunFilter) ([]core.RunRecord, error) {
+	if err := s.rlock(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]core.RunRecord, 0)
+	for _, r := range s.runRecords {
+		if (f.SessionID == "" || r.SessionID == f.SessionID) && (f.AgentID == "" || r.AgentID == f.AgentID) && (f.Status == "" || r.Status == f.Status) {
+			out = append(out, *r)
+		}
+	}
+	s.mu.RUnlock()
+	slices.SortFunc(out, func(a, b core.RunRecord) int {
+		return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), cmp.Compare(b.ID, a.ID))
+	})
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out, nil
+}

@@ -15,6 +15,7 @@ func runCases() []testCase {
 		{name: "PutRun on an existing id replaces only the mutable fields", needs: needsRuns, run: testRunReplace},
 		{name: "StartedBy is stored and never replaced", needs: needsRuns, run: testRunStartedBy},
 		{name: "SessionStarters lists who started a session's runs", needs: needsRuns, run: testSessionStarters},
+		{name: "ListRuns filters, orders newest first and limits", needs: needsRuns, run: testListRuns},
 		{name: "unknown ids and sessions", needs: needsRuns, run: testRunUnknown},
 		{name: "RenewRunLeases renews only the owner's running runs", needs: needsRuns, run: testRunRenew},
 		{name: "ExpiredRuns lists running runs with a lapsed lease, oldest lease first", needs: needsRuns, run: testRunExpired},
@@ -273,4 +274,56 @@ func testRunCascade(t *testing.T, s core.BreadStore) {
 	isErr(t, err, core.ErrRunNotFound, "GetRun of a deleted session's run")
 	_, err = rs.GetRun(t.Context(), "kept")
 	noErr(t, err, "GetRun of another session's run")
+}
+
+func testListRuns(t *testing.T, s core.BreadStore) {
+	rl, ok := s.(core.RunLister)
+	if !ok {
+		t.Skip("the store does not implement core.RunLister")
+	}
+	rs := capability[core.RunStore](t, s)
+	createSession(t, s, core.NewSession{ID: "s1"})
+	createSession(t, s, core.NewSession{ID: "s2"})
+	put := func(id, session, agent string, status core.RunStatus, created int64) {
+		t.Helper()
+		r := runRecord(id, session, "o", status, baseTime+60_000)
+		r.AgentID, r.CreatedAt, r.UpdatedAt = agent, created, created
+		noErr(t, rs.PutRun(t.Context(), r), "PutRun(%s)", id)
+	}
+	put("r1", "s1", "writer", core.RunCompleted, baseTime)
+	put("r2", "s1", "critic", core.RunSuspended, baseTime+1)
+	put("r3", "s2", "writer", core.RunRunning, baseTime+2)
+	put("r4", "s2", "writer", core.RunCompleted, baseTime+3)
+	ids := func(f core.RunFilter) []string {
+		t.Helper()
+		got, err := rl.ListRuns(t.Context(), f)
+		noErr(t, err, "ListRuns(%+v)", f)
+		out := make([]string, len(got))
+		for i, r := range got {
+			out[i] = r.ID
+		}
+		return out
+	}
+	for _, c := range []struct {
+		f    core.RunFilter
+		want []string
+	}{
+		{core.RunFilter{}, []string{"r4", "r3", "r2", "r1"}},
+		{core.RunFilter{SessionID: "s1"}, []string{"r2", "r1"}},
+		{core.RunFilter{AgentID: "writer"}, []string{"r4", "r3", "r1"}},
+		{core.RunFilter{Status: core.RunCompleted}, []string{"r4", "r1"}},
+		{core.RunFilter{SessionID: "s2", Status: core.RunRunning}, []string{"r3"}},
+		{core.RunFilter{Limit: 2}, []string{"r4", "r3"}},
+		{core.RunFilter{SessionID: "nobody"}, []string{}},
+		{core.RunFilter{AgentID: "a\x00b"}, []string{}},
+	} {
+		if got := ids(c.f); !slices.Equal(got, c.want) {
+			t.Errorf("ListRuns(%+v) = %v, want %v", c.f, got, c.want)
+		}
+	}
+	got, err := rl.ListRuns(t.Context(), core.RunFilter{SessionID: "s1", Status: core.RunSuspended})
+	noErr(t, err, "ListRuns")
+	if len(got) != 1 || got[0].AgentID != "critic" || got[0].SessionID != "s1" {
+		t.Errorf("the listed record: %+v", got)
+	}
 }

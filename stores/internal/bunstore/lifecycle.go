@@ -183,3 +183,35 @@ func (s *Store) SessionStarters(ctx context.Context, sessionID string) ([]string
 	}
 	return out, nil
 }
+
+// ListRuns implements core.RunLister.
+func (s *Store) ListRuns(ctx context.Context, f core.RunFilter) ([]core.RunRecord, error) {
+	if err := s.read(); err != nil {
+		return nil, err
+	}
+	if hasNUL(f.SessionID, f.AgentID, string(f.Status)) {
+		return []core.RunRecord{}, nil
+	}
+	var rows []runRow
+	q := s.db.NewSelect().Model(&rows).OrderExpr("created_at DESC, id DESC")
+	if f.SessionID != "" {
+		q = q.Where("session_id = ?", f.SessionID)
+	}
+	if f.AgentID != "" {
+		q = q.Where("agent_id = ?", f.AgentID)
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", string(f.Status))
+	}
+	if f.Limit > 0 {
+		q = q.Limit(int64(f.Limit))
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, s.mapErr("list runs", err, nil)
+	}
+	out := make([]core.RunRecord, len(rows))
+	for i, r := range rows {
+		out[i] = r.record()
+	}
+	return out, nil
+}
