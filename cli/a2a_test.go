@@ -1,12 +1,9 @@
 package cli_test
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,26 +50,7 @@ func TestA2AFromBreadYAML(t *testing.T) {
 		"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\nplugins:\n  - {type: a2a, agent: echo, url: /a2a}\n" +
 			"  - {type: a2a, agent: echo, url: /a2a/v1, cardPath: /.well-known/agent-card-v1.json, specVersion: \"1.0\"}\n",
 	}))
-	port := freePort(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan result, 1)
-	go func() {
-		var out, errOut syncWriter
-		out.w, errOut.w = &bytes.Buffer{}, &bytes.Buffer{}
-		code := cli.Main(cli.Options{Context: ctx, Args: []string{"start", "-p", strconv.Itoa(port), "-H", "127.0.0.1", "--cwd", dir},
-			Stdout: &out, Stderr: &errOut, LookupEnv: func(string) (string, bool) { return "", false }})
-		done <- result{code, out.String(), errOut.String()}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("start did not stop")
-		}
-	})
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	waitHTTP(t, base+"/agents")
+	base := serve(t, dir).base
 	client := a2aClient(t, base, "/.well-known/agent-card.json")
 	res, err := client.SendMessage(t.Context(), &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "hi"})})
 	if err != nil {
@@ -155,25 +133,7 @@ plugins:
   - {type: a2a, agent: echo, url: /a2a}
 `,
 	}))
-	port := freePort(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan result, 1)
-	go func() {
-		var out, errOut syncWriter
-		out.w, errOut.w = &bytes.Buffer{}, &bytes.Buffer{}
-		code := cli.Main(cli.Options{Context: ctx, Args: []string{"start", "-p", strconv.Itoa(port), "-H", "127.0.0.1", "--cwd", dir},
-			Stdout: &out, Stderr: &errOut, LookupEnv: func(string) (string, bool) { return "", false }})
-		done <- result{code, out.String(), errOut.String()}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("start did not stop")
-		}
-	})
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	base := serve(t, dir).base
 	clientAs := func(header, key string) *a2aclient.Client {
 		t.Helper()
 		hc := headerClient(header, key)

@@ -1,14 +1,10 @@
 package cli_test
 
 import (
-	"bytes"
-	"context"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/breadai/bread/cli"
 )
@@ -20,26 +16,7 @@ func TestAGUIFromBreadYAML(t *testing.T) {
 	dir := project(t, basic(map[string]string{
 		"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\nplugins:\n  - {type: agui, agent: echo, path: /ui/run, heartbeat: 5s}\n",
 	}))
-	port := freePort(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan result, 1)
-	go func() {
-		var out, errOut syncWriter
-		out.w, errOut.w = &bytes.Buffer{}, &bytes.Buffer{}
-		code := cli.Main(cli.Options{Context: ctx, Args: []string{"start", "-p", strconv.Itoa(port), "-H", "127.0.0.1", "--cwd", dir},
-			Stdout: &out, Stderr: &errOut, LookupEnv: func(string) (string, bool) { return "", false }})
-		done <- result{code, out.String(), errOut.String()}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("start did not stop")
-		}
-	})
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	waitHTTP(t, base+"/agents")
+	base := serve(t, dir).base
 	res, err := http.Post(base+"/ui/run", "application/json", strings.NewReader(`{"threadId":"th-1","runId":"r","messages":[{"id":"m","role":"user","content":"hi"}]}`))
 	if err != nil {
 		t.Fatal(err)
