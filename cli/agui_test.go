@@ -58,4 +58,11 @@ func TestAGUIConfigErrors(t *testing.T) {
 	if r.code == cli.ExitOK || !strings.Contains(r.stderr, "INVALID_CONFIG") {
 		t.Errorf("typo: exit %d: %s", r.code, r.stderr)
 	}
+	dir = project(t, basic(map[string]string{
+		"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\nplugins:\n  - {type: agui, agent: echo, heartbeat: fast}\n",
+	}))
+	r = run(t, cli.Options{}, "invoke", "--cwd", dir, "echo", "hi")
+	if r.code == cli.ExitOK || !strings.Contains(r.stderr, "bread.yaml:") || !strings.Contains(r.stderr, "fast") {
+		t.Errorf("a heartbeat that is not a duration: exit %d: %s", r.code, r.stderr)
+	}
 }

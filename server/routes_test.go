@@ -477,3 +477,29 @@ func TestCancelRouteEndsASuspendedRun(t *testing.T) {
 		t.Errorf("a second cancel = %d %s", r.status, r.body)
 	}
 }
+
+// A run waiting inside a pipeline is not cancelled alone: 501, and it
+// still waits.
+func TestCancelRouteRefusesARunWaitingInAPipeline(t *testing.T) {
+	asker := &core.Agent{ID: "asker", Model: core.ModelRef{Provider: "scripted", Model: "m3"},
+		HumanTools: []core.HumanToolDef{{Name: "confirm", Schema: json.RawMessage(`{"type":"object"}`)}}}
+	f := newFixture(t, engine.Config{Agents: []*core.Agent{asker},
+		Pipelines: map[string][]core.PipelineStep{"p": {{Type: core.StepAgent, AgentID: "asker"}}}},
+		modeltest.ToolCall("human_confirm", map[string]string{}))
+	ts := f.serve(t, server.Options{})
+	var hr *core.HumanRequired
+	for c := range f.inst.RunPipeline(context.Background(), "p", "go") {
+		if h, ok := c.(*core.HumanRequired); ok {
+			hr = h
+		}
+	}
+	if hr == nil {
+		t.Fatal("the pipeline did not suspend")
+	}
+	if r := do(t, ts.URL, "POST", "/runs/"+hr.RunID+"/cancel", ""); r.status != 501 || r.errorCode(t) != core.CodeNotImplemented {
+		t.Fatalf("cancel = %d %s", r.status, r.body)
+	}
+	if _, err := f.store.GetCheckpoint(context.Background(), hr.CheckpointID); err != nil {
+		t.Errorf("the refused cancel removed the checkpoint: %v", err)
+	}
+}
