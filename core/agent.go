@@ -56,6 +56,9 @@ type Agent struct {
 	// on which a run of this instance is already running; empty is
 	// Config.SessionConcurrency, then ConcurrencyReject.
 	Concurrency ConcurrencyPolicy
+	// OnLost decides what becomes of this agent's background run whose
+	// process died mid-run; the zero value fails it with RUN_LOST.
+	OnLost LostPolicy
 
 	// CheckInput, when set, validates a run's input beyond InputSchema
 	// (typed.DefineAgent sets it from the Go type and its validate tags).

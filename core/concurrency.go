@@ -44,3 +44,46 @@ type MessageDeleter interface {
 	// are ignored. The order of the remaining messages is kept.
 	DeleteMessages(ctx context.Context, sessionID string, ids []string) (int, error)
 }
+
+// LostAction is what becomes of a background run whose process died while
+// it ran (its lease lapsed).
+type LostAction string
+
+// The lost-run actions.
+const (
+	// LostFail ends the run with RUN_LOST (the default).
+	LostFail LostAction = "fail"
+	// LostRetry runs it again under the same run id, from its last durable
+	// point: the messages the lost attempt added are removed first, so
+	// the retry sees the session as the lost attempt found it.
+	LostRetry LostAction = "retry"
+)
+
+// DefaultLostAttempts bounds the attempts of a LostRetry policy that sets
+// none.
+const DefaultLostAttempts = 3
+
+// LostPolicy is an agent's onLost policy (agent.yaml `onLost`).
+type LostPolicy struct {
+	Action LostAction `json:"action,omitempty"`
+	// MaxAttempts bounds the attempts of a retried run, the first included
+	// (<= 0: DefaultLostAttempts); the last lost attempt ends with RUN_LOST.
+	MaxAttempts int `json:"maxAttempts,omitempty"`
+}
+
+// Attempts is p.MaxAttempts, or DefaultLostAttempts when unset; 1 for
+// LostFail.
+func (p LostPolicy) Attempts() int {
+	if p.Action != LostRetry {
+		return 1
+	}
+	if p.MaxAttempts > 0 {
+		return p.MaxAttempts
+	}
+	return DefaultLostAttempts
+}
+
+// Valid reports whether p's action is fail, retry or empty.
+func (p LostPolicy) Valid() bool {
+	return p.Action == "" || p.Action == LostFail || p.Action == LostRetry
+}

@@ -15,7 +15,7 @@ import (
 // every run it held at once.
 type RunStore interface {
 	// PutRun inserts a run record, or replaces the mutable fields (Status,
-	// Owner, LeaseUntil, CheckpointID, ErrorCode, UpdatedAt) of the record
+	// Owner, LeaseUntil, CheckpointID, Attempt, ErrorCode, UpdatedAt) of the record
 	// with that ID, keeping its CreatedAt, AgentID, SessionID, PipelineID
 	// and StartedBy: a resumed run reuses its id and keeps its starter. A record whose session does
 	// not exist is ErrSessionNotFound.
@@ -67,9 +67,12 @@ type SessionStarters interface {
 // RunStatus is where a run is in its life.
 type RunStatus string
 
-// The run statuses. Running and suspended are the live ones; the others
+// The run statuses. Queued, running and suspended are the live ones; the others
 // are final.
 const (
+	// RunQueued is a background run stored in a JobQueue that no worker
+	// has started yet; cancelling it means it never starts.
+	RunQueued    RunStatus = "queued"
 	RunRunning   RunStatus = "running"
 	RunSuspended RunStatus = "suspended"
 	RunCompleted RunStatus = "completed"
@@ -108,6 +111,10 @@ type RunRecord struct {
 	// CheckpointID is the checkpoint a suspended run waits on, or, while a
 	// resumed run runs, the checkpoint it continues from.
 	CheckpointID string `json:"checkpointId,omitempty"`
+	// Attempt is which attempt of a background run this is (1 for the
+	// first; a run its agent's LostPolicy retries after its process died
+	// counts up), 0 for a run started in a request.
+	Attempt int `json:"attempt,omitempty"`
 	// ErrorCode is the code a failed, cancelled or lost run ended with.
 	ErrorCode string `json:"errorCode,omitempty"`
 	// CreatedAt is when the run first started; UpdatedAt when its status

@@ -17,7 +17,7 @@ func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
 	defer s.mu.Unlock()
 	if cur, ok := s.runRecords[r.ID]; ok { // identity fields, StartedBy among them, stay
 		cur.Status, cur.Owner, cur.LeaseUntil = r.Status, r.Owner, r.LeaseUntil
-		cur.CheckpointID, cur.ErrorCode, cur.UpdatedAt = r.CheckpointID, r.ErrorCode, r.UpdatedAt
+		cur.CheckpointID, cur.Attempt, cur.ErrorCode, cur.UpdatedAt = r.CheckpointID, r.Attempt, r.ErrorCode, r.UpdatedAt
 		if finished(r.Status) {
 			s.noteFinished(r.ID)
 		} else {

@@ -14,6 +14,7 @@ func runCases() []testCase {
 		{name: "put and get", needs: needsRuns, run: testRunRoundTrip},
 		{name: "PutRun on an existing id replaces only the mutable fields", needs: needsRuns, run: testRunReplace},
 		{name: "StartedBy is stored and never replaced", needs: needsRuns, run: testRunStartedBy},
+		{name: "a background run goes from queued through its attempts", needs: needsRuns, run: testRunAttempts},
 		{name: "SessionStarters lists who started a session's runs", needs: needsRuns, run: testSessionStarters},
 		{name: "ListRuns filters, orders newest first and limits", needs: needsRuns, run: testListRuns},
 		{name: "unknown ids and sessions", needs: needsRuns, run: testRunUnknown},
@@ -74,6 +75,34 @@ func testRunReplace(t *testing.T, s core.BreadStore) {
 		want := st
 		want.AgentID, want.SessionID, want.PipelineID, want.CreatedAt = first.AgentID, first.SessionID, "", first.CreatedAt
 		assertJSONEqual(t, "the run after "+string(st.Status), want, got)
+	}
+}
+
+// testRunAttempts follows a background run: queued with no owner, then
+// running its first attempt, lost, and running its second; the attempt is
+// a mutable field, and a queued run is never an expired one.
+func testRunAttempts(t *testing.T, s core.BreadStore) {
+	rs := capability[core.RunStore](t, s)
+	createSession(t, s, core.NewSession{ID: "s"})
+	queued := core.RunRecord{ID: "run-1", AgentID: "writer", SessionID: "s", Status: core.RunQueued, CreatedAt: baseTime, UpdatedAt: baseTime}
+	noErr(t, rs.PutRun(t.Context(), queued), "PutRun(queued)")
+	expired, err := rs.ExpiredRuns(t.Context(), baseTime+1_000_000, 0)
+	noErr(t, err, "ExpiredRuns")
+	if len(expired) != 0 {
+		t.Fatalf("ExpiredRuns lists a queued run: %+v", expired)
+	}
+	steps := []core.RunRecord{
+		{ID: "run-1", Status: core.RunRunning, Owner: "replica-a", LeaseUntil: baseTime + 100, Attempt: 1, UpdatedAt: baseTime + 10},
+		{ID: "run-1", Status: core.RunLost, ErrorCode: core.CodeRunLost, Attempt: 1, UpdatedAt: baseTime + 200},
+		{ID: "run-1", Status: core.RunRunning, Owner: "replica-b", LeaseUntil: baseTime + 400, Attempt: 2, UpdatedAt: baseTime + 300},
+	}
+	for _, st := range steps {
+		noErr(t, rs.PutRun(t.Context(), st), "PutRun(%s, attempt %d)", st.Status, st.Attempt)
+		got, err := rs.GetRun(t.Context(), "run-1")
+		noErr(t, err, "GetRun")
+		want := st
+		want.AgentID, want.SessionID, want.CreatedAt = queued.AgentID, queued.SessionID, queued.CreatedAt
+		assertJSONEqual(t, fmt.Sprintf("the run at %s, attempt %d", st.Status, st.Attempt), want, got)
 	}
 }
 

@@ -73,6 +73,7 @@ var schema = []string{
   owner TEXT,
   lease_until BIGINT,
   checkpoint_id TEXT,
+  attempt BIGINT,
   error_code TEXT,
   created_at BIGINT NOT NULL,
   updated_at BIGINT NOT NULL
@@ -212,6 +213,7 @@ var addedColumns = []struct{ table, column, ddl string }{
 	{"bread_documents", "pos", "BIGINT GENERATED ALWAYS AS IDENTITY"},
 	{"bread_checkpoints", "human_set", "JSON"},
 	{"bread_joins", "completed_by", "BIGINT"},
+	{"bread_runs", "attempt", "BIGINT"},
 }
 
 // embeddingTables are the tables that get an embedding column when

@@ -62,6 +62,7 @@ var schema = []string{
   owner TEXT,
   lease_until INTEGER,
   checkpoint_id TEXT,
+  attempt INTEGER,
   error_code TEXT,
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
@@ -184,4 +185,5 @@ var addedColumns = []struct{ table, column, ddl string }{
 	{"bread_runs", "started_by", "TEXT"},
 	{"bread_checkpoints", "human_set", "TEXT"},
 	{"bread_joins", "completed_by", "INTEGER"},
+	{"bread_runs", "attempt", "INTEGER"},
 }

@@ -23,6 +23,7 @@ type runRow struct {
 	Owner        string `bun:"owner,nullzero"`
 	LeaseUntil   int64  `bun:"lease_until,nullzero"`
 	CheckpointID string `bun:"checkpoint_id,nullzero"`
+	Attempt      int    `bun:"attempt,nullzero"`
 	ErrorCode    string `bun:"error_code,nullzero"`
 	CreatedAt    int64  `bun:"created_at"`
 	UpdatedAt    int64  `bun:"updated_at"`
@@ -32,7 +33,7 @@ func (r runRow) record() core.RunRecord {
 	return core.RunRecord{
 		ID: r.ID, AgentID: r.AgentID, SessionID: r.SessionID, PipelineID: r.PipelineID, StartedBy: r.StartedBy,
 		Status: core.RunStatus(r.Status), Owner: r.Owner, LeaseUntil: r.LeaseUntil,
-		CheckpointID: r.CheckpointID, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		CheckpointID: r.CheckpointID, Attempt: r.Attempt, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
 
@@ -45,7 +46,7 @@ func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
 	row := runRow{
 		ID: r.ID, AgentID: r.AgentID, SessionID: r.SessionID, PipelineID: r.PipelineID, StartedBy: r.StartedBy,
 		Status: string(r.Status), Owner: r.Owner, LeaseUntil: r.LeaseUntil,
-		CheckpointID: r.CheckpointID, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		CheckpointID: r.CheckpointID, Attempt: r.Attempt, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 	unlock, err := s.lockWrites(ctx)
 	if err != nil {
@@ -58,6 +59,7 @@ func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
 		Set("owner = EXCLUDED.owner").
 		Set("lease_until = EXCLUDED.lease_until").
 		Set("checkpoint_id = EXCLUDED.checkpoint_id").
+		Set("attempt = EXCLUDED.attempt").
 		Set("error_code = EXCLUDED.error_code").
 		Set("updated_at = EXCLUDED.updated_at").
 		Exec(ctx)
