@@ -27,9 +27,10 @@ type JobQueue interface {
 	// names a job still queued or running is not added again (nil error).
 	Enqueue(ctx context.Context, j Job) error
 	// CancelJob removes the queued job with key, so it never starts, and
-	// reports whether it did. A job that is running, finished or unknown
-	// is false: a running job is stopped through the run it executes.
-	CancelJob(ctx context.Context, key string) (bool, error)
+	// returns it (the engine tells the run's webhook). A job that is
+	// running, finished or unknown is (nil, nil): a running job is stopped
+	// through the run it executes.
+	CancelJob(ctx context.Context, key string) (*Job, error)
 	// Stop stops handing out jobs and firing schedules, waits for the jobs
 	// running until ctx ends, then cancels their contexts and returns ctx's
 	// error. A job cancelled by Stop is handed out again later (to this
