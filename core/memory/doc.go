@@ -15,4 +15,7 @@
 //
 // Knowledge and document search is a case-insensitive substring match (the
 // original's keyword fallback); there is no vector search.
+//
+// NewQueue is an in-process core.JobQueue, the dev fallback for background
+// runs and schedules; its jobs do not survive the process.
 package memory
