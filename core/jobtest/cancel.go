@@ -2,6 +2,7 @@ package jobtest
 
 import (
 	"context"
+	"encoding/json"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,18 +11,23 @@ import (
 )
 
 // cancelQueued: CancelJob of a queued job (enqueued before Start, or
-// waiting out a snooze on a started queue) reports true and the job never
+// waiting out a snooze on a started queue) returns it and the job never
 // runs; the key is free again afterwards.
 func (s *suite) cancelQueued(t *testing.T) {
 	q := s.newQueue(t)
 	l := newLog()
 	ctx := t.Context()
-	q.enqueue(core.Job{Kind: kindEcho, Key: "queued"})
-	if ok, err := q.CancelJob(ctx, "queued"); err != nil || !ok {
-		t.Fatalf("CancelJob of a queued job = %v, %v; want true, nil", ok, err)
+	queued := core.Job{Kind: kindEcho, Key: "queued", Payload: json.RawMessage(`{"q":1}`)}
+	q.enqueue(queued)
+	got, err := q.CancelJob(ctx, "queued")
+	if err != nil || got == nil {
+		t.Fatalf("CancelJob of a queued job = %v, %v; want the job", got, err)
 	}
-	if ok, err := q.CancelJob(ctx, "queued"); err != nil || ok {
-		t.Errorf("CancelJob of a cancelled job = %v, %v; want false, nil", ok, err)
+	if got.Kind != queued.Kind || got.Key != queued.Key || !jsonEqual(got.Payload, queued.Payload) {
+		t.Errorf("CancelJob returned %+v (payload %s), want the job enqueued, %+v", got, got.Payload, queued)
+	}
+	if got, err := q.CancelJob(ctx, "queued"); err != nil || got != nil {
+		t.Errorf("CancelJob of a cancelled job = %+v, %v; want nil, nil", got, err)
 	}
 	const snooze = 3 * time.Second
 	q.start(&worker{log: l, handle: func(_ context.Context, j core.Job) error {
@@ -33,14 +39,14 @@ func (s *suite) cancelQueued(t *testing.T) {
 	q.enqueue(core.Job{Kind: kindEcho, Key: "snoozing"})
 	first := l.waitCount(t, s.h.Wait, "snoozing", 1)[0]
 	// The queue records the snooze after WorkJob returns; until then the
-	// job is running and CancelJob is rightly false.
+	// job is running and CancelJob rightly finds nothing to cancel.
 	cancelled := false
 	for deadline := time.Now().Add(2 * time.Second); !cancelled && time.Now().Before(deadline); {
-		ok, err := q.CancelJob(ctx, "snoozing")
+		got, err := q.CancelJob(ctx, "snoozing")
 		if err != nil {
 			t.Fatalf("CancelJob of a snoozed job: %v", err)
 		}
-		if cancelled = ok; !ok {
+		if cancelled = got != nil; !cancelled {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
@@ -62,15 +68,15 @@ func (s *suite) cancelQueued(t *testing.T) {
 	q.stopNow()
 }
 
-// cancelRunningOrUnknown: CancelJob of a running job is false and leaves it
+// cancelRunningOrUnknown: CancelJob of a running job is nil and leaves it
 // running (its context is not cancelled); of an unknown or finished key it
-// is false.
+// is nil.
 func (s *suite) cancelRunningOrUnknown(t *testing.T) {
 	q := s.newQueue(t)
 	l := newLog()
 	ctx := t.Context()
-	if ok, err := q.CancelJob(ctx, "never-enqueued"); err != nil || ok {
-		t.Errorf("CancelJob of an unknown key = %v, %v; want false, nil", ok, err)
+	if got, err := q.CancelJob(ctx, "never-enqueued"); err != nil || got != nil {
+		t.Errorf("CancelJob of an unknown key = %+v, %v; want nil, nil", got, err)
 	}
 	release := make(chan struct{})
 	var ctxCancelled atomic.Bool
@@ -88,8 +94,8 @@ func (s *suite) cancelRunningOrUnknown(t *testing.T) {
 	}})
 	q.enqueue(core.Job{Kind: kindEcho, Key: "running"})
 	l.waitCount(t, s.h.Wait, "running", 1)
-	if ok, err := q.CancelJob(ctx, "running"); err != nil || ok {
-		t.Errorf("CancelJob of a running job = %v, %v; want false, nil", ok, err)
+	if got, err := q.CancelJob(ctx, "running"); err != nil || got != nil {
+		t.Errorf("CancelJob of a running job = %+v, %v; want nil, nil", got, err)
 	}
 	time.Sleep(s.h.Quiet)
 	if ctxCancelled.Load() {
@@ -97,8 +103,8 @@ func (s *suite) cancelRunningOrUnknown(t *testing.T) {
 	}
 	close(release)
 	time.Sleep(s.h.Quiet)
-	if ok, err := q.CancelJob(ctx, "running"); err != nil || ok {
-		t.Errorf("CancelJob of a finished job = %v, %v; want false, nil", ok, err)
+	if got, err := q.CancelJob(ctx, "running"); err != nil || got != nil {
+		t.Errorf("CancelJob of a finished job = %+v, %v; want nil, nil", got, err)
 	}
 	if c := l.of("running"); len(c) != 1 {
 		t.Errorf("the job ran %d times, want once: %s", len(c), describe(c))

@@ -142,20 +142,24 @@ func (q *Queue) Enqueue(_ context.Context, j core.Job) error {
 	return nil
 }
 
-// CancelJob removes the queued job with key. A running job is not touched.
-func (q *Queue) CancelJob(_ context.Context, key string) (bool, error) {
+// CancelJob removes the queued job with key and returns it. A running job
+// is not touched.
+func (q *Queue) CancelJob(_ context.Context, key string) (*core.Job, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	e, ok := q.jobs[key]
 	if !ok || e.running {
-		return false, nil
+		return nil, nil
 	}
 	// A job in ready is skipped by the workers once it is out of jobs.
 	delete(q.jobs, key)
 	if e.timer != nil {
 		e.timer.Stop()
 	}
-	return true, nil
+	j := e.job
+	j.Attempt = e.failed
+	j.Payload = append([]byte(nil), e.job.Payload...)
+	return &j, nil
 }
 
 // Stop stops handing out jobs and ticking, waits for the running jobs
