@@ -133,3 +133,15 @@ func (e Every) Next(t time.Time) time.Time {
 	}
 	return t.Truncate(d).Add(d)
 }
+
+// ScheduleInfo is a configured schedule as GET /schedules and `bread
+// schedules` list it.
+type ScheduleInfo struct {
+	Name     string `json:"name"`
+	Spec     string `json:"spec"`
+	TimeZone string `json:"timeZone,omitempty"`
+	AgentID  string `json:"agentId"`
+	Session  string `json:"session,omitempty"`
+	// Next is the schedule's next tick.
+	Next time.Time `json:"next"`
+}

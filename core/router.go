@@ -33,6 +33,7 @@ const (
 	ActionLoopRead       = "loop.read"       // GET /loops/{id}
 	ActionTaskList       = "task.list"       // GET /tasks
 	ActionTaskRead       = "task.read"       // GET /tasks/{id}
+	ActionScheduleList   = "schedule.list"   // GET /schedules
 	ActionHealthLive     = "health.live"     // GET /healthz
 	ActionHealthReady    = "health.ready"    // GET /readyz
 )
@@ -43,7 +44,7 @@ func HTTPActions() []string {
 		ActionAgentList, ActionAgentRead, ActionRunStart, ActionPipelineStart,
 		ActionRunResume, ActionRunRead, ActionRunStream, ActionRunCancel, ActionRunFileRead, ActionRunStreamToken,
 		ActionSessionList, ActionSessionRead, ActionSessionDelete, ActionSessionCleanup,
-		ActionLoopList, ActionLoopRead, ActionTaskList, ActionTaskRead,
+		ActionLoopList, ActionLoopRead, ActionTaskList, ActionTaskRead, ActionScheduleList,
 		ActionHealthLive, ActionHealthReady,
 	}
 }

@@ -74,8 +74,18 @@ func (b *background) stop(ctx context.Context) error {
 
 var _ core.Detacher = (*Instance)(nil)
 
-// RunBackground starts agentID on input on a goroutine the Instance owns
-// and returns once the run has its id (see core.Detacher). The run keeps
+// RunBackground starts agentID on input in the background (see
+// core.Detacher).
+//
+// With Config.Jobs, the run is checked (agent, input, webhook), its session
+// opened and its record written as queued, then it is enqueued and
+// RunBackground returns: a worker on any replica sharing the queue starts
+// it, keeping the caller's identity. Refusals that depend on the moment it
+// starts (SESSION_BUSY) end it then, in its record and its stream.
+// CancelQueued ends it while it waits.
+//
+// Without, it runs on a goroutine the Instance owns and RunBackground
+// returns once the run has its id. The run keeps
 // ctx's values (the caller's identity, so the run's record names its
 // starter) but not its cancellation: Cancel ends it, and so does Stop,
 // which waits for it like any run. A refused run (SESSION_BUSY,
@@ -93,6 +103,15 @@ var _ core.Detacher = (*Instance)(nil)
 // (no secret configured, a refused address) is VALIDATION_ERROR before the
 // run starts.
 func (in *Instance) RunBackground(ctx context.Context, agentID string, input any, opts core.RunOptions, bg core.BackgroundOptions) (core.Detached, error) {
+	if in.cfg.Jobs != nil {
+		return in.enqueueRun(ctx, newID(), agentID, input, opts, bg)
+	}
+	return in.runBackground(ctx, newID(), agentID, input, opts, bg)
+}
+
+// runBackground starts a background run under runID on an Instance-owned
+// goroutine (no job queue configured).
+func (in *Instance) runBackground(ctx context.Context, runID, agentID string, input any, opts core.RunOptions, bg core.BackgroundOptions) (core.Detached, error) {
 	var hook *webhook
 	if bg.Webhook != "" {
 		var err error
@@ -100,7 +119,7 @@ func (in *Instance) RunBackground(ctx context.Context, agentID string, input any
 			return core.Detached{}, err
 		}
 	}
-	preset := &presetRun{runID: newID()}
+	preset := &presetRun{runID: runID}
 	return in.detach(ctx, hook, preset, func(ctx context.Context) iter.Seq2[core.Crumb, error] {
 		return in.Run(context.WithValue(ctx, presetKey{}, preset), agentID, input, opts)
 	})
@@ -183,9 +202,10 @@ type presetKey struct{}
 // presetRun is a background run's id, chosen before it starts, and the
 // hook that answers the caller when the run must wait for its session.
 type presetRun struct {
-	runID  string
-	onWait func(sessionID string)
-	queued bool // the run waited for its session
+	runID   string
+	attempt int // a queued run's attempt (core.RunRecord.Attempt)
+	onWait  func(sessionID string)
+	queued  bool // the run waited for its session
 }
 
 func presetFrom(ctx context.Context) *presetRun {

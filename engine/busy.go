@@ -158,6 +158,10 @@ func (in *Instance) sessionPolicy(rt *agentRT) error {
 		return &core.BreadError{Code: core.CodeInvalidConfig, Message: "agent " + rt.ID + ": concurrency rollback needs a store that removes messages (core.MessageDeleter)",
 			Context: map[string]any{"agentId": rt.ID}}
 	}
+	if !rt.OnLost.Valid() || rt.OnLost.MaxAttempts < 0 {
+		return &core.BreadError{Code: core.CodeInvalidConfig, Message: "agent " + rt.ID + ": onLost " + quoteTruncated(string(rt.OnLost.Action)) + " is not fail or retry, or its maxAttempts is negative",
+			Context: map[string]any{"agentId": rt.ID}}
+	}
 	rt.concurrency = p
 	return nil
 }

@@ -52,6 +52,15 @@ type Config struct {
 	// ends the tails of a crashed instance's runs sooner, at the cost of
 	// more renewals.
 	RunLease time.Duration
+	// Jobs is the durable queue background runs are executed from, by a
+	// worker on any replica sharing its backend (jobs/river on PostgreSQL
+	// or SQLite). nil runs background runs on goroutines of this Instance:
+	// they do not survive its process.
+	Jobs core.JobQueue
+	// Schedules are runs on a timetable. With Jobs, each tick fires once
+	// across every replica sharing its backend; without, this Instance
+	// fires them on an in-process queue.
+	Schedules []Schedule
 	// Webhooks configure the signed POSTs of background runs' records
 	// (core.BackgroundOptions.Webhook).
 	Webhooks WebhookOptions

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/breadai/bread/core"
 )
@@ -16,3 +17,18 @@ func (in *Instance) NewChokePointForTest(ctx context.Context) ChokePointForTest 
 
 func (c ChokePointForTest) Process(ctx context.Context, cr core.Crumb) { c.cp.process(ctx, cr) }
 func (c ChokePointForTest) Finish()                                    { c.cp.finish() }
+
+// WorkJobForTest hands a job to the Instance's job worker, as a queue would.
+func (in *Instance) WorkJobForTest(ctx context.Context, j core.Job) error {
+	return jobWorker{in}.WorkJob(ctx, j)
+}
+
+// RunJobForTest is the job enqueueRun would queue for a run.
+func RunJobForTest(runID, agentID string, input any, sessionID, webhook string) core.Job {
+	raw, _ := json.Marshal(input)
+	payload, _ := json.Marshal(runJob{RunID: runID, AgentID: agentID, Input: raw, Options: core.RunOptions{Session: core.SessionOptions{ID: sessionID}}, Webhook: webhook})
+	return core.Job{Kind: core.JobKindRun, Key: runID, Payload: payload, Attempt: 2}
+}
+
+// TickRunIDForTest is the run id of a schedule's tick.
+func TickRunIDForTest(key string) string { return tickRunID(key) }

@@ -49,6 +49,10 @@ type Instance struct {
 
 	// bg owns the goroutines of background runs and their webhooks.
 	bg *background
+	// queue hands this Instance background-run jobs and schedule ticks:
+	// Config.Jobs, or an in-process queue for schedules when it is nil;
+	// nil when there is neither.
+	queue core.JobQueue
 
 	// relayed holds the run ids of remote runs whose crumbs are being
 	// relayed: the choke point numbers them but never logs them, and
@@ -93,6 +97,7 @@ func New(cfg Config) (*Instance, error) {
 		sessions:  newSessionGate(),
 		bg:        newBackground(),
 	}
+	in.cfg.Schedules = slices.Clone(cfg.Schedules) // checkSchedules parses into it
 	in.loops, _ = cfg.Store.(core.LoopStore)
 	in.records = newRecords(in, newID())
 	if in.log == nil {
@@ -203,7 +208,16 @@ func (in *Instance) Start(ctx context.Context) error {
 		in.closePlugins(ctx, len(in.cfg.Plugins))
 		return err
 	}
+	if err := in.checkSchedules(); err != nil {
+		in.closePlugins(ctx, len(in.cfg.Plugins))
+		return err
+	}
 	in.records.start()
+	if err := in.startJobs(ctx); err != nil {
+		in.records.close()
+		in.closePlugins(ctx, len(in.cfg.Plugins))
+		return err
+	}
 	// Only now, with every plugin wired, are runs admitted.
 	in.lifeMu.Lock()
 	in.accepting = true
@@ -256,6 +270,9 @@ func (in *Instance) Stop(ctx context.Context) error {
 			cancel(ErrInstanceStopped)
 		}
 		in.runsMu.Unlock()
+		if err := in.stopJobs(ctx); err != nil {
+			errs = append(errs, err)
+		}
 		drained := make(chan struct{})
 		go func() {
 			in.active.Wait()

@@ -131,6 +131,12 @@ func (rc *records) sweep(ctx context.Context) {
 // and every replay of it ends: an agent:error RUN_LOST after its last logged
 // crumb, in the crumb log and on the bus.
 func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
+	if rc.in.retriesLost(r) {
+		// Its job, handed out again once the queue finds it stuck, runs
+		// it again (workRun): its tails wait for that attempt.
+		rc.in.log.Warn("bread: background run lost: its job will retry it", append(runAttrs(r.ID, r.AgentID, r.SessionID), "attempt", r.Attempt)...)
+		return
+	}
 	rc.in.log.Warn("bread: run lost: the instance running it stopped renewing its lease", runAttrs(r.ID, r.AgentID, r.SessionID)...)
 	// A resume that died leaves its checkpoint to be resumed again: its
 	// session stays as it is, for that retry to continue.

@@ -33,6 +33,9 @@ type run struct {
 	// resumedFrom is the checkpoint a resumed run continues from, until
 	// recordEnd settles it.
 	resumedFrom *core.CheckpointRecord
+	// jobAttempt is a background run's attempt (core.RunRecord.Attempt),
+	// 0 for a run started in a request.
+	jobAttempt int
 	// recorded is set once the run's outcome is in its run record.
 	recorded bool
 	// wrote is set once this attempt added messages to the session.
@@ -152,6 +155,9 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 		}
 	}
 	r := in.newRun(rt, runID, session.ID, input, opts)
+	if preset != nil {
+		r.jobAttempt = preset.attempt
+	}
 	return r.execute(ctx, out)
 }
 
@@ -180,7 +186,7 @@ func (r *run) recordEnd(ctx context.Context, res outcome, err error) {
 // record is the identity part of r's run record; a resumed run names the
 // checkpoint it resumes from until that checkpoint is settled.
 func (r *run) record() core.RunRecord {
-	rec := core.RunRecord{ID: r.id, AgentID: r.agent.ID, SessionID: r.sessionID}
+	rec := core.RunRecord{ID: r.id, AgentID: r.agent.ID, SessionID: r.sessionID, Attempt: r.jobAttempt}
 	if r.resumedFrom != nil {
 		rec.CheckpointID = r.resumedFrom.ID
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/core/modeltest"
 	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
@@ -74,5 +75,55 @@ func TestBackgroundRunCancelRoute(t *testing.T) {
 	}
 	if got := waitRun(t, ts.URL, "/runs/"+run.RunID, "cancelled"); got.ErrorCode != core.CodeRunCancelled {
 		t.Fatalf("the cancelled run: %+v", got)
+	}
+}
+
+// With a job queue, a background run waits as queued while the only worker
+// is busy; POST /runs/{id}/cancel ends it there (it never starts), and GET
+// /schedules lists bread's schedules with their next tick.
+func TestQueuedRunCancelRouteAndSchedules(t *testing.T) {
+	reached := make(chan struct{})
+	f := newFixture(t, engine.Config{
+		Jobs:      memory.NewQueue(memory.QueueOptions{Concurrency: 1}),
+		Schedules: []engine.Schedule{{Name: "hourly", Spec: "@every 1h", AgentID: "writer", Input: "report"}},
+	}, modeltest.Block(reached, "half"), modeltest.Text("second"))
+	ts := f.serve(t, server.Options{})
+	first := do(t, ts.URL, "POST", "/agents/writer/run", `{"input":"one","background":true}`)
+	if first.status != 202 {
+		t.Fatalf("POST = %d %s", first.status, first.body)
+	}
+	<-reached
+	r := do(t, ts.URL, "POST", "/agents/writer/run", `{"input":"two"}`, "Prefer", "respond-async")
+	var queued core.Detached
+	if r.status != 202 {
+		t.Fatalf("POST = %d %s", r.status, r.body)
+	}
+	r.decode(t, &queued)
+	waitRun(t, ts.URL, "/runs/"+queued.RunID, "queued")
+	if c := do(t, ts.URL, "POST", "/runs/"+queued.RunID+"/cancel", ""); c.status != 200 {
+		t.Fatalf("cancel = %d %s", c.status, c.body)
+	}
+	if got := waitRun(t, ts.URL, "/runs/"+queued.RunID, "cancelled"); got.ErrorCode != core.CodeRunCancelled {
+		t.Fatalf("the cancelled queued run: %+v", got)
+	}
+	if c := do(t, ts.URL, "POST", "/runs/"+queued.RunID+"/cancel", ""); c.status != 404 {
+		t.Fatalf("second cancel = %d %s, want 404", c.status, c.body)
+	}
+	var list []core.ScheduleInfo
+	s := do(t, ts.URL, "GET", "/schedules", "")
+	if s.status != 200 {
+		t.Fatalf("GET /schedules = %d %s", s.status, s.body)
+	}
+	s.decode(t, &list)
+	if len(list) != 1 || list[0].Name != "hourly" || list[0].AgentID != "writer" || !list[0].Next.After(time.Now()) {
+		t.Fatalf("GET /schedules = %s", s.body)
+	}
+}
+
+func TestSchedulesRouteWithoutSchedules(t *testing.T) {
+	f := newFixture(t, engine.Config{})
+	ts := f.serve(t, server.Options{})
+	if s := do(t, ts.URL, "GET", "/schedules", ""); s.status != 200 || string(s.body) != "[]\n" && string(s.body) != "[]" {
+		t.Fatalf("GET /schedules = %d %q, want []", s.status, s.body)
 	}
 }

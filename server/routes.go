@@ -28,6 +28,8 @@ func (s *Server) routes(r core.Router) {
 	r.Handle(core.ActionTaskList, http.MethodGet, "/tasks", http.HandlerFunc(s.listTasks))
 	r.Handle(core.ActionTaskRead, http.MethodGet, "/tasks/{id}", http.HandlerFunc(s.readTask))
 
+	r.Handle(core.ActionScheduleList, http.MethodGet, "/schedules", http.HandlerFunc(s.listSchedules))
+
 	r.Handle(core.ActionRunRead, http.MethodGet, "/runs/{runId}", http.HandlerFunc(s.readRun))
 	r.Handle(core.ActionRunCancel, http.MethodPost, "/runs/{runId}/cancel", http.HandlerFunc(s.cancelRun))
 	s.blobRoutes(r)

@@ -17,7 +17,17 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		forbidden(w)
 		return
 	}
-	found, err := s.canceller.Cancel(r.Context(), runID)
+	// A background run still in the job queue is cancelled there first:
+	// it never starts. One a worker took meanwhile is running, for the
+	// canceller.
+	var found bool
+	var err error
+	if qc, ok := s.inst.(queueCanceller); ok {
+		found, err = qc.CancelQueued(r.Context(), runID)
+	}
+	if err == nil && !found {
+		found, err = s.canceller.Cancel(r.Context(), runID)
+	}
 	if err == nil && !found {
 		// Not running anywhere the canceller reaches: it may be waiting
 		// for a human, which any replica can end through the store.
@@ -34,10 +44,16 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeFailure(w, r, s.log, err)
 	case !found:
-		writeError(w, http.StatusNotFound, core.CodeNotFound, "run "+quote(runID)+" is neither running here nor waiting for a human")
+		writeError(w, http.StatusNotFound, core.CodeNotFound, "run "+quote(runID)+" is neither queued, running here nor waiting for a human")
 	default:
 		writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 	}
+}
+
+// queueCanceller ends a background run still waiting in the job queue
+// (*engine.Instance has it).
+type queueCanceller interface {
+	CancelQueued(ctx context.Context, runID string) (bool, error)
 }
 
 // suspensionCanceller ends a run that waits for a human (*engine.Instance

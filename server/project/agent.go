@@ -89,7 +89,9 @@ type agentFile struct {
 	} `yaml:"loop"`
 	ErrorHandling errorHandlingFile `yaml:"errorHandling"`
 	Concurrency   string            `yaml:"concurrency"`
-	Plugins       map[string]any    `yaml:"plugins"`
+	// OnLost is "fail", "retry" or {action: retry, maxAttempts: 3}.
+	OnLost  any            `yaml:"onLost"`
+	Plugins map[string]any `yaml:"plugins"`
 }
 
 // loadAgent reads agents/<id>/: agent.yaml, prompt.md, tools, skills and
@@ -116,6 +118,9 @@ func (l *loader) loadAgent(dir string) (*core.Agent, []*EvalSuite, error) {
 	}
 	if !a.Concurrency.Valid() {
 		return nil, nil, f.errorf("$.concurrency", "concurrency %q is not reject, enqueue, interrupt or rollback", raw.Concurrency)
+	}
+	if a.OnLost, err = lostPolicy(f, raw.OnLost); err != nil {
+		return nil, nil, err
 	}
 	switch format := a.Output.Format; {
 	case format == "", format == core.FormatText, format == core.FormatMarkdown, format == core.FormatJSON:
@@ -216,4 +221,56 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// lostPolicy reads agent.yaml's onLost: "fail", "retry", or a mapping
+// {action: retry, maxAttempts: 3}.
+func lostPolicy(f *yamlFile, raw any) (core.LostPolicy, error) {
+	var p core.LostPolicy
+	switch v := normalize(raw).(type) {
+	case nil:
+		return p, nil
+	case string:
+		p.Action = core.LostAction(v)
+	case map[string]any:
+		for k := range v {
+			if k != "action" && k != "maxAttempts" {
+				return p, f.errorf("$.onLost."+k, "onLost has no field %q (action, maxAttempts)", k)
+			}
+		}
+		action, ok := v["action"].(string)
+		if !ok {
+			return p, f.errorf("$.onLost.action", "onLost.action must be fail or retry")
+		}
+		p.Action = core.LostAction(action)
+		if m, ok := v["maxAttempts"]; ok {
+			n, isInt := wholeNumber(m)
+			if !isInt || n < 1 || n > 100 {
+				return p, f.errorf("$.onLost.maxAttempts", "onLost.maxAttempts must be a whole number from 1 to 100")
+			}
+			p.MaxAttempts = n
+		}
+	default:
+		return p, f.errorf("$.onLost", "onLost must be fail, retry or {action: retry, maxAttempts: N}")
+	}
+	if !p.Valid() {
+		return p, f.errorf("$.onLost", "onLost %q is not fail or retry", string(p.Action))
+	}
+	return p, nil
+}
+
+// wholeNumber is v as an int when it is a whole number of any of the
+// types a YAML decoder produces.
+func wholeNumber(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	case uint64:
+		return int(n), n <= 1<<31
+	case float64:
+		return int(n), n == float64(int(n))
+	}
+	return 0, false
 }

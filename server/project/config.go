@@ -49,6 +49,44 @@ type Config struct {
 	// Webhooks configure the signed webhooks of background runs
 	// (`webhooks: {secret: ${BREAD_WEBHOOK_SECRET}}`).
 	Webhooks WebhooksConfig
+	// Workers configures the durable job queue of background runs and
+	// schedules (`workers: {concurrency: 10}`); nil when bread.yaml has no
+	// workers section.
+	Workers *WorkersConfig
+	// Schedules are agent runs on a timetable (`schedules:`).
+	Schedules []ScheduleConfig
+}
+
+// WorkersConfig is bread.yaml's workers section: how this replica works the
+// job queue (jobs/river on the project's SQL store).
+type WorkersConfig struct {
+	// Concurrency is how many jobs this replica works at once; 0 is the
+	// queue's default.
+	Concurrency int
+	// Queue names the queue in the database; projects that share a
+	// database use different names. Empty is "bread".
+	Queue string
+	// PollInterval is how often an idle replica looks for new jobs; 0 is
+	// the queue's default.
+	PollInterval time.Duration
+	// RescueAfter is how long a job may run before the queue hands it out
+	// again as stuck; 0 is the queue's default.
+	RescueAfter time.Duration
+}
+
+// ScheduleConfig is one entry of bread.yaml's schedules: exactly one of
+// Cron and Every is set.
+type ScheduleConfig struct {
+	Name     string
+	Cron     string
+	Every    time.Duration
+	TimeZone string
+	Agent    string
+	Input    any
+	// Session is a session id every tick continues; empty is a new
+	// session per tick.
+	Session string
+	Webhook string
 }
 
 // WebhooksConfig is bread.yaml's webhooks section; the CLI passes it to
@@ -245,6 +283,17 @@ type configFile struct {
 	Runs struct {
 		Lease string `yaml:"lease"`
 	} `yaml:"runs"`
+	Workers   *workersFile `yaml:"workers"`
+	Schedules []struct {
+		Name     string `yaml:"name"`
+		Cron     string `yaml:"cron"`
+		Every    string `yaml:"every"`
+		TimeZone string `yaml:"timeZone"`
+		Agent    string `yaml:"agent"`
+		Input    any    `yaml:"input"`
+		Session  string `yaml:"session"`
+		Webhook  string `yaml:"webhook"`
+	} `yaml:"schedules"`
 	Webhooks struct {
 		Secret               string   `yaml:"secret"`
 		AllowHosts           []string `yaml:"allowHosts"`
@@ -404,6 +453,28 @@ func (l *loader) loadConfig(path string) (Config, error) {
 		}
 		cfg.Webhooks.Backoff = d
 	}
+	if cfg.Workers, err = workersConfig(f, raw.Workers); err != nil {
+		return cfg, err
+	}
+	for i, s := range raw.Schedules {
+		at := fmt.Sprintf("$.schedules[%d]", i)
+		sc := ScheduleConfig{Name: s.Name, Cron: s.Cron, TimeZone: s.TimeZone, Agent: s.Agent, Input: normalize(s.Input), Session: s.Session, Webhook: s.Webhook}
+		switch {
+		case s.Name == "":
+			return cfg, f.errorf(at, "a schedule needs a name")
+		case s.Agent == "":
+			return cfg, f.errorf(at, "schedule %q names no agent", s.Name)
+		case (s.Cron == "") == (s.Every == ""):
+			return cfg, f.errorf(at, "schedule %q needs exactly one of cron (such as \"0 3 * * *\") and every (such as 1h)", s.Name)
+		case s.Every != "":
+			d, err := time.ParseDuration(s.Every)
+			if err != nil || d < time.Second {
+				return cfg, f.errorf(at+".every", "every %q is not a duration of at least 1s such as 15m", s.Every)
+			}
+			sc.Every = d
+		}
+		cfg.Schedules = append(cfg.Schedules, sc)
+	}
 	for _, t := range []struct {
 		key, value string
 		dst        *time.Duration
@@ -545,4 +616,43 @@ func (l *loader) providers(f *yamlFile, raw any, out map[string]*Component) erro
 		return f.errorf("$.providers", "providers is a list of names or a map of name to options")
 	}
 	return nil
+}
+
+type workersFile struct {
+	Concurrency  int    `yaml:"concurrency"`
+	Queue        string `yaml:"queue"`
+	PollInterval string `yaml:"pollInterval"`
+	RescueAfter  string `yaml:"rescueAfter"`
+}
+
+// workersConfig reads bread.yaml's workers section.
+func workersConfig(f *yamlFile, raw *workersFile) (*WorkersConfig, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	w := &WorkersConfig{Concurrency: raw.Concurrency, Queue: raw.Queue}
+	if raw.Concurrency < 0 || raw.Concurrency > 10_000 {
+		return nil, f.errorf("$.workers.concurrency", "concurrency %d is not between 1 and 10000 (leave it out for the default)", raw.Concurrency)
+	}
+	if raw.Queue != "" && !core.ValidID(raw.Queue) {
+		return nil, f.errorf("$.workers.queue", "queue %q is not a name of letters, digits, '_', '-' or '.'", raw.Queue)
+	}
+	for _, d := range []struct {
+		key, value string
+		min        time.Duration
+		dst        *time.Duration
+	}{
+		{"pollInterval", raw.PollInterval, 10 * time.Millisecond, &w.PollInterval},
+		{"rescueAfter", raw.RescueAfter, time.Second, &w.RescueAfter},
+	} {
+		if d.value == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.value)
+		if err != nil || v < d.min {
+			return nil, f.errorf("$.workers."+d.key, "%s %q is not a duration of at least %s", d.key, d.value, d.min)
+		}
+		*d.dst = v
+	}
+	return w, nil
 }

@@ -89,3 +89,63 @@ func TestWebhooksConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkersSchedulesAndOnLost(t *testing.T) {
+	p, err := project.Load(writeProject(t, map[string]string{
+		"bread.yaml": `store: memory
+workers: {concurrency: 4, queue: reports, pollInterval: 200ms, rescueAfter: 2m}
+schedules:
+  - {name: nightly, cron: "0 3 * * *", timeZone: Europe/Rome, agent: a, input: {topic: sales}, webhook: "https://hooks.example.com/x"}
+  - {name: often, every: 30s, agent: a, session: log}
+`,
+		"agents/a/agent.yaml": "model: {provider: p, model: m}\nonLost: {action: retry, maxAttempts: 4}\n",
+		"agents/b/agent.yaml": "model: {provider: p, model: m}\nonLost: fail\n",
+	}), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := p.Config.Workers
+	if w == nil || w.Concurrency != 4 || w.Queue != "reports" || w.PollInterval != 200*time.Millisecond || w.RescueAfter != 2*time.Minute {
+		t.Errorf("workers %+v", w)
+	}
+	s := p.Config.Schedules
+	if len(s) != 2 || s[0].Name != "nightly" || s[0].Cron != "0 3 * * *" || s[0].TimeZone != "Europe/Rome" || s[0].Webhook == "" ||
+		s[1].Every != 30*time.Second || s[1].Session != "log" {
+		t.Errorf("schedules %+v", s)
+	}
+	if in, _ := s[0].Input.(map[string]any); in["topic"] != "sales" {
+		t.Errorf("schedule input %#v", s[0].Input)
+	}
+	for _, a := range p.Agents {
+		want := map[string]core.LostPolicy{"a": {Action: core.LostRetry, MaxAttempts: 4}, "b": {Action: core.LostFail}}[a.ID]
+		if a.OnLost != want {
+			t.Errorf("agent %s onLost %+v, want %+v", a.ID, a.OnLost, want)
+		}
+	}
+	if p, err := project.Load(writeProject(t, map[string]string{"bread.yaml": "store: memory\n"}), env(nil)); err != nil || p.Config.Workers != nil {
+		t.Errorf("no workers section: %+v, %v", p.Config.Workers, err)
+	}
+	for _, tt := range []struct {
+		name  string
+		files map[string]string
+		loc   string
+	}{
+		{"typo in workers", map[string]string{"bread.yaml": "store: memory\nworkers:\n  concurency: 3\n"}, "bread.yaml:3"},
+		{"negative concurrency", map[string]string{"bread.yaml": "store: memory\nworkers:\n  concurrency: -1\n"}, "bread.yaml:3"},
+		{"bad poll interval", map[string]string{"bread.yaml": "store: memory\nworkers:\n  pollInterval: often\n"}, "bread.yaml:3"},
+		{"cron and every", map[string]string{"bread.yaml": "store: memory\nschedules:\n  - {name: x, cron: \"* * * * *\", every: 1m, agent: a}\n"}, "bread.yaml:3"},
+		{"neither cron nor every", map[string]string{"bread.yaml": "store: memory\nschedules:\n  - {name: x, agent: a}\n"}, "bread.yaml:3"},
+		{"sub-second every", map[string]string{"bread.yaml": "store: memory\nschedules:\n  - {name: x, every: 10ms, agent: a}\n"}, "bread.yaml:3"},
+		{"no agent", map[string]string{"bread.yaml": "store: memory\nschedules:\n  - {name: x, every: 1m}\n"}, "bread.yaml:3"},
+		{"typo in a schedule", map[string]string{"bread.yaml": "store: memory\nschedules:\n  - {name: x, every: 1m, agnet: a}\n"}, "bread.yaml:3"},
+		{"onLost typo", map[string]string{"bread.yaml": "store: memory\n", "agents/a/agent.yaml": "model: {provider: p, model: m}\nonLost: retyr\n"}, "agents/a/agent.yaml:2"},
+		{"onLost attempts", map[string]string{"bread.yaml": "store: memory\n", "agents/a/agent.yaml": "model: {provider: p, model: m}\nonLost: {action: retry, maxAttempts: 0}\n"}, "agents/a/agent.yaml:2"},
+		{"onLost field typo", map[string]string{"bread.yaml": "store: memory\n", "agents/a/agent.yaml": "model: {provider: p, model: m}\nonLost: {action: retry, maxAttempt: 2}\n"}, "agents/a/agent.yaml:2"},
+	} {
+		_, err := project.Load(writeProject(t, tt.files), env(nil))
+		var be *core.BreadError
+		if !errors.As(err, &be) || be.Code != core.CodeInvalidConfig || !strings.HasPrefix(err.Error(), tt.loc) {
+			t.Errorf("%s: %v, want INVALID_CONFIG at %s", tt.name, err, tt.loc)
+		}
+	}
+}

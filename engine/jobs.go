@@ -1,0 +1,331 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
+)
+
+// runJob is the payload of a core.JobKindRun job: everything a worker on any
+// replica needs to start the run as its caller asked.
+type runJob struct {
+	RunID    string             `json:"runId"`
+	AgentID  string             `json:"agentId"`
+	Input    json.RawMessage    `json:"input,omitempty"`
+	Options  core.RunOptions    `json:"options,omitzero"`
+	Webhook  string             `json:"webhook,omitempty"`
+	Identity *core.AuthIdentity `json:"identity,omitempty"`
+}
+
+// enqueueRun stores a background run as a job of the configured queue: the
+// run is checked (agent, input, webhook), its session opened and its record
+// written as queued before the job is, so GET /runs/{id} and a cancel find
+// it from the moment the caller has its id. runID is the run's id (a
+// schedule's tick passes one derived from the tick, so a tick enqueued
+// twice is one run).
+func (in *Instance) enqueueRun(ctx context.Context, runID, agentID string, input any, opts core.RunOptions, bg core.BackgroundOptions) (core.Detached, error) {
+	if in.stopped.Load() {
+		return core.Detached{}, &core.BreadError{Code: core.CodeInstanceStopping, Message: "the bread instance is stopping; retry on another replica"}
+	}
+	rt, ok := in.agents[agentID]
+	if !ok {
+		return core.Detached{}, &core.BreadError{Code: core.CodeAgentNotFound, Message: "agent " + quoteTruncated(agentID) + " not found", Context: map[string]any{"agentId": agentID}}
+	}
+	if err := rt.validateInput(input); err != nil {
+		return core.Detached{}, err
+	}
+	if bg.Webhook != "" {
+		if _, err := in.newWebhook(bg.Webhook); err != nil {
+			return core.Detached{}, err
+		}
+	}
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return core.Detached{}, core.Errorf(core.CodeValidationError, "the input of a background run must be JSON: %v", err)
+	}
+	if in.records.store != nil {
+		if rec, err := in.records.store.GetRun(ctx, runID); err == nil {
+			return core.Detached{RunID: rec.ID, SessionID: rec.SessionID}, nil // already enqueued
+		}
+	}
+	session, err := in.openSession(ctx, agentID, opts.Session)
+	if err != nil {
+		return core.Detached{}, err
+	}
+	opts.Session = core.SessionOptions{ID: session.ID}
+	now := core.NowMillis()
+	rec := core.RunRecord{ID: runID, AgentID: agentID, SessionID: session.ID, Status: core.RunQueued,
+		StartedBy: core.OwnerKey(core.IdentityFrom(ctx)), CreatedAt: now, UpdatedAt: now}
+	if in.records.store != nil {
+		if err := in.records.store.PutRun(ctx, rec); err != nil {
+			return core.Detached{}, err
+		}
+	}
+	payload, err := json.Marshal(runJob{RunID: runID, AgentID: agentID, Input: raw, Options: opts, Webhook: bg.Webhook, Identity: core.IdentityFrom(ctx)})
+	if err != nil {
+		return core.Detached{}, err
+	}
+	// The queue's own attempts cover a worker that fails to start the run
+	// (a store that is down) and the rescues of attempts lost with their
+	// process, which the agent's onLost policy counts.
+	job := core.Job{Kind: core.JobKindRun, Key: runID, Payload: payload, MaxAttempts: rt.OnLost.Attempts() + core.DefaultJobAttempts}
+	if err := in.cfg.Jobs.Enqueue(ctx, job); err != nil {
+		if in.records.store != nil {
+			rec.Status, rec.ErrorCode, rec.UpdatedAt = core.RunFailed, core.CodeInternalError, core.NowMillis()
+			in.records.put(context.WithoutCancel(ctx), rec)
+		}
+		return core.Detached{}, &core.BreadError{Code: core.CodeInternalError, Message: "the background run could not be queued: " + err.Error()}
+	}
+	return core.Detached{RunID: runID, SessionID: session.ID}, nil
+}
+
+var _ core.JobWorker = (*jobWorker)(nil)
+
+// jobWorker is the Instance's core.JobWorker. It is its own type so that
+// WorkJob is not part of the Instance's API.
+type jobWorker struct{ in *Instance }
+
+// WorkJob executes a job the queue hands this replica.
+func (w jobWorker) WorkJob(ctx context.Context, j core.Job) error {
+	switch j.Kind {
+	case core.JobKindRun:
+		return w.in.workRun(ctx, j)
+	case core.JobKindTick:
+		return w.in.workTick(ctx, j)
+	}
+	w.in.log.Warn("bread: dropping a job of an unknown kind", "kind", j.Kind, "key", j.Key)
+	return nil
+}
+
+// workRun executes a background run's job. The run's record decides what
+// the job means now:
+//
+//   - queued: its first attempt starts;
+//   - running under a live lease: another replica still runs it (the queue
+//     handed the job out again, thinking it stuck), so the job is snoozed
+//     until the lease could lapse: no run executes on two replicas at once;
+//   - running under a lapsed lease, or lost: its process died. The agent's
+//     onLost policy retries it (see retryLost) or it ends with RUN_LOST;
+//   - anything else: it ended (completed, failed, cancelled, suspended for
+//     a human) and the job has nothing left to do.
+func (in *Instance) workRun(ctx context.Context, j core.Job) error {
+	var p runJob
+	if err := json.Unmarshal(j.Payload, &p); err != nil || p.RunID == "" {
+		in.log.Error("bread: dropping a background run job whose payload does not decode", "key", j.Key, "error", err)
+		return nil
+	}
+	rs := in.records.store
+	if rs == nil {
+		return in.execRun(ctx, p, 1)
+	}
+	rec, err := rs.GetRun(ctx, p.RunID)
+	if errors.Is(err, core.ErrRunNotFound) {
+		in.log.Info("bread: a background run's record is gone (its session was deleted); not running it", runAttrs(p.RunID, p.AgentID, p.Options.Session.ID)...)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	won := false
+	switch rec.Status {
+	case core.RunQueued:
+		return in.execRun(ctx, p, 1)
+	case core.RunRunning:
+		now := core.NowMillis()
+		if rec.LeaseUntil >= now {
+			return &core.JobSnooze{After: time.Duration(rec.LeaseUntil-now)*time.Millisecond + in.records.lease/3}
+		}
+		if won, err = rs.LoseRun(ctx, rec.ID, now); err != nil {
+			return err
+		}
+		if rec, err = rs.GetRun(ctx, p.RunID); err != nil {
+			return err
+		}
+	}
+	if rec.Status != core.RunLost {
+		return nil
+	}
+	if in.retriesLost(rec) {
+		return in.retryLost(ctx, p, rec)
+	}
+	if won {
+		// This worker found the lapsed lease before any sweeper: it writes
+		// the run's end, as the sweeper would have.
+		in.records.lost(ctx, rec, core.NowMillis())
+	}
+	in.sendWebhook(p, rec.SessionID)
+	return nil
+}
+
+// retriesLost reports whether a lost run is retried rather than ended: a
+// background run (it has an attempt) of an agent whose onLost policy is
+// retry, with attempts left, on an Instance with a job queue. The sweeper
+// and the job worker decide alike, so exactly one of them acts.
+func (in *Instance) retriesLost(r core.RunRecord) bool {
+	if in.cfg.Jobs == nil || r.Attempt == 0 {
+		return false
+	}
+	rt, ok := in.agents[r.AgentID]
+	return ok && rt.OnLost.Action == core.LostRetry && r.Attempt < rt.OnLost.Attempts()
+}
+
+// retryLost runs a lost background run again under its id, from its last
+// durable point: the messages the lost attempt added to the session are
+// removed first (or, with a store that cannot remove them, closed like an
+// interrupted run's), so the retry sees the session as the attempt found it.
+func (in *Instance) retryLost(ctx context.Context, p runJob, rec core.RunRecord) error {
+	since := in.attemptStart(ctx, rec)
+	in.log.Warn("bread: retrying a lost background run", append(runAttrs(rec.ID, rec.AgentID, rec.SessionID), "attempt", rec.Attempt+1)...)
+	if del, ok := in.store.(core.MessageDeleter); ok && rec.SessionID != "" {
+		msgs, err := in.store.GetMessages(ctx, rec.SessionID)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for _, m := range msgs {
+			if m.Timestamp >= since {
+				ids = append(ids, m.ID)
+			}
+		}
+		if len(ids) > 0 {
+			if _, err := del.DeleteMessages(ctx, rec.SessionID, ids); err != nil {
+				return err
+			}
+		}
+	} else {
+		in.closeInterrupted(ctx, rec.SessionID, since, core.CodeRunLost)
+	}
+	return in.execRun(ctx, p, rec.Attempt+1)
+}
+
+// attemptStart is when the lost attempt of rec started: the time of the
+// last agent:run:start in its crumb log, else when the run was queued.
+func (in *Instance) attemptStart(ctx context.Context, rec core.RunRecord) int64 {
+	since := rec.CreatedAt
+	clog, ok := in.store.(core.CrumbLog)
+	if !ok {
+		return since
+	}
+	var after int64
+	for {
+		entries, err := clog.GetCrumbs(ctx, rec.ID, after, 500)
+		if err != nil || len(entries) == 0 {
+			return since
+		}
+		for _, e := range entries {
+			if e.Type == core.TypeAgentRunStart && e.AgentID == rec.AgentID {
+				since = e.CreatedAt
+			}
+			after = e.Seq
+		}
+	}
+}
+
+// execRun runs attempt n of a background run on the job's goroutine and
+// tells its webhook how it ended. The run's context is the job's: a queue
+// that stops cancels it, and so do Cancel and Stop, which track it like any
+// run.
+func (in *Instance) execRun(ctx context.Context, p runJob, attempt int) error {
+	var input any
+	if len(p.Input) > 0 {
+		if err := json.Unmarshal(p.Input, &input); err != nil {
+			return nil // enqueueRun marshalled it: unreachable
+		}
+	}
+	ctx = core.WithIdentity(ctx, p.Identity)
+	preset := &presetRun{runID: p.RunID, attempt: attempt}
+	sessionID := p.Options.Session.ID
+	for c := range in.Run(context.WithValue(ctx, presetKey{}, preset), p.AgentID, input, p.Options) {
+		if c != nil && c.Base().SessionID != "" {
+			sessionID = c.Base().SessionID
+		}
+	}
+	in.sendWebhook(p, sessionID)
+	return nil
+}
+
+// sendWebhook tells a background run's webhook, if it has one, how it
+// ended, from an Instance-owned goroutine so the job's worker is free.
+func (in *Instance) sendWebhook(p runJob, sessionID string) {
+	if p.Webhook == "" {
+		return
+	}
+	hook, err := in.newWebhook(p.Webhook)
+	if err != nil {
+		in.log.Warn("bread: a background run's webhook is no longer allowed; not calling it", append(runAttrs(p.RunID, p.AgentID, sessionID), "error", err)...)
+		return
+	}
+	in.bg.goFn(func() { hook.send(in, core.Detached{RunID: p.RunID, SessionID: sessionID}, nil) })
+}
+
+// CancelQueued cancels a background run still waiting in the job queue: it
+// never starts, its record says cancelled, its one crumb is agent:error
+// RUN_CANCELLED and its webhook is told. It reports false for a run that is
+// not queued (running: Cancel stops it; unknown; ended).
+func (in *Instance) CancelQueued(ctx context.Context, runID string) (bool, error) {
+	if in.cfg.Jobs == nil || in.records.store == nil {
+		return false, nil
+	}
+	rec, err := in.records.store.GetRun(ctx, runID)
+	if errors.Is(err, core.ErrRunNotFound) {
+		return false, nil
+	}
+	if err != nil || rec.Status != core.RunQueued {
+		return false, err
+	}
+	job, err := in.cfg.Jobs.CancelJob(ctx, runID)
+	if err != nil || job == nil {
+		return false, err
+	}
+	now := core.NowMillis()
+	in.records.ended(ctx, rec, outcome{}, ErrCancelRequested)
+	in.endDurably(ctx, rec, now, ErrCancelRequested)
+	var p runJob
+	if json.Unmarshal(job.Payload, &p) == nil {
+		in.sendWebhook(p, rec.SessionID)
+	}
+	return true, nil
+}
+
+// startJobs starts the job queue once runs are admitted: Config.Jobs, or,
+// without one, an in-process queue that fires the schedules.
+func (in *Instance) startJobs(ctx context.Context) error {
+	in.queue = in.cfg.Jobs
+	if in.queue == nil && len(in.cfg.Schedules) > 0 {
+		in.queue = memory.NewQueue(memory.QueueOptions{Logger: in.log})
+	}
+	if in.queue == nil {
+		return nil
+	}
+	if err := in.queue.Start(ctx, jobWorker{in}, in.jobSchedules()); err != nil {
+		in.queue = nil
+		return fmt.Errorf("bread: start the job queue: %w", err)
+	}
+	return nil
+}
+
+// stopJobs stops handing this Instance jobs; the runs of those running
+// were cancelled by Stop just before, so they end quickly.
+func (in *Instance) stopJobs(ctx context.Context) error {
+	if in.queue == nil {
+		return nil
+	}
+	err := in.queue.Stop(ctx)
+	if err != nil {
+		err = fmt.Errorf("bread: stop the job queue: %w", err)
+	}
+	// Like the store and the bus, a queue that holds a connection is
+	// closed with the Instance.
+	if c, ok := in.queue.(io.Closer); ok {
+		if cerr := c.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("bread: close the job queue: %w", cerr)
+		}
+	}
+	return err
+}

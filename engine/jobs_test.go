@@ -1,0 +1,429 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
+	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/engine"
+)
+
+// withQueue gives the testbed's Instance an in-process job queue of
+// concurrency workers, so background runs go through jobs.
+func withQueue(concurrency int) func(*engine.Config) {
+	return func(c *engine.Config) {
+		c.Jobs = memory.NewQueue(memory.QueueOptions{Concurrency: concurrency})
+	}
+}
+
+// waitRecord polls a run's record until ok accepts it.
+func waitRecord(t *testing.T, rs core.RunStore, runID string, ok func(core.RunRecord) bool) core.RunRecord {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rec, err := rs.GetRun(t.Context(), runID)
+		if err == nil && ok(rec) {
+			return rec
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s: record %+v (err %v) never reached the expected state", runID, rec, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func status(s core.RunStatus) func(core.RunRecord) bool {
+	return func(r core.RunRecord) bool { return r.Status == s }
+}
+
+func loggedTypes(t *testing.T, store *memory.Store, runID string) []string {
+	t.Helper()
+	entries, err := store.GetCrumbs(t.Context(), runID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func count(types []string, typ string) int {
+	n := 0
+	for _, x := range types {
+		if x == typ {
+			n++
+		}
+	}
+	return n
+}
+
+func TestQueuedBackgroundRunRunsOnceAsItsCaller(t *testing.T) {
+	tb := newTestbed(t, modeltest.New(modeltest.Text("done")), []*core.Agent{textAgent("writer")}, withQueue(2))
+	ctx := core.WithIdentity(t.Context(), &core.AuthIdentity{Subject: "ana"})
+	d, err := tb.in.RunBackground(ctx, "writer", "hi", core.RunOptions{}, core.BackgroundOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.RunID == "" || d.SessionID == "" {
+		t.Fatalf("detached = %+v, want a run id and the session it will use", d)
+	}
+	rec := waitRecord(t, tb.store, d.RunID, status(core.RunCompleted))
+	if rec.Attempt != 1 || rec.SessionID != d.SessionID || rec.StartedBy != core.OwnerKey(&core.AuthIdentity{Subject: "ana"}) {
+		t.Fatalf("record = %+v, want attempt 1 in session %s started by ana", rec, d.SessionID)
+	}
+	types := loggedTypes(t, tb.store, d.RunID)
+	if count(types, core.TypeAgentRunStart) != 1 || types[len(types)-1] != core.TypeAgentRunEnd {
+		t.Fatalf("crumb log = %v, want one run ending with agent:run:end", types)
+	}
+	if tb.model.Calls() != 1 {
+		t.Fatalf("model called %d times, want 1", tb.model.Calls())
+	}
+}
+
+func TestQueuedBackgroundRunRefusedBeforeItIsQueued(t *testing.T) {
+	tb := newTestbed(t, modeltest.New(modeltest.Text("done")), []*core.Agent{textAgent("writer")}, withQueue(1))
+	cases := []struct {
+		name, agent, webhook, code string
+	}{
+		{"unknown agent", "nobody", "", core.CodeAgentNotFound},
+		{"webhook without a secret", "writer", "https://example.com/hook", core.CodeValidationError},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := tb.in.RunBackground(t.Context(), c.agent, "hi", core.RunOptions{}, core.BackgroundOptions{Webhook: c.webhook})
+			wantCode(t, err, c.code)
+		})
+	}
+	runs, err := tb.store.ListRuns(t.Context(), core.RunFilter{})
+	if err != nil || len(runs) != 0 {
+		t.Fatalf("runs = %+v (%v), want none recorded for refused runs", runs, err)
+	}
+}
+
+func TestCancelQueuedRunNeverStartsIt(t *testing.T) {
+	reached := make(chan struct{})
+	model := modeltest.New(modeltest.Block(reached, "working"), modeltest.Text("second"))
+	tb := newTestbed(t, model, []*core.Agent{textAgent("writer")}, withQueue(1))
+	first, err := tb.in.RunBackground(t.Context(), "writer", "one", core.RunOptions{}, core.BackgroundOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-reached // the only worker is busy with the first run
+	second, err := tb.in.RunBackground(t.Context(), "writer", "two", core.RunOptions{}, core.BackgroundOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := tb.store.GetRun(t.Context(), second.RunID); rec.Status != core.RunQueued {
+		t.Fatalf("second run = %+v, want queued", rec)
+	}
+	if ok, err := tb.in.CancelQueued(t.Context(), first.RunID); ok || err != nil {
+		t.Fatalf("CancelQueued(running run) = %v, %v; want false: Cancel stops a running run", ok, err)
+	}
+	ok, err := tb.in.CancelQueued(t.Context(), second.RunID)
+	if !ok || err != nil {
+		t.Fatalf("CancelQueued(queued run) = %v, %v", ok, err)
+	}
+	if ok, _ := tb.in.CancelQueued(t.Context(), second.RunID); ok {
+		t.Fatal("a second CancelQueued of the same run succeeded")
+	}
+	rec := waitRecord(t, tb.store, second.RunID, status(core.RunCancelled))
+	if rec.ErrorCode != core.CodeRunCancelled {
+		t.Fatalf("record = %+v, want RUN_CANCELLED", rec)
+	}
+	if got := loggedTypes(t, tb.store, second.RunID); len(got) != 1 || got[0] != core.TypeAgentError {
+		t.Fatalf("cancelled queued run's log = %v, want its one agent:error", got)
+	}
+	if !tb.in.Cancel(first.RunID) {
+		t.Fatal("Cancel(first) did not find the running run")
+	}
+	waitRecord(t, tb.store, first.RunID, status(core.RunCancelled))
+	time.Sleep(100 * time.Millisecond) // the freed worker must not pick the cancelled run up
+	if model.Calls() != 1 {
+		t.Fatalf("model called %d times, want 1: the cancelled queued run started", model.Calls())
+	}
+}
+
+// lostAttempt makes the state a process killed during attempt 1 of a
+// background run leaves: an earlier exchange in the session, then the lost
+// attempt's user message and crumbs, and a record still running under a
+// lease that lapsed.
+func lostAttempt(t *testing.T, tb *testbed, runID, agentID string, attempt int) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := tb.store.CreateSession(ctx, core.NewSession{ID: "s", AgentID: agentID}); err != nil {
+		t.Fatal(err)
+	}
+	old := core.NowMillis() - 60_000
+	for _, m := range []core.Message{
+		{Role: core.RoleUser, Parts: []core.Part{core.TextPart("earlier question")}},
+		{Role: core.RoleAssistant, Parts: []core.Part{core.TextPart("earlier answer")}},
+	} {
+		raw, _ := json.Marshal(m)
+		if err := tb.store.AddMessage(ctx, "s", core.SessionMessage{ID: string(m.Role) + "-earlier", SessionID: "s", Role: m.Role, Content: raw, Timestamp: old}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started := core.NowMillis() - 5_000
+	if err := tb.store.PutRun(ctx, core.RunRecord{ID: runID, AgentID: agentID, SessionID: "s", Status: core.RunRunning,
+		Owner: "dead-replica", LeaseUntil: started + 1_000, Attempt: attempt, CreatedAt: started - 1_000, UpdatedAt: started}); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(core.Message{Role: core.RoleUser, Parts: []core.Part{core.TextPart("the job")}})
+	if err := tb.store.AddMessage(ctx, "s", core.SessionMessage{ID: "lost-user", SessionID: "s", Role: core.RoleUser, Content: raw, Timestamp: started + 10}); err != nil {
+		t.Fatal(err)
+	}
+	start := &core.AgentRunStart{CrumbBase: core.CrumbBase{AgentID: agentID, RunID: runID, SessionID: "s", Seq: 1, Timestamp: started}}
+	if err := tb.store.AppendCrumbs(ctx, []core.CrumbLogEntry{{RunID: runID, Seq: 1, SessionID: "s", AgentID: agentID, Type: core.TypeAgentRunStart, Crumb: start, CreatedAt: started}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func retryAgent(id string, max int) *core.Agent {
+	a := textAgent(id)
+	a.OnLost = core.LostPolicy{Action: core.LostRetry, MaxAttempts: max}
+	return a
+}
+
+func TestLostBackgroundRunIsRetriedFromBeforeItsAttempt(t *testing.T) {
+	tb := newTestbed(t, modeltest.New(modeltest.Text("retried answer")), []*core.Agent{retryAgent("writer", 3)}, withQueue(1))
+	lostAttempt(t, tb, "run-1", "writer", 1)
+	if err := tb.in.WorkJobForTest(t.Context(), engine.RunJobForTest("run-1", "writer", "the job", "s", "")); err != nil {
+		t.Fatal(err)
+	}
+	rec := waitRecord(t, tb.store, "run-1", status(core.RunCompleted))
+	if rec.Attempt != 2 {
+		t.Fatalf("record = %+v, want attempt 2 completed", rec)
+	}
+	var texts []string
+	for _, m := range tb.messages(t, "s") {
+		for _, p := range m.Parts {
+			texts = append(texts, string(m.Role)+": "+p.Text)
+		}
+	}
+	want := []string{"user: earlier question", "assistant: earlier answer", "user: the job", "assistant: retried answer"}
+	if asJSON(t, texts) != asJSON(t, want) {
+		t.Fatalf("session after the retry = %q, want %q: the lost attempt's message must be removed, the earlier exchange kept", texts, want)
+	}
+	types := loggedTypes(t, tb.store, "run-1")
+	if count(types, core.TypeAgentRunStart) != 2 || count(types, core.TypeAgentError) != 0 || types[len(types)-1] != core.TypeAgentRunEnd {
+		t.Fatalf("crumb log = %v, want the lost attempt's start, then the retry to its end, no RUN_LOST", types)
+	}
+}
+
+// webhookReceiver records the records POSTed to it.
+type webhookReceiver struct {
+	mu   sync.Mutex
+	recs []core.RunRecord
+	srv  *httptest.Server
+}
+
+func newWebhookReceiver(t *testing.T) *webhookReceiver {
+	w := &webhookReceiver{}
+	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var rec core.RunRecord
+		_ = json.Unmarshal(b, &rec)
+		w.mu.Lock()
+		w.recs = append(w.recs, rec)
+		w.mu.Unlock()
+	}))
+	t.Cleanup(w.srv.Close)
+	return w
+}
+
+func (w *webhookReceiver) wait(t *testing.T, n int) []core.RunRecord {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		w.mu.Lock()
+		got := append([]core.RunRecord(nil), w.recs...)
+		w.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("webhook got %d deliveries, want %d", len(got), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func withWebhooks(c *engine.Config) {
+	c.Webhooks = engine.WebhookOptions{Secret: "s3cret", AllowPrivateNetworks: true}
+}
+
+func TestLostBackgroundRunEndsPerItsPolicy(t *testing.T) {
+	cases := []struct {
+		name    string
+		agent   *core.Agent
+		attempt int
+	}{
+		{"onLost fail", textAgent("writer"), 1},
+		{"onLost retry with no attempt left", retryAgent("writer", 2), 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			model := modeltest.New(modeltest.Text("must not run"))
+			tb := newTestbed(t, model, []*core.Agent{c.agent}, withQueue(1), withWebhooks)
+			hook := newWebhookReceiver(t)
+			lostAttempt(t, tb, "run-1", "writer", c.attempt)
+			if err := tb.in.WorkJobForTest(t.Context(), engine.RunJobForTest("run-1", "writer", "the job", "s", hook.srv.URL)); err != nil {
+				t.Fatal(err)
+			}
+			rec, _ := tb.store.GetRun(t.Context(), "run-1")
+			if rec.Status != core.RunLost || rec.ErrorCode != core.CodeRunLost {
+				t.Fatalf("record = %+v, want lost with RUN_LOST", rec)
+			}
+			types := loggedTypes(t, tb.store, "run-1")
+			if count(types, core.TypeAgentError) != 1 || types[len(types)-1] != core.TypeAgentError {
+				t.Fatalf("crumb log = %v, want it to end with one agent:error RUN_LOST", types)
+			}
+			if got := hook.wait(t, 1); got[0].ID != "run-1" || got[0].Status != core.RunLost {
+				t.Fatalf("webhook got %+v, want run-1 lost", got[0])
+			}
+			if model.Calls() != 0 {
+				t.Fatal("the lost run ran again")
+			}
+			// The job handed out once more (a retry of the queue's) finds
+			// the run ended and does nothing.
+			if err := tb.in.WorkJobForTest(t.Context(), engine.RunJobForTest("run-1", "writer", "the job", "s", "")); err != nil || model.Calls() != 0 {
+				t.Fatalf("second delivery: err %v, model calls %d", err, model.Calls())
+			}
+			if got := loggedTypes(t, tb.store, "run-1"); count(got, core.TypeAgentError) != 1 {
+				t.Fatalf("crumb log after a second delivery = %v, want still one agent:error", got)
+			}
+		})
+	}
+}
+
+func TestJobOfARunHeldByALiveReplicaIsSnoozed(t *testing.T) {
+	model := modeltest.New(modeltest.Text("must not run"))
+	tb := newTestbed(t, model, []*core.Agent{retryAgent("writer", 3)}, withQueue(1))
+	if _, err := tb.store.CreateSession(t.Context(), core.NewSession{ID: "s", AgentID: "writer"}); err != nil {
+		t.Fatal(err)
+	}
+	now := core.NowMillis()
+	live := core.RunRecord{ID: "run-1", AgentID: "writer", SessionID: "s", Status: core.RunRunning, Owner: "other-replica", LeaseUntil: now + 60_000, Attempt: 1, CreatedAt: now, UpdatedAt: now}
+	if err := tb.store.PutRun(t.Context(), live); err != nil {
+		t.Fatal(err)
+	}
+	err := tb.in.WorkJobForTest(t.Context(), engine.RunJobForTest("run-1", "writer", "x", "s", ""))
+	var snooze *core.JobSnooze
+	if !errors.As(err, &snooze) || snooze.After < 59*time.Second {
+		t.Fatalf("WorkJob = %v, want a snooze until the live lease could lapse", err)
+	}
+	if rec, _ := tb.store.GetRun(t.Context(), "run-1"); rec.Status != core.RunRunning || rec.Owner != "other-replica" || model.Calls() != 0 {
+		t.Fatalf("record = %+v, model calls %d: a run held by a live replica was touched", rec, model.Calls())
+	}
+}
+
+func TestSweeperLeavesARetriedRunToItsJob(t *testing.T) {
+	tb := newTestbed(t, modeltest.New(modeltest.Text("x")), []*core.Agent{retryAgent("writer", 3), textAgent("plain")}, withQueue(1), func(c *engine.Config) {
+		c.RunLease = 200 * time.Millisecond
+	})
+	lostAttempt(t, tb, "run-1", "writer", 1)
+	// A run of an agent without the policy, for contrast.
+	now := core.NowMillis()
+	if err := tb.store.PutRun(t.Context(), core.RunRecord{ID: "run-2", AgentID: "plain", SessionID: "s", Status: core.RunRunning, Owner: "dead-replica", LeaseUntil: now - 1, Attempt: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	waitRecord(t, tb.store, "run-2", status(core.RunLost))
+	waitRecord(t, tb.store, "run-1", status(core.RunLost))
+	if got := loggedTypes(t, tb.store, "run-1"); count(got, core.TypeAgentError) != 0 {
+		t.Fatalf("the sweeper ended a run its job will retry: %v", got)
+	}
+	if got := loggedTypes(t, tb.store, "run-2"); count(got, core.TypeAgentError) != 1 {
+		t.Fatalf("the sweeper did not end a lost run without a retry policy: %v", got)
+	}
+}
+
+func TestScheduleTickStartsOneRun(t *testing.T) {
+	tb := newTestbed(t, modeltest.New(modeltest.Text("report")), []*core.Agent{textAgent("writer")}, withQueue(2), func(c *engine.Config) {
+		c.Schedules = []engine.Schedule{{Name: "nightly", Spec: "0 3 * * *", TimeZone: "Europe/Rome", AgentID: "writer", Input: "write the report"}}
+	})
+	tick := core.Job{Kind: core.JobKindTick, Key: core.ScheduleTickKey("nightly", time.Unix(1_800_000_000, 0))}
+	for range 2 { // a tick handed out twice is one run
+		if err := tb.in.WorkJobForTest(t.Context(), tick); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runID := engine.TickRunIDForTest(tick.Key)
+	waitRecord(t, tb.store, runID, status(core.RunCompleted))
+	runs, _ := tb.store.ListRuns(t.Context(), core.RunFilter{AgentID: "writer"})
+	if len(runs) != 1 || tb.model.Calls() != 1 {
+		t.Fatalf("runs = %+v, model calls %d; want one run for one tick", runs, tb.model.Calls())
+	}
+	list := tb.in.Schedules()
+	if len(list) != 1 || list[0].Name != "nightly" || list[0].Next.IsZero() {
+		t.Fatalf("Schedules() = %+v", list)
+	}
+	rome, _ := time.LoadLocation("Europe/Rome")
+	if n := list[0].Next.In(rome); n.Hour() != 3 || n.Minute() != 0 {
+		t.Fatalf("next tick %v is not 03:00 in Rome", n)
+	}
+}
+
+func TestSchedulesFireInProcessWithoutAQueue(t *testing.T) {
+	tb := newTestbed(t, modeltest.New(modeltest.Text("tick")), []*core.Agent{textAgent("writer")}, func(c *engine.Config) {
+		c.Schedules = []engine.Schedule{{Name: "often", Spec: "@every 1s", AgentID: "writer", Input: "go", Session: "log"}}
+	})
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		runs, _ := tb.store.ListRuns(t.Context(), core.RunFilter{AgentID: "writer", Status: core.RunCompleted})
+		if len(runs) >= 2 {
+			for _, r := range runs {
+				if r.SessionID != "log" {
+					t.Fatalf("run %+v is not in the schedule's session", r)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d completed runs after 15s of a schedule every second", len(runs))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestScheduleConfigurationErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		s    []engine.Schedule
+	}{
+		{"bad cron", []engine.Schedule{{Name: "a", Spec: "every day", AgentID: "writer"}}},
+		{"sub-second interval", []engine.Schedule{{Name: "a", Spec: "@every 10ms", AgentID: "writer"}}},
+		{"unknown zone", []engine.Schedule{{Name: "a", Spec: "0 * * * *", TimeZone: "Mars/Olympus", AgentID: "writer"}}},
+		{"unknown agent", []engine.Schedule{{Name: "a", Spec: "@every 1m", AgentID: "nobody"}}},
+		{"no name", []engine.Schedule{{Spec: "@every 1m", AgentID: "writer"}}},
+		{"twice", []engine.Schedule{{Name: "a", Spec: "@every 1m", AgentID: "writer"}, {Name: "a", Spec: "@every 2m", AgentID: "writer"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in, err := engine.New(engine.Config{Store: memory.New(), Agents: []*core.Agent{textAgent("writer")}, Schedules: c.s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = in.Start(context.Background())
+			wantCode(t, err, core.CodeInvalidConfig)
+			_ = in.Stop(context.Background())
+		})
+	}
+}
+
+func TestOnLostPolicyIsChecked(t *testing.T) {
+	a := textAgent("writer")
+	a.OnLost = core.LostPolicy{Action: "retyr"}
+	_, err := engine.New(engine.Config{Store: memory.New(), Agents: []*core.Agent{a}})
+	wantCode(t, err, core.CodeInvalidConfig)
+}

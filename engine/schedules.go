@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/robfig/cron/v3"
+
+	"github.com/breadai/bread/core"
+)
+
+// Schedule is an agent run on a timetable (bread.yaml `schedules:`). At each
+// tick the agent runs in the background on Input, like a run started with
+// Prefer: respond-async: it has a record, a stream, a webhook, and its
+// agent's busy-session and onLost policies apply.
+type Schedule struct {
+	// Name identifies the schedule; it must be unique.
+	Name string `json:"name"`
+	// Spec is when it ticks, as written: a five-field cron expression
+	// ("*/5 * * * *", "@daily") evaluated in TimeZone, or "@every <duration>"
+	// (at least 1s), whose ticks are the whole multiples of the duration on
+	// the clock, so every replica agrees on them.
+	Spec string `json:"spec"`
+	// TimeZone is the IANA zone cron fields are read in; empty is UTC.
+	TimeZone string `json:"timeZone,omitempty"`
+	AgentID  string `json:"agentId"`
+	Input    any    `json:"input,omitempty"`
+	// Session is the session every tick's run continues; empty starts a
+	// new session per tick.
+	Session string `json:"session,omitempty"`
+	// Webhook, when set, is told how each tick's run ended.
+	Webhook string `json:"webhook,omitempty"`
+
+	when core.Schedule
+}
+
+// ParseSchedule reads a Schedule's Spec in timeZone (empty: UTC): "@every
+// <duration>" or a standard cron expression (five fields or a descriptor
+// such as @hourly). A bad spec or zone is a VALIDATION_ERROR.
+func ParseSchedule(spec, timeZone string) (core.Schedule, error) {
+	if d, ok := strings.CutPrefix(strings.TrimSpace(spec), "@every "); ok {
+		every, err := time.ParseDuration(strings.TrimSpace(d))
+		if err != nil || every < time.Second {
+			return nil, core.Errorf(core.CodeValidationError, "schedule %q: @every needs a duration of at least 1s", spec)
+		}
+		return core.Every(every), nil
+	}
+	loc := time.UTC
+	if timeZone != "" {
+		var err error
+		if loc, err = time.LoadLocation(timeZone); err != nil {
+			return nil, core.Errorf(core.CodeValidationError, "schedule %q: unknown time zone %q", spec, timeZone)
+		}
+	}
+	s, err := cron.ParseStandard(spec)
+	if err != nil {
+		return nil, core.Errorf(core.CodeValidationError, "schedule %q: %v", spec, err)
+	}
+	return inZone{s, loc}, nil
+}
+
+// inZone evaluates a cron schedule in a time zone.
+type inZone struct {
+	s   cron.Schedule
+	loc *time.Location
+}
+
+func (z inZone) Next(t time.Time) time.Time { return z.s.Next(t.In(z.loc)) }
+
+// checkSchedules parses every schedule and checks its agent, once at New.
+func (in *Instance) checkSchedules() error {
+	seen := map[string]bool{}
+	for i := range in.cfg.Schedules {
+		s := &in.cfg.Schedules[i]
+		switch {
+		case s.Name == "" || !core.ValidID(s.Name):
+			return core.Errorf(core.CodeInvalidConfig, "schedule %d: a name of letters, digits, '_', '-' or '.' is required", i)
+		case seen[s.Name]:
+			return core.Errorf(core.CodeInvalidConfig, "schedule %q is defined twice", s.Name)
+		case in.agents[s.AgentID] == nil:
+			return core.Errorf(core.CodeInvalidConfig, "schedule %q: agent %q not found", s.Name, s.AgentID)
+		case s.Session != "" && !core.ValidID(s.Session):
+			return core.Errorf(core.CodeInvalidConfig, "schedule %q: session %q is not a valid id", s.Name, s.Session)
+		}
+		seen[s.Name] = true
+		when, err := ParseSchedule(s.Spec, s.TimeZone)
+		if err != nil {
+			return core.Errorf(core.CodeInvalidConfig, "%s", err.(*core.BreadError).Message)
+		}
+		s.when = when
+	}
+	return nil
+}
+
+// Schedules lists the configured schedules by name, with their next tick
+// after now.
+func (in *Instance) Schedules() []core.ScheduleInfo {
+	out := make([]core.ScheduleInfo, 0, len(in.cfg.Schedules))
+	now := time.Now()
+	for _, s := range in.cfg.Schedules {
+		info := core.ScheduleInfo{Name: s.Name, Spec: s.Spec, TimeZone: s.TimeZone, AgentID: s.AgentID, Session: s.Session}
+		if s.when != nil {
+			info.Next = s.when.Next(now).UTC()
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b core.ScheduleInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// jobSchedules are the schedules as the job queue fires them.
+func (in *Instance) jobSchedules() []core.JobSchedule {
+	out := make([]core.JobSchedule, 0, len(in.cfg.Schedules))
+	for _, s := range in.cfg.Schedules {
+		out = append(out, core.JobSchedule{Name: s.Name, Schedule: s.when})
+	}
+	return out
+}
+
+// tickRunID is the run id of a schedule's tick: derived from the tick's key,
+// so a tick handed out twice (a retried job, a leader failover) finds its
+// run already there and starts nothing.
+func tickRunID(key string) string {
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("bread:schedule:"+key)).String()
+}
+
+// workTick starts the run of one schedule tick, in the background.
+func (in *Instance) workTick(ctx context.Context, j core.Job) error {
+	name, _, _ := strings.Cut(j.Key, "@")
+	i := slices.IndexFunc(in.cfg.Schedules, func(s Schedule) bool { return s.Name == name })
+	if i < 0 {
+		in.log.Warn("bread: a tick of an unknown schedule; this replica's bread.yaml may be older than the one that fired it", "schedule", name, "key", j.Key)
+		return nil
+	}
+	s := in.cfg.Schedules[i]
+	opts := core.RunOptions{Session: core.SessionOptions{ID: s.Session}}
+	bg := core.BackgroundOptions{Webhook: s.Webhook}
+	runID := tickRunID(j.Key)
+	var d core.Detached
+	var err error
+	if in.cfg.Jobs != nil {
+		d, err = in.enqueueRun(ctx, runID, s.AgentID, s.Input, opts, bg)
+	} else {
+		d, err = in.runBackground(ctx, runID, s.AgentID, s.Input, opts, bg)
+	}
+	if err != nil {
+		in.log.Warn("bread: a schedule's tick did not start its run", "schedule", name, "key", j.Key, "error", err)
+		return fmt.Errorf("schedule %s: %w", name, err)
+	}
+	in.log.Info("bread: schedule ticked", append(runAttrs(d.RunID, s.AgentID, d.SessionID), "schedule", name, "key", j.Key)...)
+	return nil
+}
