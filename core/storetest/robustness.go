@@ -21,6 +21,7 @@ func concurrencyCases() []testCase {
 	return []testCase{
 		{name: "mixed writes on distinct sessions", run: testConcurrentSessions},
 		{name: "concurrent appends to one session", run: testConcurrentMessages},
+		{name: "concurrent writes keep their own outcomes", run: testConcurrentOutcomes},
 	}
 }
 
@@ -167,4 +168,48 @@ func testClosed(t *testing.T, s core.BreadStore) {
 		}
 	}
 	_ = c.Close() // a second Close must not panic; its error is the store's choice
+}
+
+// testConcurrentOutcomes runs, at once, writes that succeed beside writes
+// that fail (a message for a missing session, a session whose id is taken):
+// a store that shares one transaction between concurrent writes (group
+// commit) must still give each write its own outcome, keep every write it
+// acknowledged and none it refused.
+func testConcurrentOutcomes(t *testing.T, s core.BreadStore) {
+	const writers, each = 8, 10
+	createSession(t, s, core.NewSession{ID: "s"})
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				m := message(core.RoleUser, fmt.Sprintf(`{"w":%d,"i":%d}`, w, i), baseTime)
+				switch w % 4 {
+				case 0, 1:
+					if err := s.AddMessage(t.Context(), "s", m); err != nil {
+						t.Errorf("writer %d, message %d: %v", w, i, err)
+					}
+				case 2:
+					err := s.AddMessage(t.Context(), fmt.Sprintf("missing-%d-%d", w, i), m)
+					if !errors.Is(err, core.ErrSessionNotFound) {
+						t.Errorf("writer %d, message %d for a missing session: want ErrSessionNotFound, got %v", w, i, err)
+					}
+				case 3:
+					id := fmt.Sprintf("own-%d-%d", w, i)
+					if _, err := s.CreateSession(t.Context(), core.NewSession{ID: id}); err != nil {
+						t.Errorf("writer %d, session %s: %v", w, id, err)
+					}
+					if _, err := s.CreateSession(t.Context(), core.NewSession{ID: id}); err == nil {
+						t.Errorf("writer %d, session %s created twice", w, id)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	msgs, err := s.GetMessages(t.Context(), "s")
+	noErr(t, err, "GetMessages")
+	equal(t, "messages kept", writers/2*each, len(msgs))
+	all, err := s.ListSessions(t.Context(), core.SessionFilter{})
+	noErr(t, err, "ListSessions")
+	equal(t, "sessions kept", 1+writers/4*each, len(all))
 }

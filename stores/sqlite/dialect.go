@@ -24,6 +24,9 @@ func (dialect) Features() bunstore.Features {
 		// past the busy timeout when many connections contend. Other
 		// processes still queue on the busy timeout.
 		SerializeWrites: true,
+		// modernc.org/sqlite keeps a prepared statement and only binds and
+		// steps it on each execution.
+		PreparedWrites: true,
 		// SQLite's LIKE ignores the case of ASCII letters.
 		ILike: "LIKE",
 	}

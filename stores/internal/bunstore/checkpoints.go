@@ -132,7 +132,7 @@ func (s *Store) SuspendRun(ctx context.Context, sessionID string, msgs []core.Se
 	}
 	return s.write(ctx, "suspend run", sessionFK(sessionID), func(ctx context.Context, tx bun.Tx) error {
 		if sessionID != "" || len(rows) > 0 {
-			if err := touchSession(ctx, tx, sessionID); err != nil {
+			if err := s.touchSession(ctx, tx, sessionID); err != nil {
 				return err
 			}
 		}

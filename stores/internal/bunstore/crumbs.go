@@ -27,10 +27,15 @@ func (s *Store) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntry) 
 		rows[i] = r
 	}
 	onFK := notFound(core.ErrSessionNotFound, "a session named by the crumb log entries was not found")
-	if len(rows) <= crumbInsertChunk {
-		return s.insert(ctx, "append crumbs", &rows, onFK)
-	}
 	return s.write(ctx, "append crumbs", onFK, func(ctx context.Context, tx bun.Tx) error {
+		if s.prepared != nil {
+			for _, r := range rows {
+				if _, err := s.execHot(ctx, tx, hotInsertCrumb, r.RunID, r.Seq, nullString(r.SessionID), nullString(r.AgentID), r.Type, string(r.Crumb), r.CreatedAt); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 		for start := 0; start < len(rows); start += crumbInsertChunk {
 			chunk := rows[start:min(start+crumbInsertChunk, len(rows))]
 			if _, err := tx.NewInsert().Model(&chunk).Exec(ctx); err != nil {

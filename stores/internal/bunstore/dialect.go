@@ -56,6 +56,12 @@ type Features struct {
 	// (SQLite), queueing here spares its lock's polling.
 	SerializeWrites bool
 
+	// PreparedWrites lets the Store prepare the statements every run
+	// executes once per connection and reuse them, instead of sending bun's
+	// SQL text with the arguments written into it; the statements are in
+	// ? placeholders (see hotSQL).
+	PreparedWrites bool
+
 	// WritableCTEs says the engine runs a data-modifying statement inside
 	// WITH and feeds its RETURNING rows to the main statement. AddMessage
 	// then touches the session and inserts the message in one statement;

@@ -48,22 +48,25 @@ func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
 		Status: string(r.Status), Owner: r.Owner, LeaseUntil: r.LeaseUntil,
 		CheckpointID: r.CheckpointID, Attempt: r.Attempt, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
-	unlock, err := s.lockWrites(ctx)
-	if err != nil {
+	return s.write(ctx, "put run", sessionFK(r.SessionID), func(ctx context.Context, tx bun.Tx) error {
+		if s.prepared != nil {
+			_, err := s.execHot(ctx, tx, hotPutRun, row.ID, row.AgentID, nullString(row.SessionID), nullString(row.PipelineID),
+				nullString(row.StartedBy), row.Status, nullString(row.Owner), nullInt(row.LeaseUntil), nullString(row.CheckpointID),
+				nullInt(int64(row.Attempt)), nullString(row.ErrorCode), row.CreatedAt, row.UpdatedAt)
+			return err
+		}
+		_, err := tx.NewInsert().Model(&row).
+			On("CONFLICT (id) DO UPDATE").
+			Set("status = EXCLUDED.status").
+			Set("owner = EXCLUDED.owner").
+			Set("lease_until = EXCLUDED.lease_until").
+			Set("checkpoint_id = EXCLUDED.checkpoint_id").
+			Set("attempt = EXCLUDED.attempt").
+			Set("error_code = EXCLUDED.error_code").
+			Set("updated_at = EXCLUDED.updated_at").
+			Exec(ctx)
 		return err
-	}
-	defer unlock()
-	_, err = s.db.NewInsert().Model(&row).
-		On("CONFLICT (id) DO UPDATE").
-		Set("status = EXCLUDED.status").
-		Set("owner = EXCLUDED.owner").
-		Set("lease_until = EXCLUDED.lease_until").
-		Set("checkpoint_id = EXCLUDED.checkpoint_id").
-		Set("attempt = EXCLUDED.attempt").
-		Set("error_code = EXCLUDED.error_code").
-		Set("updated_at = EXCLUDED.updated_at").
-		Exec(ctx)
-	return s.mapErr("put run", err, sessionFK(r.SessionID))
+	})
 }
 
 // GetRun implements core.RunStore.

@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/uptrace/bun"
 
@@ -51,8 +52,16 @@ func (s *Store) AddMessage(ctx context.Context, sessionID string, m core.Session
 // which the one-statement path need not pay for.)
 func (s *Store) addMessageTx(ctx context.Context, sessionID string, rows []messageRow) error {
 	return s.write(ctx, "add message", nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := touchSession(ctx, tx, sessionID); err != nil {
+		if err := s.touchSession(ctx, tx, sessionID); err != nil {
 			return err
+		}
+		if s.prepared != nil {
+			for _, r := range rows {
+				if _, err := s.execHot(ctx, tx, hotInsertMessage, r.ID, r.SessionID, r.Role, string(r.Content), r.Timestamp); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
 		_, err := tx.NewInsert().Model(&rows).Exec(ctx)
 		return err
@@ -62,25 +71,22 @@ func (s *Store) addMessageTx(ctx context.Context, sessionID string, rows []messa
 // addMessageCTE touches the session and inserts the message in one
 // statement.
 func (s *Store) addMessageCTE(ctx context.Context, sessionID string, r messageRow) error {
-	unlock, err := s.lockWrites(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	res, err := s.db.NewRaw(`WITH touched AS (
+	return s.write(ctx, "add message", nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewRaw(`WITH touched AS (
   UPDATE bread_sessions SET updated_at = ? WHERE id = ? RETURNING id
 )
 INSERT INTO bread_session_messages (id, session_id, role, content, timestamp)
 SELECT ?, id, ?, ?, ? FROM touched`, core.NowMillis(), sessionID, r.ID, r.Role, r.Content, r.Timestamp).Exec(ctx)
-	if err != nil {
-		return s.mapErr("add message", err, nil)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return s.mapErr("add message", err, nil)
-	} else if n == 0 {
-		return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)
-	}
-	return nil
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)
+		}
+		return nil
+	})
 }
 
 // messageRows validates msgs and gives each a fresh, time-ordered ID.
@@ -107,8 +113,14 @@ func (s *Store) messageRows(sessionID string, msgs []core.SessionMessage) ([]mes
 // touchSession sets a session's updated_at to now, or reports it missing.
 // It runs first in a write transaction so the session cannot vanish before
 // the rows that reference it are written.
-func touchSession(ctx context.Context, tx bun.Tx, id string) error {
-	res, err := tx.NewUpdate().Model((*sessionRow)(nil)).Set("updated_at = ?", core.NowMillis()).Where("id = ?", id).Exec(ctx)
+func (s *Store) touchSession(ctx context.Context, tx bun.Tx, id string) error {
+	var res sql.Result
+	var err error
+	if s.prepared != nil {
+		res, err = s.execHot(ctx, tx, hotTouchSession, core.NowMillis(), id)
+	} else {
+		res, err = tx.NewUpdate().Model((*sessionRow)(nil)).Set("updated_at = ?", core.NowMillis()).Where("id = ?", id).Exec(ctx)
+	}
 	if err != nil {
 		return err
 	}

@@ -6,17 +6,16 @@ import (
 	"errors"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/breadai/bread/core"
 )
 
 // CreateSession implements core.SessionStore.
 func (s *Store) CreateSession(ctx context.Context, n core.NewSession) (core.Session, error) {
-	unlock, lerr := s.lockWrites(ctx)
-	if lerr != nil {
-		return core.Session{}, lerr
+	if s.closed.Load() {
+		return core.Session{}, s.storeClosed
 	}
-	defer unlock()
 	if err := s.checkText("a session id or agent id", n.ID, n.AgentID); err != nil {
 		return core.Session{}, err
 	}
@@ -33,10 +32,22 @@ func (s *Store) CreateSession(ctx context.Context, n core.NewSession) (core.Sess
 	}
 	now := core.NowMillis()
 	row := sessionRow{ID: id, CreatedAt: now, UpdatedAt: now, AgentID: n.AgentID, Tags: tags}
-	if _, err := s.db.NewInsert().Model(&row).Exec(ctx); err != nil {
-		return core.Session{}, s.mapErr("create session "+id, err, nil)
+	if err := s.write(ctx, "create session "+id, nil, row.insert(s)); err != nil {
+		return core.Session{}, err
 	}
 	return row.session(s.errs)
+}
+
+// insert is the write that inserts r.
+func (r *sessionRow) insert(s *Store) func(ctx context.Context, tx bun.Tx) error {
+	return func(ctx context.Context, tx bun.Tx) error {
+		if s.prepared != nil {
+			_, err := s.execHot(ctx, tx, hotInsertSession, r.ID, r.CreatedAt, r.UpdatedAt, nullString(r.AgentID), r.Tags)
+			return err
+		}
+		_, err := tx.NewInsert().Model(r).Exec(ctx)
+		return err
+	}
 }
 
 // GetSession implements core.SessionStore.

@@ -22,8 +22,13 @@ type Store struct {
 	closed   atomic.Bool
 
 	// writeSlot, with Features.SerializeWrites, admits one writer of this
-	// Store at a time; nil otherwise.
+	// Store at a time; nil otherwise. The committer holds it for each batch.
 	writeSlot chan struct{}
+
+	// commits runs the writes of write and insert: group commit.
+	commits *committer
+	// prepared, with Features.PreparedWrites, holds the hot statements.
+	prepared *prepared
 }
 
 // API is every method of a Store: the core ports it implements, Close and
@@ -83,12 +88,16 @@ func Init(s *Store, db *bun.DB, d Dialect) {
 	if f.SerializeWrites {
 		s.writeSlot = make(chan struct{}, 1)
 	}
+	if f.PreparedWrites {
+		s.prepared = new(prepared)
+	}
+	s.commits = newCommitter(s)
 }
 
 // Migrate runs the dialect's Migrate in one transaction. It is idempotent.
 func (s *Store) Migrate(ctx context.Context) error {
 	var committed func()
-	err := s.write(ctx, "migrate", nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.writeAlone(ctx, "migrate", nil, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		committed, err = s.d.Migrate(ctx, tx)
 		return err
@@ -103,11 +112,15 @@ func (s *Store) Migrate(ctx context.Context) error {
 }
 
 // Close releases every connection. Later calls on the Store return a
-// STORE_CLOSED error; closing twice is not an error.
+// STORE_CLOSED error; closing twice is not an error. Writes queued for the
+// next shared transaction fail with STORE_CLOSED; the one in flight
+// commits first.
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.commits.stop()
+	s.prepared.close()
 	return s.db.Close()
 }
 
@@ -128,8 +141,23 @@ func (s *Store) Ping(ctx context.Context) error {
 // store's checks.
 func (s *Store) DB() *bun.DB { return s.db }
 
-// write runs fn in one transaction and maps its error.
+// write runs fn in a transaction, shared with the other writes queued at
+// the time (group commit, see committer), and maps its error. fn must
+// write through tx only, and must not wait on anything but the database:
+// every writer of the Store waits for its batch.
 func (s *Store) write(ctx context.Context, op string, onFK *core.BreadError, fn func(ctx context.Context, tx bun.Tx) error) error {
+	if s.closed.Load() {
+		return s.storeClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.mapErr(op, s.commits.do(ctx, fn), onFK)
+}
+
+// writeAlone runs fn in one transaction of its own, under the write lock,
+// and maps its error.
+func (s *Store) writeAlone(ctx context.Context, op string, onFK *core.BreadError, fn func(ctx context.Context, tx bun.Tx) error) error {
 	unlock, err := s.lockWrites(ctx)
 	if err != nil {
 		return err
@@ -139,16 +167,13 @@ func (s *Store) write(ctx context.Context, op string, onFK *core.BreadError, fn 
 }
 
 // insert writes one model (a row, or a slice of rows in one statement)
-// under the write lock and maps the error as op; onFK is the error for a
+// through write and maps the error as op; onFK is the error for a
 // foreign-key violation.
 func (s *Store) insert(ctx context.Context, op string, model any, onFK *core.BreadError) error {
-	unlock, err := s.lockWrites(ctx)
-	if err != nil {
+	return s.write(ctx, op, onFK, func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.NewInsert().Model(model).Exec(ctx)
 		return err
-	}
-	defer unlock()
-	_, err = s.db.NewInsert().Model(model).Exec(ctx)
-	return s.mapErr(op, err, onFK)
+	})
 }
 
 // lockWrites checks the store is open and, with Features.SerializeWrites,

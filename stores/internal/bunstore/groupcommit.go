@@ -1,0 +1,241 @@
+package bunstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/uptrace/bun"
+
+	"github.com/breadai/bread/core"
+)
+
+// maxBatch bounds the writes of one shared transaction, so one commit never
+// holds the database's write lock for long.
+const maxBatch = 128
+
+// committer is group commit: the writes of a Store queue here, and one
+// goroutine, owned by the Store and stopped by Close, runs every write
+// queued so far in one transaction, each inside a savepoint of its own so
+// a write that fails undoes only itself, then commits once and only then
+// answers each writer. A write is acknowledged only after the commit that
+// holds it, so each write is exactly as durable as a commit of the
+// database; many writes share one BEGIN, one COMMIT and, on SQLite, one
+// append of the changed pages to the WAL.
+//
+// When the shared transaction fails as a whole (it does not begin, a
+// savepoint cannot be rolled back, COMMIT fails), nothing of it is kept
+// and every write of the batch runs again alone, in its own transaction,
+// so one write's trouble is never another's error.
+type committer struct {
+	s *Store
+
+	mu      sync.Mutex
+	queue   []*job
+	spare   []*job // the previous batch's slice, reused for the next queue
+	started bool
+	stopped bool
+
+	wake   chan struct{} // capacity 1: work was queued, or Close was called
+	exited chan struct{} // closed when the goroutine returns
+}
+
+// job is one queued write.
+type job struct {
+	ctx   context.Context
+	fn    func(ctx context.Context, tx bun.Tx) error
+	state atomic.Int32 // jobQueued, then jobTaken or jobAbandoned, once
+	err   error
+	done  chan struct{}
+}
+
+const (
+	jobQueued int32 = iota
+	jobTaken
+	jobAbandoned
+)
+
+func newCommitter(s *Store) *committer {
+	return &committer{s: s, wake: make(chan struct{}, 1), exited: make(chan struct{})}
+}
+
+// do queues fn and waits for the commit that holds it. A write whose ctx
+// ends while it is still queued is withdrawn and reports ctx's error; once
+// the committer has taken it, do waits for its outcome, so an error never
+// hides a write that committed. fn runs on the committer's goroutine with
+// ctx's values but not its cancellation, which belongs to the whole batch.
+func (c *committer) do(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+	j := &job{ctx: ctx, fn: fn, done: make(chan struct{})}
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return c.s.storeClosed
+	}
+	if !c.started {
+		c.started = true
+		go c.loop()
+	}
+	c.queue = append(c.queue, j)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	select {
+	case <-j.done:
+		return j.err
+	case <-ctx.Done():
+		if j.state.CompareAndSwap(jobQueued, jobAbandoned) {
+			return ctx.Err()
+		}
+		<-j.done
+		return j.err
+	}
+}
+
+// stop refuses new writes, fails the queued ones with STORE_CLOSED and
+// waits for the batch in flight to commit.
+func (c *committer) stop() {
+	c.mu.Lock()
+	c.stopped = true
+	queued := c.queue
+	c.queue = nil
+	started := c.started
+	c.mu.Unlock()
+	for _, j := range queued {
+		if j.state.CompareAndSwap(jobQueued, jobTaken) {
+			j.finish(c.s.storeClosed)
+		}
+	}
+	if !started {
+		return
+	}
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+	<-c.exited
+}
+
+func (c *committer) loop() {
+	defer close(c.exited)
+	for {
+		<-c.wake
+		for {
+			c.mu.Lock()
+			if c.stopped && len(c.queue) == 0 {
+				c.mu.Unlock()
+				return
+			}
+			batch := c.queue
+			if len(batch) > maxBatch {
+				c.queue = append(c.spare[:0], batch[maxBatch:]...)
+				batch = batch[:maxBatch]
+			} else {
+				c.queue = c.spare[:0]
+			}
+			c.spare = nil // the queue's array now
+			c.mu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
+			c.run(batch)
+			clear(batch)
+			c.spare = batch[:0]
+		}
+	}
+}
+
+// run commits one batch: the writes still wanted, together when there are
+// several, and answers each.
+func (c *committer) run(batch []*job) {
+	n := 0
+	for _, j := range batch {
+		if !j.state.CompareAndSwap(jobQueued, jobTaken) {
+			continue // abandoned by its writer
+		}
+		if err := j.ctx.Err(); err != nil {
+			j.finish(err)
+			continue
+		}
+		batch[n] = j
+		n++
+	}
+	batch = batch[:n]
+	if n == 0 {
+		return
+	}
+	c.s.prepared.prepare(context.Background(), c.s.db.DB)
+	if ws := c.s.writeSlot; ws != nil {
+		ws <- struct{}{}
+		defer func() { <-ws }()
+	}
+	if n > 1 && c.together(batch) {
+		for _, j := range batch {
+			j.finish(j.err)
+		}
+		return
+	}
+	for _, j := range batch {
+		j.finish(c.alone(j))
+	}
+}
+
+// alone runs one write in a transaction of its own.
+func (c *committer) alone(j *job) error {
+	ctx := context.WithoutCancel(j.ctx)
+	return c.s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		return call(ctx, tx, j.fn)
+	})
+}
+
+// together runs the batch in one transaction, each write inside its own
+// savepoint, and commits. It sets each write's outcome and reports true
+// when the transaction committed; false means nothing of it was kept.
+func (c *committer) together(batch []*job) bool {
+	s := c.s
+	bg := context.Background()
+	tx, err := s.db.BeginTx(bg, nil)
+	if err != nil {
+		return false
+	}
+	for _, j := range batch {
+		if _, err := s.execHot(bg, tx, hotSavepoint); err != nil {
+			_ = tx.Rollback()
+			return false
+		}
+		j.err = call(context.WithoutCancel(j.ctx), tx, j.fn)
+		if j.err != nil {
+			if _, err := s.execHot(bg, tx, hotRollbackTo); err != nil {
+				_ = tx.Rollback()
+				return false
+			}
+		}
+		if _, err := s.execHot(bg, tx, hotRelease); err != nil {
+			_ = tx.Rollback()
+			return false
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		_ = tx.Rollback()
+		return false
+	}
+	return true
+}
+
+// call runs fn, turning a panic into its error: the committer's goroutine
+// serves every writer of the Store and must outlive one write's bug.
+func call(ctx context.Context, tx bun.Tx, fn func(context.Context, bun.Tx) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &core.BreadError{Code: core.CodeStoreError, Message: fmt.Sprintf("a store write panicked: %v", r)}
+		}
+	}()
+	return fn(ctx, tx)
+}
+
+func (j *job) finish(err error) {
+	j.err = err
+	close(j.done)
+}
