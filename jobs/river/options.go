@@ -1,0 +1,105 @@
+package riverjobs
+
+import (
+	"database/sql"
+	"log/slog"
+	"time"
+
+	"github.com/breadai/bread/core"
+)
+
+// Dialect is the database River runs on.
+type Dialect string
+
+const (
+	// Postgres is PostgreSQL through pgx's database/sql driver
+	// (github.com/jackc/pgx/v5/stdlib, registered as "pgx").
+	Postgres Dialect = "postgres"
+	// SQLite is SQLite through modernc.org/sqlite (registered as "sqlite").
+	SQLite Dialect = "sqlite"
+)
+
+// Options configure Open.
+type Options struct {
+	// Dialect says which database DSN or DB is. Required.
+	Dialect Dialect
+	// DSN opens the database: a PostgreSQL URL or keyword/value string, or
+	// a SQLite file path or modernc.org/sqlite DSN. The queue owns what it
+	// opens and Close closes it. For SQLite the pool is one connection (as
+	// River's SQLite driver asks) and a busy timeout and WAL journal are
+	// added unless the DSN sets pragmas itself.
+	DSN string
+	// DB is an open database to use instead of DSN; the caller keeps
+	// ownership (Close leaves it open). For SQLite, give it one connection
+	// (SetMaxOpenConns(1)): River's SQLite driver runs into SQLITE_BUSY
+	// otherwise.
+	DB *sql.DB
+	// Schema is the PostgreSQL schema holding River's tables (empty: the
+	// connection's search_path). It must exist. Not used with SQLite.
+	Schema string
+	// Concurrency is how many jobs this queue runs at once (0: 10).
+	Concurrency int
+	// Queue is the River queue the jobs go to and are fetched from (empty:
+	// "bread"). Queues with different names on one database do not share
+	// jobs, but keys are unique across all of them.
+	Queue string
+	// PollInterval is how often the queue looks for new jobs (0: 1s).
+	// database/sql drivers have no LISTEN, so a job enqueued on another
+	// replica waits up to this long before a worker sees it.
+	PollInterval time.Duration
+	// RescueAfter is how long a job may run before River takes its worker
+	// for dead and hands the job out again (River's RescueStuckJobsAfter;
+	// 0: River's default, one hour). A replica killed mid-job leaves its
+	// jobs running in the table until then, so it bounds how long such a
+	// job waits; a job that legitimately runs longer is handed out a second
+	// time while the first is still running. Jobs have no timeout of their
+	// own (River's JobTimeout is -1), so nothing else cuts a long run.
+	RescueAfter time.Duration
+	// RetryBackoff is the wait before a job whose attempt failed is handed
+	// out again; attempt is the attempt that failed, 1 for the first (nil:
+	// River's default, attempt⁴ seconds with jitter).
+	RetryBackoff func(attempt int) time.Duration
+	// Logger gets River's log lines (nil: slog.Default()).
+	Logger *slog.Logger
+}
+
+const (
+	defaultConcurrency  = 10
+	defaultQueue        = "bread"
+	defaultPollInterval = time.Second
+)
+
+func (o Options) withDefaults() (Options, error) {
+	switch o.Dialect {
+	case Postgres, SQLite:
+	case "":
+		return o, core.Errorf(core.CodeInvalidConfig, "riverjobs: Options.Dialect is required (postgres or sqlite)")
+	default:
+		return o, core.Errorf(core.CodeInvalidConfig, "riverjobs: unknown Options.Dialect %q (postgres or sqlite)", o.Dialect)
+	}
+	switch {
+	case o.DSN == "" && o.DB == nil:
+		return o, core.Errorf(core.CodeInvalidConfig, "riverjobs: Options needs a DSN or a DB")
+	case o.DSN != "" && o.DB != nil:
+		return o, core.Errorf(core.CodeInvalidConfig, "riverjobs: Options.DSN and Options.DB are exclusive")
+	case o.Concurrency < 0:
+		return o, core.Errorf(core.CodeInvalidConfig, "riverjobs: Options.Concurrency is negative")
+	case o.PollInterval < 0, o.RescueAfter < 0:
+		return o, core.Errorf(core.CodeInvalidConfig, "riverjobs: Options.PollInterval and RescueAfter cannot be negative")
+	case o.Schema != "" && o.Dialect == SQLite:
+		return o, core.Errorf(core.CodeInvalidConfig, "riverjobs: Options.Schema is for PostgreSQL only")
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = defaultConcurrency
+	}
+	if o.Queue == "" {
+		o.Queue = defaultQueue
+	}
+	if o.PollInterval == 0 {
+		o.PollInterval = defaultPollInterval
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o, nil
+}

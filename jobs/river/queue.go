@@ -1,0 +1,257 @@
+package riverjobs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivertype"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/breadai/bread/core"
+)
+
+// Queue is a core.JobQueue on River. Every Queue opened on one database
+// (and schema) shares its jobs: each is handed to one of them, and
+// schedules tick once across them. Its methods are safe for concurrent
+// use.
+type Queue struct {
+	opts    Options
+	db      *sql.DB
+	ownsDB  bool
+	client  *river.Client[*sql.Tx]
+	forward *forwarder
+
+	stopping atomic.Bool
+	mu       sync.Mutex
+	started  bool
+	stopped  bool
+}
+
+var _ core.JobQueue = (*Queue)(nil)
+
+// Open connects to the database, brings River's tables up to date (safe
+// when replicas open at once) and returns a Queue, not started. Enqueue
+// works before Start.
+func Open(ctx context.Context, o Options) (*Queue, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	q := &Queue{opts: o, db: o.DB}
+	if q.db == nil {
+		if q.db, err = openDB(o); err != nil {
+			return nil, err
+		}
+		q.ownsDB = true
+	}
+	fail := func(err error) (*Queue, error) {
+		if q.ownsDB {
+			_ = q.db.Close()
+		}
+		return nil, err
+	}
+	var driver riverdriver.Driver[*sql.Tx]
+	if o.Dialect == Postgres {
+		driver = riverdatabasesql.New(q.db)
+	} else {
+		driver = riversqlite.New(q.db)
+	}
+	if err := migrate(ctx, o, q.db, driver); err != nil {
+		return fail(core.Errorf(core.CodeStoreUnavailable, "%v", err).WithCause(err))
+	}
+	q.forward = &forwarder{stopping: &q.stopping}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, q.forward); err != nil {
+		return fail(fmt.Errorf("riverjobs: %w", err))
+	}
+	cfg := &river.Config{
+		Logger:               o.Logger,
+		Schema:               o.Schema,
+		Workers:              workers,
+		Queues:               map[string]river.QueueConfig{o.Queue: {MaxWorkers: o.Concurrency}},
+		FetchPollInterval:    o.PollInterval,
+		FetchCooldown:        min(100*time.Millisecond, o.PollInterval),
+		PollOnly:             true, // database/sql has no LISTEN
+		JobTimeout:           -1,   // a run is cut by its own context, not by River
+		RescueStuckJobsAfter: o.RescueAfter,
+		MaxAttempts:          core.DefaultJobAttempts,
+	}
+	if o.RetryBackoff != nil {
+		cfg.RetryPolicy = retryPolicy{backoff: o.RetryBackoff}
+	}
+	if q.client, err = river.NewClient(driver, cfg); err != nil {
+		return fail(core.Errorf(core.CodeInvalidConfig, "riverjobs: %v", err).WithCause(err))
+	}
+	return q, nil
+}
+
+func openDB(o Options) (*sql.DB, error) {
+	if o.Dialect == Postgres {
+		db, err := sql.Open("pgx", o.DSN)
+		if err != nil {
+			return nil, core.Errorf(core.CodeInvalidConfig, "riverjobs: open: %v", err).WithCause(err)
+		}
+		return db, nil
+	}
+	dsn := o.DSN
+	if !strings.Contains(dsn, "_pragma=") {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		dsn += sep + "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)"
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, core.Errorf(core.CodeInvalidConfig, "riverjobs: open: %v", err).WithCause(err)
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+// Start starts fetching jobs for w and, if this queue is elected leader,
+// firing schedules. ctx's cancellation does not stop the queue; Stop does.
+func (q *Queue) Start(ctx context.Context, w core.JobWorker, schedules []core.JobSchedule) error {
+	if w == nil {
+		return core.Errorf(core.CodeInvalidConfig, "riverjobs: Start needs a JobWorker")
+	}
+	names := map[string]bool{}
+	periodic := make([]*river.PeriodicJob, 0, len(schedules))
+	for _, s := range schedules {
+		if s.Name == "" || s.Schedule == nil {
+			return core.Errorf(core.CodeInvalidConfig, "riverjobs: schedule %q needs a name and a Schedule", s.Name)
+		}
+		if names[s.Name] {
+			return core.Errorf(core.CodeInvalidConfig, "riverjobs: two schedules named %q", s.Name)
+		}
+		names[s.Name] = true
+		periodic = append(periodic, q.periodicJob(s))
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.started || q.stopped {
+		return core.Errorf(core.CodeInvalidConfig, "riverjobs: Start called twice, or after Stop")
+	}
+	q.forward.worker.Store(&w)
+	if _, err := q.client.PeriodicJobs().AddManySafely(periodic); err != nil {
+		return core.Errorf(core.CodeInvalidConfig, "riverjobs: schedules: %v", err).WithCause(err)
+	}
+	if err := q.client.Start(context.WithoutCancel(ctx)); err != nil {
+		return core.Errorf(core.CodeStoreUnavailable, "riverjobs: start: %v", err).WithCause(err)
+	}
+	q.started = true
+	return nil
+}
+
+// Enqueue inserts j, unless a job with its key is queued or running (River
+// skips the insert as a unique duplicate).
+func (q *Queue) Enqueue(ctx context.Context, j core.Job) error {
+	if j.Kind == "" || j.Key == "" {
+		return core.Errorf(core.CodeValidationError, "riverjobs: a job needs a Kind and a Key")
+	}
+	args := jobArgs{JobKind: j.Kind, Key: j.Key, Payload: j.Payload}
+	if _, err := q.client.Insert(ctx, args, q.insertOpts(j.Kind, j.Attempts())); err != nil {
+		return core.Errorf(core.CodeStoreUnavailable, "riverjobs: enqueue %q: %v", j.Key, err).WithCause(err)
+	}
+	return nil
+}
+
+// CancelJob deletes the queued job with key and returns it. The delete
+// skips running jobs in the same statement that finds the job, so a job a
+// worker fetches meanwhile is either deleted before the fetch (and never
+// runs) or running (and left alone); never both.
+func (q *Queue) CancelJob(ctx context.Context, key string) (*core.Job, error) {
+	pred, args := q.keyPredicate(key)
+	del := river.NewJobDeleteManyParams().Kinds(riverKind).
+		States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateScheduled).
+		Where(pred, args)
+	for attempt := 0; ; attempt++ {
+		res, err := q.client.JobDeleteMany(ctx, del)
+		if err != nil {
+			return nil, core.Errorf(core.CodeStoreUnavailable, "riverjobs: cancel %q: %v", key, err).WithCause(err)
+		}
+		if len(res.Jobs) > 0 {
+			j, err := toCore(res.Jobs[0])
+			if err != nil {
+				return nil, core.Errorf(core.CodeStoreError, "riverjobs: cancel %q: the job's args: %v", key, err).WithCause(err)
+			}
+			return &j, nil
+		}
+		// PostgreSQL's delete skips rows another transaction holds (a
+		// fetch, River's scheduler moving it to available). Look again
+		// without locking: a job still queued was only held, so retry.
+		list, err := q.client.JobList(ctx, river.NewJobListParams().Kinds(riverKind).
+			States(rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable, rivertype.JobStateScheduled).
+			Where(pred, args).First(1))
+		if err != nil {
+			return nil, core.Errorf(core.CodeStoreUnavailable, "riverjobs: cancel %q: %v", key, err).WithCause(err)
+		}
+		if len(list.Jobs) == 0 || attempt >= 50 {
+			return nil, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("riverjobs: cancel %q: %w", key, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// keyPredicate matches the job args' key, in the dialect's JSON syntax.
+func (q *Queue) keyPredicate(key string) (string, river.NamedArgs) {
+	if q.opts.Dialect == Postgres {
+		return "args->>'key' = @bread_key", river.NamedArgs{"bread_key": key}
+	}
+	return "args ->> '$.key' = @bread_key", river.NamedArgs{"bread_key": key}
+}
+
+// Stop stops fetching and firing schedules and waits for the running jobs
+// until ctx ends; then it cancels their contexts, waits for them to return
+// (River puts each back, available at once, its attempt not counted) and
+// returns ctx's error. It does not close the database: Close does.
+func (q *Queue) Stop(ctx context.Context) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.stopped {
+		return nil
+	}
+	q.stopped = true
+	if !q.started {
+		return nil
+	}
+	err := q.client.Stop(ctx)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() == nil {
+		return fmt.Errorf("riverjobs: stop: %w", err)
+	}
+	q.stopping.Store(true)
+	if err := q.client.StopAndCancel(context.WithoutCancel(ctx)); err != nil && !errors.Is(err, context.Canceled) {
+		q.opts.Logger.Error("riverjobs: stop and cancel", "error", err.Error())
+	}
+	return fmt.Errorf("riverjobs: stop: %w", ctx.Err())
+}
+
+// Close stops the queue if it runs (waiting for its jobs without a
+// deadline) and closes the database if Open opened it.
+func (q *Queue) Close() error {
+	if err := q.Stop(context.Background()); err != nil {
+		return err
+	}
+	if q.ownsDB {
+		return q.db.Close()
+	}
+	return nil
+}
