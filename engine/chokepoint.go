@@ -152,6 +152,19 @@ func (cp *chokePoint) openRun(ctx context.Context, b *core.CrumbBase) *runSeq {
 	return rs
 }
 
+// openFresh starts the state of a run this instance just minted the id of,
+// before its first crumb: nothing of it is logged, so its counter starts at
+// zero and the crumb log is not asked (a read per run).
+func (cp *chokePoint) openFresh(runID, agentID, sessionID string) {
+	_, relayed := cp.in.relayed.Load(runID)
+	rs := &runSeq{id: runID, relayed: relayed, noLog: cp.clog == nil || relayed, agentID: agentID, sessionID: sessionID}
+	cp.mu.Lock()
+	if cp.runs[runID] == nil {
+		cp.runs[runID] = rs
+	}
+	cp.mu.Unlock()
+}
+
 // stamp is the time an entry is logged: the crumb's own timestamp, taken
 // moments earlier, spares a clock read per crumb.
 func stamp(ts int64) int64 {

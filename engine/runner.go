@@ -40,6 +40,10 @@ type run struct {
 	recorded bool
 	// wrote is set once this attempt added messages to the session.
 	wrote bool
+	// fresh is set for a run under an id this instance just minted: it has
+	// no crumbs logged, so its numbering starts at zero without asking the
+	// crumb log. (A background run's id may be a retried attempt's.)
+	fresh bool
 
 	// Built-in runtimes, set up by assembleTools when configured.
 	mu         sync.Mutex
@@ -93,6 +97,7 @@ func (in *Instance) runAgent(ctx context.Context, out sink, agentID string, inpu
 		return outcome{}, err
 	}
 	r := in.newRun(rt, newID(), session.ID, input, opts)
+	r.fresh = true
 	r.parent = parent
 	return r.execute(ctx, out)
 }
@@ -158,6 +163,7 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 	if preset != nil {
 		r.jobAttempt = preset.attempt
 	}
+	r.fresh = preset == nil
 	return r.execute(ctx, out)
 }
 
@@ -227,6 +233,9 @@ func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
 		return outcome{}, r.fail(ctx, err)
 	}
 	r.input = input
+	if f, ok := r.out.(freshSink); ok && r.fresh {
+		f.fresh(r.id, r.agent.ID, r.sessionID)
+	}
 	if !r.emit(&core.AgentRunStart{CrumbBase: r.base(), Input: input, Skill: r.opts.Skill}) {
 		return outcome{}, r.fail(ctx, errConsumerGone)
 	}

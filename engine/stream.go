@@ -23,6 +23,14 @@ type sink interface {
 	end(c core.Crumb, err error)
 }
 
+// freshSink is a sink that can be told a run is new: its choke point then
+// numbers the run from zero without reading the crumb log.
+type freshSink interface {
+	fresh(runID, agentID, sessionID string)
+}
+
+func (s *streamSink) fresh(runID, agentID, sessionID string) { s.cp.openFresh(runID, agentID, sessionID) }
+
 // streamSink is the public stream: the choke point, then the consumer.
 type streamSink struct {
 	ctx      context.Context

@@ -82,6 +82,9 @@ func (s *Store) MaxCrumbSeq(ctx context.Context, runID string) (int64, error) {
 		return 0, nil
 	}
 	var max int64
+	if st := s.readStmt(ctx, readMaxCrumbSeq); st != nil {
+		return max, s.mapErr("max crumb seq", st.QueryRowContext(ctx, runID).Scan(&max), nil)
+	}
 	err := s.db.NewSelect().Model((*crumbRow)(nil)).ColumnExpr("COALESCE(MAX(seq), 0)").Where("run_id = ?", runID).Scan(ctx, &max)
 	return max, s.mapErr("max crumb seq", err, nil)
 }

@@ -86,8 +86,9 @@ func MapError(s *Store, op string, err error, onFK *core.BreadError) error {
 	return s.mapErr(op, err, onFK)
 }
 
-// ClosedHandle reports whether err says the *sql.DB or a connection of it
-// is closed.
+// ClosedHandle reports whether err says the *sql.DB, a connection or a
+// prepared statement of it is closed.
 func ClosedHandle(err error) bool {
-	return errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "sql: database is closed")
+	msg := err.Error()
+	return errors.Is(err, sql.ErrConnDone) || strings.Contains(msg, "sql: database is closed") || strings.Contains(msg, "sql: statement is closed")
 }

@@ -3,6 +3,8 @@ package bunstore
 import (
 	"context"
 	"database/sql"
+	"sync"
+	"sync/atomic"
 
 	"github.com/uptrace/bun"
 )
@@ -109,4 +111,63 @@ func nullInt(v int64) any {
 		return nil
 	}
 	return v
+}
+
+// hotRead names a query every run makes, prepared like the hot statements
+// (Features.PreparedWrites) but used by any goroutine: a *sql.Stmt of the
+// *sql.DB is safe for concurrent use.
+type hotRead int
+
+const (
+	readMaxCrumbSeq hotRead = iota
+	readMessages
+	hotReadCount
+)
+
+var hotReadSQL = [hotReadCount]string{
+	readMaxCrumbSeq: `SELECT COALESCE(MAX("seq"), 0) FROM "bread_crumbs" WHERE "run_id" = ?`,
+	readMessages:    `SELECT "id", "session_id", "role", "content", "timestamp" FROM "bread_session_messages" WHERE "session_id" = ? ORDER BY "seq" ASC`,
+}
+
+// readers holds the prepared hot queries, each prepared on first use.
+type readers struct {
+	mu    sync.Mutex
+	stmts [hotReadCount]atomic.Pointer[sql.Stmt]
+}
+
+// stmt is h prepared, or nil when the dialect does not prepare or the query
+// does not prepare yet (its table is not migrated): the caller then queries
+// through bun.
+func (s *Store) readStmt(ctx context.Context, h hotRead) *sql.Stmt {
+	r := s.readers
+	if r == nil {
+		return nil
+	}
+	if st := r.stmts[h].Load(); st != nil {
+		return st
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st := r.stmts[h].Load(); st != nil {
+		return st
+	}
+	st, err := s.db.DB.PrepareContext(ctx, hotReadSQL[h])
+	if err != nil {
+		return nil
+	}
+	r.stmts[h].Store(st)
+	return st
+}
+
+func (r *readers) close() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.stmts {
+		if st := r.stmts[i].Swap(nil); st != nil {
+			_ = st.Close()
+		}
+	}
 }

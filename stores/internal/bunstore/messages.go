@@ -17,6 +17,9 @@ func (s *Store) GetMessages(ctx context.Context, sessionID string) ([]core.Sessi
 	if hasNUL(sessionID) {
 		return []core.SessionMessage{}, nil
 	}
+	if st := s.readStmt(ctx, readMessages); st != nil {
+		return s.queryMessages(ctx, st, sessionID)
+	}
 	var rows []messageRow
 	err := s.db.NewSelect().Model(&rows).Where("session_id = ?", sessionID).OrderExpr("seq ASC").Scan(ctx)
 	if err != nil {
@@ -25,6 +28,30 @@ func (s *Store) GetMessages(ctx context.Context, sessionID string) ([]core.Sessi
 	out := make([]core.SessionMessage, len(rows))
 	for i, r := range rows {
 		out[i] = r.message()
+	}
+	return out, nil
+}
+
+// queryMessages is GetMessages through the prepared query st.
+func (s *Store) queryMessages(ctx context.Context, st *sql.Stmt, sessionID string) ([]core.SessionMessage, error) {
+	rows, err := st.QueryContext(ctx, sessionID)
+	if err != nil {
+		return nil, s.mapErr("get messages", err, nil)
+	}
+	defer func() { _ = rows.Close() }()
+	out := []core.SessionMessage{}
+	for rows.Next() {
+		var m core.SessionMessage
+		var role string
+		var content []byte
+		if err := rows.Scan(&m.ID, &m.SessionID, &role, &content, &m.Timestamp); err != nil {
+			return nil, s.mapErr("get messages", err, nil)
+		}
+		m.Role, m.Content = core.MessageRole(role), content
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.mapErr("get messages", err, nil)
 	}
 	return out, nil
 }

@@ -29,6 +29,8 @@ type Store struct {
 	commits *committer
 	// prepared, with Features.PreparedWrites, holds the hot statements.
 	prepared *prepared
+	// readers, with Features.PreparedWrites, holds the hot queries.
+	readers *readers
 }
 
 // API is every method of a Store: the core ports it implements, Close and
@@ -89,7 +91,7 @@ func Init(s *Store, db *bun.DB, d Dialect) {
 		s.writeSlot = make(chan struct{}, 1)
 	}
 	if f.PreparedWrites {
-		s.prepared = new(prepared)
+		s.prepared, s.readers = new(prepared), new(readers)
 	}
 	s.commits = newCommitter(s)
 }
@@ -121,6 +123,7 @@ func (s *Store) Close() error {
 	}
 	s.commits.stop()
 	s.prepared.close()
+	s.readers.close()
 	return s.db.Close()
 }
 
