@@ -29,7 +29,9 @@ type freshSink interface {
 	fresh(runID, agentID, sessionID string)
 }
 
-func (s *streamSink) fresh(runID, agentID, sessionID string) { s.cp.openFresh(runID, agentID, sessionID) }
+func (s *streamSink) fresh(runID, agentID, sessionID string) {
+	s.cp.openFresh(runID, agentID, sessionID)
+}
 
 // streamSink is the public stream: the choke point, then the consumer.
 type streamSink struct {
