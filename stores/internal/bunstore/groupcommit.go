@@ -17,17 +17,17 @@ const maxBatch = 128
 
 // committer is group commit: the writes of a Store queue here, and one
 // goroutine, owned by the Store and stopped by Close, runs every write
-// queued so far in one transaction, each inside a savepoint of its own so
-// a write that fails undoes only itself, then commits once and only then
-// answers each writer. A write is acknowledged only after the commit that
-// holds it, so each write is exactly as durable as a commit of the
-// database; many writes share one BEGIN, one COMMIT and, on SQLite, one
+// queued so far in one transaction, then commits once and only then
+// answers each writer; a write that fails is taken out of the batch, which
+// runs again without it (see together). A write is acknowledged only after
+// the commit that holds it, so each write is exactly as durable as a commit
+// of the database; many writes share one BEGIN, one COMMIT and, on SQLite, one
 // append of the changed pages to the WAL.
 //
-// When the shared transaction fails as a whole (it does not begin, a
-// savepoint cannot be rolled back, COMMIT fails), nothing of it is kept
-// and every write of the batch runs again alone, in its own transaction,
-// so one write's trouble is never another's error.
+// When the shared transaction fails as a whole (it does not begin, COMMIT
+// fails), nothing of it is kept and every write of the batch runs again
+// alone, in its own transaction, so one write's trouble is never another's
+// error.
 type committer struct {
 	s *Store
 
@@ -171,11 +171,21 @@ func (c *committer) run(batch []*job) {
 		ws <- struct{}{}
 		defer func() { <-ws }()
 	}
-	if n > 1 && c.together(batch) {
-		for _, j := range batch {
-			j.finish(j.err)
+	for len(batch) > 1 {
+		failed, committed := c.together(batch)
+		if committed {
+			for _, j := range batch {
+				j.finish(nil)
+			}
+			return
 		}
-		return
+		if failed < 0 {
+			break
+		}
+		// The writes before the failed one run again without it; its own
+		// outcome stands (see together).
+		batch[failed].finish(batch[failed].err)
+		batch = append(batch[:failed], batch[failed+1:]...)
 	}
 	for _, j := range batch {
 		j.finish(c.alone(j))
@@ -190,38 +200,30 @@ func (c *committer) alone(j *job) error {
 	})
 }
 
-// together runs the batch in one transaction, each write inside its own
-// savepoint, and commits. It sets each write's outcome and reports true
-// when the transaction committed; false means nothing of it was kept.
-func (c *committer) together(batch []*job) bool {
-	s := c.s
-	bg := context.Background()
-	tx, err := s.db.BeginTx(bg, nil)
+// together runs the batch in one transaction, in order, and commits:
+// committed reports it did. When a write fails, the transaction is rolled
+// back at once and failed is its index, its error in its job: the batch
+// then runs again without it. That error stands: the writes before it run
+// again in the same order, so it failed in the state it would meet, and it
+// changed nothing. (This spares a savepoint per write, three statements,
+// for the rare write that fails.) failed is -1 when the transaction itself
+// failed (BEGIN, COMMIT): nothing of it was kept.
+func (c *committer) together(batch []*job) (failed int, committed bool) {
+	tx, err := c.s.db.BeginTx(context.Background(), nil)
 	if err != nil {
-		return false
+		return -1, false
 	}
-	for _, j := range batch {
-		if _, err := s.execHot(bg, tx, hotSavepoint); err != nil {
+	for i, j := range batch {
+		if j.err = call(context.WithoutCancel(j.ctx), tx, j.fn); j.err != nil {
 			_ = tx.Rollback()
-			return false
-		}
-		j.err = call(context.WithoutCancel(j.ctx), tx, j.fn)
-		if j.err != nil {
-			if _, err := s.execHot(bg, tx, hotRollbackTo); err != nil {
-				_ = tx.Rollback()
-				return false
-			}
-		}
-		if _, err := s.execHot(bg, tx, hotRelease); err != nil {
-			_ = tx.Rollback()
-			return false
+			return i, false
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		_ = tx.Rollback()
-		return false
+		return -1, false
 	}
-	return true
+	return -1, true
 }
 
 // call runs fn, turning a panic into its error: the committer's goroutine

@@ -17,10 +17,7 @@ import (
 type hot int
 
 const (
-	hotSavepoint hot = iota
-	hotRollbackTo
-	hotRelease
-	hotInsertSession
+	hotInsertSession hot = iota
 	hotTouchSession
 	hotInsertMessage
 	hotInsertCrumb
@@ -28,12 +25,9 @@ const (
 	hotCount
 )
 
-// hotSQL are the statements, in the placeholder syntax of SQLite. Only the
-// savepoint statements are used without Features.PreparedWrites.
+// hotSQL are the statements, in the placeholder syntax of SQLite; they are
+// used only with Features.PreparedWrites.
 var hotSQL = [hotCount]string{
-	hotSavepoint:     "SAVEPOINT bread_write",
-	hotRollbackTo:    "ROLLBACK TO SAVEPOINT bread_write",
-	hotRelease:       "RELEASE SAVEPOINT bread_write",
 	hotInsertSession: `INSERT INTO "bread_sessions" ("id", "created_at", "updated_at", "agent_id", "tags") VALUES (?, ?, ?, ?, ?)`,
 	hotTouchSession:  `UPDATE "bread_sessions" SET "updated_at" = ? WHERE "id" = ?`,
 	hotInsertMessage: `INSERT INTO "bread_session_messages" ("id", "session_id", "role", "content", "timestamp") VALUES (?, ?, ?, ?, ?)`,
