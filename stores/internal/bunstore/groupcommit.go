@@ -3,6 +3,7 @@ package bunstore
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -122,6 +123,9 @@ func (c *committer) loop() {
 	defer close(c.exited)
 	for {
 		<-c.wake
+		// Writers woken by the last commit are about to queue their next
+		// write: let them, so it joins this batch instead of the next.
+		runtime.Gosched()
 		for {
 			c.mu.Lock()
 			if c.stopped && len(c.queue) == 0 {
