@@ -33,6 +33,17 @@ type Options struct {
 	// FULL makes every commit durable at the cost of an fsync per commit.
 	Synchronous string
 
+	// CheckpointInterval is how often a goroutine of the Store copies the
+	// WAL's committed pages into the database file (a PASSIVE checkpoint,
+	// which never blocks readers or writers). Zero means 1s. SQLite's own
+	// automatic checkpoint is off on the Store's connections, so no commit
+	// waits for a checkpoint and its fsync, and a page written many times
+	// between two checkpoints is copied once. A negative value keeps
+	// SQLite's automatic checkpoint (every 1,000 WAL pages, run by the
+	// commit that crosses it) and starts no goroutine. Commits are as
+	// durable either way: a committed transaction is in the WAL.
+	CheckpointInterval time.Duration
+
 	// MaxOpenConns caps the connection pool of a file database. Zero means
 	// max(4, GOMAXPROCS). SQLite admits one writer at a time, so more
 	// connections only add readers; callers past the cap wait for a free
@@ -40,7 +51,10 @@ type Options struct {
 	MaxOpenConns int
 }
 
-const defaultBusyTimeout = 5 * time.Second
+const (
+	defaultBusyTimeout        = 5 * time.Second
+	defaultCheckpointInterval = time.Second
+)
 
 // withDefaults validates o and fills in the defaults. Errors are
 // INVALID_CONFIG.
@@ -66,6 +80,9 @@ func (o Options) withDefaults() (Options, error) {
 	default:
 		return o, invalidConfig(fmt.Sprintf("Options.Synchronous %q is not NORMAL or FULL", o.Synchronous))
 	}
+	if o.CheckpointInterval == 0 {
+		o.CheckpointInterval = defaultCheckpointInterval
+	}
 	if o.MaxOpenConns == 0 {
 		o.MaxOpenConns = max(4, runtime.GOMAXPROCS(0))
 	}
@@ -76,6 +93,12 @@ func (o Options) withDefaults() (Options, error) {
 }
 
 func (o Options) inMemory() bool { return o.Path == MemoryPath }
+
+// checkpointsInBackground says the Store's checkpointer, not the committing
+// connection, checkpoints the WAL.
+func (o Options) checkpointsInBackground() bool {
+	return !o.inMemory() && o.CheckpointInterval > 0
+}
 
 // dsn is the modernc.org/sqlite data source name. The pragmas ride on the DSN
 // rather than being executed once after Open because database/sql opens
@@ -89,6 +112,9 @@ func (o Options) dsn() string {
 	q.Add("_pragma", "synchronous("+o.Synchronous+")")
 	if !o.inMemory() {
 		q.Add("_pragma", "journal_mode(WAL)")
+		if o.checkpointsInBackground() {
+			q.Add("_pragma", "wal_autocheckpoint(0)")
+		}
 	}
 	// Every write goes through a transaction begun IMMEDIATE: it takes the
 	// write lock up front, waiting on the busy timeout, instead of upgrading

@@ -28,6 +28,7 @@ type shared = bunstore.Store
 //     store's checks.
 type Store struct {
 	shared
+	checkpoints *checkpointer // nil for ":memory:" or a negative CheckpointInterval
 }
 
 // Store keeps every method of the shared store.
@@ -52,5 +53,17 @@ func New(opts Options) (*Store, error) {
 	sqldb.SetConnMaxIdleTime(0)
 	s := new(Store)
 	bunstore.Init(&s.shared, bun.NewDB(sqldb, sqlitedialect.New()), dialect{opts: opts})
+	if opts.checkpointsInBackground() {
+		s.checkpoints = startCheckpointer(sqldb, opts.Path, opts.CheckpointInterval)
+	}
 	return s, nil
+}
+
+// Close stops the WAL checkpointer, then closes the shared store: the
+// writes in flight commit, and the last connection to close checkpoints
+// the WAL into the database file. Later calls return STORE_CLOSED;
+// closing twice is not an error.
+func (s *Store) Close() error {
+	s.checkpoints.close()
+	return s.shared.Close()
 }
