@@ -41,6 +41,12 @@ func checkTicks(t *testing.T, calls []call, sched core.JobSchedule, from, to tim
 		if at.Before(from.Add(-time.Second)) || at.After(to.Add(time.Second)) {
 			t.Errorf("tick %q at %v, outside the queue's run %v..%v", j.Key, at, from, to)
 		}
+		// A key naming a later tick than the one fired shows as a job
+		// handed out before its time (half a second of slack for a queue
+		// that fires a little early).
+		if c.at.Before(at.Add(-500 * time.Millisecond)) {
+			t.Errorf("tick %q handed out at %v, before its tick", j.Key, c.at)
+		}
 		ticks = append(ticks, at)
 	}
 	return ticks

@@ -86,7 +86,8 @@ func (s *suite) sharedScheduleOncePerTick(t *testing.T) {
 }
 
 // sharedStoppedJobHandedOutAgain: a job whose context Stop cancelled is
-// handed out again, here to another queue on the backend.
+// handed out again, here to another queue on the backend, with the same
+// Attempt.
 func (s *suite) sharedStoppedJobHandedOutAgain(t *testing.T) {
 	l := newLog()
 	q1, q2 := s.newQueue(t), s.newQueue(t)
@@ -105,6 +106,11 @@ func (s *suite) sharedStoppedJobHandedOutAgain(t *testing.T) {
 	calls := l.waitCount(t, s.h.Wait, "handover", 2)
 	if calls[1].queue != 2 {
 		t.Errorf("handed out again to queue %d, want the running one (2)", calls[1].queue)
+	}
+	// Stop cut the attempt short; it did not fail (core.Job.Attempt counts
+	// only an attempt lost with its process).
+	if calls[1].job.Attempt != 1 {
+		t.Errorf("handed out again as attempt %d, want 1: a job Stop cancelled did not fail", calls[1].job.Attempt)
 	}
 	if !jsonEqual(calls[1].job.Payload, json.RawMessage(`{"x":1}`)) {
 		t.Errorf("handed out again with payload %s", calls[1].job.Payload)
