@@ -56,6 +56,13 @@ type Features struct {
 	// (SQLite), queueing here spares its lock's polling.
 	SerializeWrites bool
 
+	// Committers is how many transactions of batched writes may be in
+	// flight at once (see committer); zero means one. An engine with one
+	// writer at a time gains nothing from more; a server that commits
+	// concurrently overlaps their round trips and flushes. PreparedWrites
+	// makes it one.
+	Committers int
+
 	// PreparedWrites lets the Store prepare the statements every run
 	// executes once per connection and reuse them, instead of sending bun's
 	// SQL text with the arguments written into it; the statements are in

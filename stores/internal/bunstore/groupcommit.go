@@ -32,14 +32,16 @@ const maxBatch = 128
 type committer struct {
 	s *Store
 
+	loops int // goroutines taking batches, Features.Committers
+
 	mu      sync.Mutex
 	queue   []*job
-	spare   []*job // the previous batch's slice, reused for the next queue
 	started bool
 	stopped bool
 
-	wake   chan struct{} // capacity 1: work was queued, or Close was called
-	exited chan struct{} // closed when the goroutine returns
+	wake   chan struct{}  // capacity 1: work was queued
+	quit   chan struct{}  // closed by stop
+	exited sync.WaitGroup // the goroutines
 }
 
 // job is one queued write.
@@ -57,8 +59,8 @@ const (
 	jobAbandoned
 )
 
-func newCommitter(s *Store) *committer {
-	return &committer{s: s, wake: make(chan struct{}, 1), exited: make(chan struct{})}
+func newCommitter(s *Store, loops int) *committer {
+	return &committer{s: s, loops: max(1, loops), wake: make(chan struct{}, 1), quit: make(chan struct{})}
 }
 
 // do queues fn and waits for the commit that holds it. A write whose ctx
@@ -75,7 +77,9 @@ func (c *committer) do(ctx context.Context, fn func(ctx context.Context, tx bun.
 	}
 	if !c.started {
 		c.started = true
-		go c.loop()
+		for range c.loops {
+			c.exited.Go(c.loop)
+		}
 	}
 	c.queue = append(c.queue, j)
 	c.mu.Unlock()
@@ -112,17 +116,17 @@ func (c *committer) stop() {
 	if !started {
 		return
 	}
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-	<-c.exited
+	close(c.quit)
+	c.exited.Wait()
 }
 
 func (c *committer) loop() {
-	defer close(c.exited)
+	var spare []*job // the last batch's array, the next queue's
 	for {
-		<-c.wake
+		select {
+		case <-c.wake:
+		case <-c.quit:
+		}
 		// Writers woken by the last commit are about to queue their next
 		// write: let them, so it joins this batch instead of the next.
 		runtime.Gosched()
@@ -134,19 +138,19 @@ func (c *committer) loop() {
 			}
 			batch := c.queue
 			if len(batch) > maxBatch {
-				c.queue = append(c.spare[:0], batch[maxBatch:]...)
+				c.queue = append(spare[:0], batch[maxBatch:]...)
 				batch = batch[:maxBatch]
 			} else {
-				c.queue = c.spare[:0]
+				c.queue = spare[:0]
 			}
-			c.spare = nil // the queue's array now
+			spare = nil // the queue's array now
 			c.mu.Unlock()
 			if len(batch) == 0 {
 				break
 			}
 			c.run(batch)
 			clear(batch)
-			c.spare = batch[:0]
+			spare = batch[:0]
 		}
 	}
 }
@@ -186,10 +190,12 @@ func (c *committer) run(batch []*job) {
 		if failed < 0 {
 			break
 		}
-		// The writes before the failed one run again without it; its own
-		// outcome stands (see together).
-		batch[failed].finish(batch[failed].err)
+		// The batch runs again without the failed write, which then runs
+		// alone: its error may be the shared transaction's (a deadlock
+		// between two batches on PostgreSQL), not its own.
+		retry := batch[failed]
 		batch = append(batch[:failed], batch[failed+1:]...)
+		defer func() { retry.finish(c.alone(retry)) }()
 	}
 	for _, j := range batch {
 		j.finish(c.alone(j))
@@ -206,12 +212,10 @@ func (c *committer) alone(j *job) error {
 
 // together runs the batch in one transaction, in order, and commits:
 // committed reports it did. When a write fails, the transaction is rolled
-// back at once and failed is its index, its error in its job: the batch
-// then runs again without it. That error stands: the writes before it run
-// again in the same order, so it failed in the state it would meet, and it
-// changed nothing. (This spares a savepoint per write, three statements,
-// for the rare write that fails.) failed is -1 when the transaction itself
-// failed (BEGIN, COMMIT): nothing of it was kept.
+// back at once and failed is its index: the batch then runs again without
+// it, and it runs alone. (This spares a savepoint per write, three
+// statements, for the rare write that fails.) failed is -1 when the
+// transaction itself failed (BEGIN, COMMIT): nothing of it was kept.
 func (c *committer) together(batch []*job) (failed int, committed bool) {
 	tx, err := c.s.db.BeginTx(context.Background(), nil)
 	if err != nil {

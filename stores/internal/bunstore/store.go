@@ -93,7 +93,12 @@ func Init(s *Store, db *bun.DB, d Dialect) {
 	if f.PreparedWrites {
 		s.prepared, s.readers = new(prepared), new(readers)
 	}
-	s.commits = newCommitter(s)
+	loops := f.Committers
+	if f.PreparedWrites {
+		// The hot statements belong to the one committer goroutine.
+		loops = 1
+	}
+	s.commits = newCommitter(s, loops)
 }
 
 // Migrate runs the dialect's Migrate in one transaction. It is idempotent.

@@ -1,0 +1,50 @@
+package bench_test
+
+import (
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for the schema's setup
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/stores/postgres"
+)
+
+// postgresStore is a PostgreSQL store in a fresh schema of the server
+// BREAD_TEST_POSTGRES_URL names (a postgres:// URL), dropped at cleanup; the
+// benchmark is skipped without it.
+func postgresStore(b *testing.B) core.BreadStore {
+	base := os.Getenv("BREAD_TEST_POSTGRES_URL")
+	if base == "" {
+		b.Skip("BREAD_TEST_POSTGRES_URL is not set")
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = admin.Close() })
+	var r [6]byte
+	_, _ = rand.Read(r[:])
+	schema := "bread_bench_" + hex.EncodeToString(r[:])
+	if _, err := admin.ExecContext(b.Context(), "CREATE SCHEMA "+schema); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE") })
+	u, err := url.Parse(base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	s, err := postgres.New(postgres.Options{URL: u.String()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	return s
+}
