@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -65,10 +68,22 @@ func toCore(row *rivertype.JobRow) (core.Job, error) {
 
 // forwarder is the River worker of riverKind: it hands each job to the
 // core.JobWorker given to Start.
+//
+// River rescues a job only once it outlived its timeout, so a queue that
+// must release the jobs of a dead replica needs a finite JobTimeout; but a
+// run must not be cut by one. So River's timeout stays finite, and the
+// worker gets a context of its own, cut only by Stop's deadline, while a
+// heartbeat moves the job's attempted_at forward: River's rescuer takes a
+// job for stuck when that is older than RescueAfter, which a live job
+// never lets it be, and a dead replica's job is after RescueAfter.
 type forwarder struct {
 	river.WorkerDefaults[jobArgs]
 	worker   atomic.Pointer[core.JobWorker]
 	stopping *atomic.Bool
+	hardStop <-chan struct{} // closed when Stop's deadline passed
+	beat     func(ctx context.Context, id int64) error
+	every    time.Duration // heartbeat period
+	log      *slog.Logger
 }
 
 func (f *forwarder) Work(ctx context.Context, job *river.Job[jobArgs]) error {
@@ -77,23 +92,46 @@ func (f *forwarder) Work(ctx context.Context, job *river.Job[jobArgs]) error {
 		// Start sets the worker before River starts; never reached.
 		return river.JobSnooze(0)
 	}
-	err := (*w).WorkJob(ctx, core.Job{
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(f.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-f.hardStop:
+				cancel()
+				return
+			case <-t.C:
+				if err := f.beat(runCtx, job.ID); err != nil && runCtx.Err() == nil {
+					f.log.Warn("riverjobs: job heartbeat", "key", job.Args.Key, "job_id", job.ID, "error", err.Error())
+				}
+			}
+		}
+	})
+	err := (*w).WorkJob(runCtx, core.Job{
 		Kind:        job.Args.JobKind,
 		Key:         job.Args.Key,
 		Payload:     job.Args.Payload,
 		MaxAttempts: job.MaxAttempts,
 		Attempt:     job.Attempt,
 	})
+	close(done)
+	wg.Wait()
 	var snooze *core.JobSnooze
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &snooze):
 		return river.JobSnooze(max(snooze.After, 0))
-	case ctx.Err() != nil && f.stopping.Load():
+	case runCtx.Err() != nil && f.stopping.Load():
 		// Stop cancelled the job: River puts it back, without counting
 		// the attempt, when the error is the context's own.
-		return ctx.Err()
+		return context.Canceled
 	}
 	return err
 }

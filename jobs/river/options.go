@@ -47,13 +47,15 @@ type Options struct {
 	// database/sql drivers have no LISTEN, so a job enqueued on another
 	// replica waits up to this long before a worker sees it.
 	PollInterval time.Duration
-	// RescueAfter is how long a job may run before River takes its worker
-	// for dead and hands the job out again (River's RescueStuckJobsAfter;
-	// 0: River's default, one hour). A replica killed mid-job leaves its
-	// jobs running in the table until then, so it bounds how long such a
-	// job waits; a job that legitimately runs longer is handed out a second
-	// time while the first is still running. Jobs have no timeout of their
-	// own (River's JobTimeout is -1), so nothing else cuts a long run.
+	// RescueAfter is how long a running job may go without a heartbeat
+	// before River's rescuer takes its replica for dead and hands it out
+	// again, its lost attempt counted (River's RescueStuckJobsAfter; 0:
+	// River's default, one hour). A live job's worker beats every quarter
+	// of it, so a job may run for longer; a replica killed mid-job leaves
+	// its jobs running in the table for RescueAfter, plus up to the
+	// rescuer's 30 s interval. Shorter releases a dead replica's jobs
+	// sooner, at a write per running job per RescueAfter/4, and takes a
+	// replica stalled (not dead) for longer than it for lost too.
 	RescueAfter time.Duration
 	// RetryBackoff is the wait before a job whose attempt failed is handed
 	// out again; attempt is the attempt that failed, 1 for the first (nil:
@@ -63,7 +65,16 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// rescueAfter is o.RescueAfter or River's default.
+func rescueAfter(o Options) time.Duration {
+	if o.RescueAfter > 0 {
+		return o.RescueAfter
+	}
+	return defaultRescueAfter
+}
+
 const (
+	defaultRescueAfter  = time.Hour // River's
 	defaultConcurrency  = 10
 	defaultQueue        = "bread"
 	defaultPollInterval = time.Second

@@ -33,6 +33,7 @@ type Queue struct {
 	forward *forwarder
 
 	stopping atomic.Bool
+	hardStop chan struct{} // closed when Stop's deadline passed: cancels the jobs
 	mu       sync.Mutex
 	started  bool
 	stopped  bool
@@ -48,7 +49,7 @@ func Open(ctx context.Context, o Options) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &Queue{opts: o, db: o.DB}
+	q := &Queue{opts: o, db: o.DB, hardStop: make(chan struct{})}
 	if q.db == nil {
 		if q.db, err = openDB(o); err != nil {
 			return nil, err
@@ -70,21 +71,25 @@ func Open(ctx context.Context, o Options) (*Queue, error) {
 	if err := migrate(ctx, o, q.db, driver); err != nil {
 		return fail(core.Errorf(core.CodeStoreUnavailable, "%v", err).WithCause(err))
 	}
-	q.forward = &forwarder{stopping: &q.stopping}
+	q.forward = &forwarder{stopping: &q.stopping, hardStop: q.hardStop, beat: q.heartbeat,
+		every: max(rescueAfter(o)/4, 10*time.Millisecond), log: o.Logger}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, q.forward); err != nil {
 		return fail(fmt.Errorf("riverjobs: %w", err))
 	}
 	cfg := &river.Config{
-		Logger:               o.Logger,
-		Schema:               o.Schema,
-		Workers:              workers,
-		Queues:               map[string]river.QueueConfig{o.Queue: {MaxWorkers: o.Concurrency}},
-		FetchPollInterval:    o.PollInterval,
-		FetchCooldown:        min(100*time.Millisecond, o.PollInterval),
-		PollOnly:             true, // database/sql has no LISTEN
-		JobTimeout:           -1,   // a run is cut by its own context, not by River
-		RescueStuckJobsAfter: o.RescueAfter,
+		Logger:            o.Logger,
+		Schema:            o.Schema,
+		Workers:           workers,
+		Queues:            map[string]river.QueueConfig{o.Queue: {MaxWorkers: o.Concurrency}},
+		FetchPollInterval: o.PollInterval,
+		FetchCooldown:     min(100*time.Millisecond, o.PollInterval),
+		PollOnly:          true, // database/sql has no LISTEN
+		// River's timeout must be finite for its rescuer to release a dead
+		// replica's jobs; the job's own context ignores it (forwarder).
+		JobTimeout:           rescueAfter(o) - rescueAfter(o)/10,
+		JobStuckThreshold:    100 * 365 * 24 * time.Hour, // no "stuck" warning: a long run is not stuck
+		RescueStuckJobsAfter: rescueAfter(o),
 		MaxAttempts:          core.DefaultJobAttempts,
 	}
 	if o.RetryBackoff != nil {
@@ -208,6 +213,25 @@ func (q *Queue) CancelJob(ctx context.Context, key string) (*core.Job, error) {
 	}
 }
 
+// heartbeat moves a running job's attempted_at to now, so River's rescuer
+// does not take a live job for one whose replica died. It writes River's
+// own column, in River's own format for it (v0.51's schema).
+func (q *Queue) heartbeat(ctx context.Context, id int64) error {
+	var err error
+	if q.opts.Dialect == Postgres {
+		table := "river_job"
+		if q.opts.Schema != "" {
+			table = quoteIdent(q.opts.Schema) + ".river_job"
+		}
+		_, err = q.db.ExecContext(ctx, "UPDATE "+table+" SET attempted_at = now() WHERE id = $1 AND state = 'running'", id)
+	} else {
+		_, err = q.db.ExecContext(ctx, "UPDATE river_job SET attempted_at = datetime('now', 'subsec') WHERE id = ? AND state = 'running'", id)
+	}
+	return err
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
 // keyPredicate matches the job args' key, in the dialect's JSON syntax.
 func (q *Queue) keyPredicate(key string) (string, river.NamedArgs) {
 	if q.opts.Dialect == Postgres {
@@ -238,6 +262,7 @@ func (q *Queue) Stop(ctx context.Context) error {
 		return fmt.Errorf("riverjobs: stop: %w", err)
 	}
 	q.stopping.Store(true)
+	close(q.hardStop)
 	if err := q.client.StopAndCancel(context.WithoutCancel(ctx)); err != nil && !errors.Is(err, context.Canceled) {
 		q.opts.Logger.Error("riverjobs: stop and cancel", "error", err.Error())
 	}
