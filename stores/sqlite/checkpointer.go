@@ -20,13 +20,13 @@ type checkpointer struct {
 	once sync.Once
 }
 
-func startCheckpointer(db *sql.DB, path string, every time.Duration) *checkpointer {
+func startCheckpointer(db *sql.DB, path string, every time.Duration, log *slog.Logger) *checkpointer {
 	c := &checkpointer{stop: make(chan struct{}), done: make(chan struct{})}
-	go c.loop(db, path, every)
+	go c.loop(db, path, every, log)
 	return c
 }
 
-func (c *checkpointer) loop(db *sql.DB, path string, every time.Duration) {
+func (c *checkpointer) loop(db *sql.DB, path string, every time.Duration, log *slog.Logger) {
 	defer close(c.done)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -39,6 +39,7 @@ func (c *checkpointer) loop(db *sql.DB, path string, every time.Duration) {
 	}()
 	t := time.NewTicker(every)
 	defer t.Stop()
+	warned := false
 	for {
 		select {
 		case <-c.stop:
@@ -51,8 +52,14 @@ func (c *checkpointer) loop(db *sql.DB, path string, every time.Duration) {
 			}
 			// PASSIVE copies what no reader still needs and never waits for
 			// a lock; what it leaves, the next tick copies.
-			if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil && ctx.Err() == nil {
-				slog.Default().Warn("sqlite store: checkpointing the WAL failed; the WAL grows until a checkpoint succeeds", "error", err)
+			_, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+			switch {
+			case err == nil:
+				warned = false
+			case ctx.Err() == nil && !warned:
+				// Once until a checkpoint succeeds again, not every tick.
+				warned = true
+				log.Warn("sqlite store: checkpointing the WAL failed; the WAL grows until a checkpoint succeeds", "path", path, "error", err)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"fmt"
+	"log/slog"
 	"net/url"
 	"runtime"
 	"strings"
@@ -44,6 +45,10 @@ type Options struct {
 	// durable either way: a committed transaction is in the WAL.
 	CheckpointInterval time.Duration
 
+	// Logger receives the store's notices (a WAL checkpoint that failed).
+	// Nil means slog.Default().
+	Logger *slog.Logger
+
 	// MaxOpenConns caps the connection pool of a file database. Zero means
 	// max(4, GOMAXPROCS). SQLite admits one writer at a time, so more
 	// connections only add readers; callers past the cap wait for a free
@@ -82,6 +87,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.CheckpointInterval == 0 {
 		o.CheckpointInterval = defaultCheckpointInterval
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	if o.MaxOpenConns == 0 {
 		o.MaxOpenConns = max(4, runtime.GOMAXPROCS(0))

@@ -54,7 +54,7 @@ func New(opts Options) (*Store, error) {
 	s := new(Store)
 	bunstore.Init(&s.shared, bun.NewDB(sqldb, sqlitedialect.New()), dialect{opts: opts})
 	if opts.checkpointsInBackground() {
-		s.checkpoints = startCheckpointer(sqldb, opts.Path, opts.CheckpointInterval)
+		s.checkpoints = startCheckpointer(sqldb, opts.Path, opts.CheckpointInterval, opts.Logger)
 	}
 	return s, nil
 }
