@@ -102,53 +102,55 @@ const RetryAfter = "5"
 // the checkpoint (VALIDATION_ERROR, no run yet) is a plain 400: nothing was
 // consumed and the client can resume again with a valid body.
 func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string, crumbs iter.Seq2[core.Crumb, error], refuseInvalid, detach bool) {
-	next, stop := iter.Pull2(crumbs)
-	defer stop()
-	first, ferr, ok := next()
-	if ok && ferr != nil {
-		if ae, isErr := first.(*core.AgentError); isErr && ae.Error != nil {
-			switch {
-			case ae.Error.Code == core.CodeInstanceStopping:
-				w.Header().Set("Retry-After", RetryAfter)
-				writeError(w, http.StatusServiceUnavailable, ae.Error.Code, ae.Error.Message)
-				return
-			case ae.RunID == "" && ae.Error.Code == core.CodeSessionBusy:
-				// Refused before it started (the agent's busy-session
-				// policy is reject): nothing ran, the client may retry.
-				writeError(w, http.StatusConflict, ae.Error.Code, ae.Error.Message)
-				return
-			case refuseInvalid && ae.RunID == "" && ae.Error.Code == core.CodeValidationError:
-				writeError(w, http.StatusBadRequest, ae.Error.Code, ae.Error.Message)
-				return
+	// The run is ranged over on this goroutine, not pulled through
+	// iter.Pull2: a coroutine per request started each run on a fresh stack
+	// that grew, by copying, as deep as the run goes; the connection's
+	// goroutine has grown its stack already.
+	h.relay(r.Context(), func(first core.Crumb, ferr error) *response {
+		if ferr != nil {
+			if ae, isErr := first.(*core.AgentError); isErr && ae.Error != nil {
+				switch {
+				case ae.Error.Code == core.CodeInstanceStopping:
+					w.Header().Set("Retry-After", RetryAfter)
+					writeError(w, http.StatusServiceUnavailable, ae.Error.Code, ae.Error.Message)
+					return nil
+				case ae.RunID == "" && ae.Error.Code == core.CodeSessionBusy:
+					// Refused before it started (the agent's busy-session
+					// policy is reject): nothing ran, the client may retry.
+					writeError(w, http.StatusConflict, ae.Error.Code, ae.Error.Message)
+					return nil
+				case refuseInvalid && ae.RunID == "" && ae.Error.Code == core.CodeValidationError:
+					writeError(w, http.StatusBadRequest, ae.Error.Code, ae.Error.Message)
+					return nil
+				}
 			}
 		}
-	}
-	if ok && first != nil && h.g.headers != nil {
-		if runID := first.Base().RunID; runID != "" {
-			h.g.headers(r, runID, w.Header())
-		}
-	}
-	s := h.openBuffered(w, r)
-	h.relay(r.Context(), s, agentID, detach, func(yield func(core.Crumb, error) bool) {
-		if !ok || !yield(first, ferr) {
-			return
-		}
-		for {
-			c, err, more := next()
-			if !more || !yield(c, err) {
-				return
+		if first != nil && h.g.headers != nil {
+			if runID := first.Base().RunID; runID != "" {
+				h.g.headers(r, runID, w.Header())
 			}
 		}
-	})
+		return h.openBuffered(w, r)
+	}, agentID, detach, crumbs)
 }
 
 // relay writes a public stream's crumbs until it ends. The stream's one
 // error comes paired with its agent:error crumb and ends it as a failure.
 // A write that fails means the client left: leaving the range cancels the
 // run, unless it is detached: then the rest of the run is drained unwritten.
-func (h *handlers) relay(ctx context.Context, s *response, agentID string, detach bool, crumbs iter.Seq2[core.Crumb, error]) {
+//
+// open opens the stream on the first crumb (nil when there is none): it
+// answers a run refused before it started with a plain error instead and
+// returns nil, which ends the range and so the run.
+func (h *handlers) relay(ctx context.Context, open func(first core.Crumb, err error) *response, agentID string, detach bool, crumbs iter.Seq2[core.Crumb, error]) {
 	gone := false
+	var s *response
 	for c, err := range crumbs {
+		if s == nil {
+			if s = open(c, err); s == nil {
+				return
+			}
+		}
 		if gone {
 			continue
 		}
@@ -174,6 +176,9 @@ func (h *handlers) relay(ctx context.Context, s *response, agentID string, detac
 			h.log.Debug("bread: stream client went away; cancelling its run", append(baseAttrs(b), "error", context.Cause(ctx))...)
 			return
 		}
+	}
+	if s == nil {
+		s = open(nil, nil)
 	}
 	if !gone && len(s.buf) > 0 {
 		s.flush() // a stream that ended without a frame still opens
