@@ -136,6 +136,6 @@ func sqliteDB(t *testing.T, path string) *sql.DB {
 	return db
 }
 
-func tempPath(t *testing.T) string { return filepath.Join(t.TempDir(), "jobs.db") }
+func tempPath(tb testing.TB) string { return filepath.Join(tb.TempDir(), "jobs.db") }
 
 func asBread(err error, target **core.BreadError) bool { return errors.As(err, target) }
