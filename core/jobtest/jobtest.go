@@ -63,6 +63,8 @@ func Run(t *testing.T, h Harness) {
 			{"SharedEachJobOnce", s.sharedEachJobOnce},
 			{"SharedScheduleOncePerTick", s.sharedScheduleOncePerTick},
 			{"SharedStoppedJobHandedOutAgain", s.sharedStoppedJobHandedOutAgain},
+			{"SharedDuplicateKeyIsOneJob", s.sharedDuplicateKeyIsOneJob},
+			{"SharedJobOutlivesItsQueue", s.sharedJobOutlivesItsQueue},
 		}...)
 	} else {
 		t.Log("jobtest: Harness.Shared is false; the cases across replicas are skipped")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -114,6 +115,57 @@ func (s *suite) sharedStoppedJobHandedOutAgain(t *testing.T) {
 	}
 	if !jsonEqual(calls[1].job.Payload, json.RawMessage(`{"x":1}`)) {
 		t.Errorf("handed out again with payload %s", calls[1].job.Payload)
+	}
+	q2.stopNow()
+}
+
+// sharedDuplicateKeyIsOneJob: one key enqueued at once from many
+// goroutines on two queues of one backend is one job.
+func (s *suite) sharedDuplicateKeyIsOneJob(t *testing.T) {
+	l := newLog()
+	q1, q2 := s.newQueue(t), s.newQueue(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := range 20 {
+		q := q1
+		if i%2 == 1 {
+			q = q2
+		}
+		wg.Go(func() {
+			errs <- q.Enqueue(t.Context(), core.Job{Kind: kindEcho, Key: "contended", Payload: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))})
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("Enqueue of a contended key: %v", err)
+		}
+	}
+	q1.start(&worker{log: l, queue: 1})
+	q2.start(&worker{log: l, queue: 2})
+	l.waitCount(t, s.h.Wait, "contended", 1)
+	time.Sleep(s.h.Quiet)
+	if c := l.of("contended"); len(c) != 1 {
+		t.Errorf("a key enqueued 20 times at once was worked %d times, want once: %s", len(c), describe(c))
+	}
+	q1.stopNow()
+	q2.stopNow()
+}
+
+// sharedJobOutlivesItsQueue: a job enqueued on a queue that stops without
+// ever starting (a process that died after Enqueue returned) is worked by
+// another queue of the backend.
+func (s *suite) sharedJobOutlivesItsQueue(t *testing.T) {
+	l := newLog()
+	q1 := s.newQueue(t)
+	q1.enqueue(core.Job{Kind: kindEcho, Key: "orphan", Payload: json.RawMessage(`{"o":1}`)})
+	q1.stopNow()
+	q2 := s.newQueue(t)
+	q2.start(&worker{log: l, queue: 2})
+	c := l.waitCount(t, s.h.Wait, "orphan", 1)
+	if !jsonEqual(c[0].job.Payload, json.RawMessage(`{"o":1}`)) || c[0].job.Attempt != 1 {
+		t.Errorf("handed out %+v (payload %s), want the job enqueued, attempt 1", c[0].job, c[0].job.Payload)
 	}
 	q2.stopNow()
 }
