@@ -36,6 +36,9 @@ type app struct {
 	coordinator *redis.Coordinator
 	// tel is the otel plugin of the loaded project, once built.
 	tel *telemetry
+	// durableJobs is set once the instance's background runs go through
+	// a durable job queue (jobs/river).
+	durableJobs bool
 }
 
 // load reads the project in a.cwd and merges the Go extensions of Options.
@@ -105,6 +108,9 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 		if c.Bus, err = a.bus(ctx, w.bus); err != nil {
 			return nil, nil, err
 		}
+	}
+	if err := a.jobs(ctx, &c, m); err != nil {
+		return nil, nil, err
 	}
 	if c.BlobStore, err = a.blobStore(cfg.BlobStore); err != nil {
 		return nil, nil, err

@@ -124,7 +124,7 @@ func TestRunsListAndCancel(t *testing.T) {
 	if got := list("--agent", "echo", "--limit", "1"); len(got) != 1 || got[0].Status != core.RunCompleted {
 		t.Fatalf("runs list --agent echo: %+v", got)
 	}
-	if r := run(t, cli.Options{}, "runs", "cancel", all[1].ID, "--cwd", dir); r.code == 0 || !strings.Contains(r.stderr, "does not wait for a human") {
+	if r := run(t, cli.Options{}, "runs", "cancel", all[1].ID, "--cwd", dir); r.code == 0 || !strings.Contains(r.stderr, "neither queued nor waiting for a human") {
 		t.Fatalf("cancelling a finished run: %+v", r)
 	}
 	if r := run(t, cli.Options{}, "runs", "cancel", waiting[0].ID, "--cwd", dir); r.code != 0 || !strings.Contains(r.stdout, "cancelled") {

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/engine"
 )
 
 // cmdInvoke runs an agent once, non-interactively: streamed text to stdout
@@ -21,7 +23,12 @@ func cmdInvoke(ctx context.Context, a *app, args []string) int {
 	fs.StringVar(session, "session", "", "session id to continue")
 	skill := fs.String("skill", "", "skill for this run")
 	record := fs.String("record", "", "record model calls to FILE")
+	background := fs.Bool("background", false, "queue the run for the project's workers and print its id (needs workers: in bread.yaml)")
+	webhook := fs.String("webhook", "", "with --background: URL told how the run ended")
 	pos, err := a.parse(fs, args)
+	if err == nil && *webhook != "" && !*background {
+		err = fmt.Errorf("--webhook needs --background")
+	}
 	if err != nil {
 		return a.usageError("invoke", err)
 	}
@@ -53,12 +60,16 @@ func cmdInvoke(ctx context.Context, a *app, args []string) int {
 	}
 	defer inst.Stop(context.WithoutCancel(ctx))
 
+	opts := core.RunOptions{Session: core.SessionOptions{ID: *session}, Skill: *skill}
+	if *background {
+		return a.invokeBackground(ctx, inst, agentID, input, opts, *webhook, *asJSON)
+	}
 	if *trace {
 		defer inst.On(a.printer(a.stderr, false, isToolCrumb).Listen)()
 	}
 	var output any
 	streamed := false
-	for c, err := range inst.Run(ctx, agentID, input, core.RunOptions{Session: core.SessionOptions{ID: *session}, Skill: *skill}) {
+	for c, err := range inst.Run(ctx, agentID, input, opts) {
 		switch v := c.(type) {
 		case *core.TextDelta:
 			if !*asJSON && v.AgentID == agentID {
@@ -103,4 +114,25 @@ func isToolCrumb(c core.Crumb) bool {
 		return true
 	}
 	return false
+}
+
+// invokeBackground queues the run for the workers of the project's job
+// queue (a serving replica works it) and prints its id and session. Without
+// a durable queue it refuses: this process ends at once, and a run on its
+// goroutines would end with it.
+func (a *app) invokeBackground(ctx context.Context, inst *engine.Instance, agentID string, input any, opts core.RunOptions, webhook string, asJSON bool) int {
+	if !a.durableJobs {
+		return a.fail(&core.BreadError{Code: core.CodeInvalidConfig, Message: "invoke --background needs a durable job queue: add a workers: section to bread.yaml (with a sqlite or postgres store)"})
+	}
+	d, err := inst.RunBackground(ctx, agentID, input, opts, core.BackgroundOptions{Webhook: webhook})
+	if err != nil {
+		return a.fail(err)
+	}
+	if asJSON {
+		b, _ := json.Marshal(d)
+		fmt.Fprintln(a.stdout, string(b))
+		return ExitOK
+	}
+	fmt.Fprintf(a.stdout, "queued run %s (session %s)\n", d.RunID, d.SessionID)
+	return ExitOK
 }

@@ -14,8 +14,9 @@ import (
 
 // cmdRuns reads the project's durable run records, whichever process ran
 // them: `runs get ID` one record, `runs list` the newest ones, and `runs
-// cancel ID` ends a run that waits for a human (a running run is cancelled
-// through the server that runs it: POST /runs/{id}/cancel).
+// cancel ID` ends a background run still queued or a run that waits for a
+// human (a running run is cancelled through the server that runs it: POST
+// /runs/{id}/cancel).
 func cmdRuns(ctx context.Context, a *app, args []string) int {
 	if wantsHelp(args) && (len(args) == 0 || !isRunsVerb(args[0])) {
 		args = append([]string{"get"}, args...) // let parse print the help
@@ -31,7 +32,7 @@ func cmdRuns(ctx context.Context, a *app, args []string) int {
 	if verb == "list" {
 		fs.StringVar(&filter.SessionID, "session", "", "only the runs of this session")
 		fs.StringVar(&filter.AgentID, "agent", "", "only the runs of this agent")
-		fs.StringVar(&status, "status", "", "only runs in this status (running, suspended, completed, failed, cancelled, lost)")
+		fs.StringVar(&status, "status", "", "only runs in this status (queued, running, suspended, completed, failed, cancelled, lost)")
 		fs.IntVar(&filter.Limit, "limit", 20, "at most this many, newest first (0: all)")
 	}
 	pos, err := a.parse(fs, args[1:])
@@ -41,7 +42,7 @@ func cmdRuns(ctx context.Context, a *app, args []string) int {
 		err = fmt.Errorf("runs list takes no arguments")
 	case verb != "list" && len(pos) != 1:
 		err = fmt.Errorf("runs %s needs one run id", verb)
-	case status != "" && !slices.Contains([]core.RunStatus{core.RunRunning, core.RunSuspended, core.RunCompleted, core.RunFailed, core.RunCancelled, core.RunLost}, core.RunStatus(status)):
+	case status != "" && !slices.Contains([]core.RunStatus{core.RunQueued, core.RunRunning, core.RunSuspended, core.RunCompleted, core.RunFailed, core.RunCancelled, core.RunLost}, core.RunStatus(status)):
 		err = fmt.Errorf("unknown status %q", status)
 	}
 	if err != nil {
@@ -77,12 +78,15 @@ func cmdRuns(ctx context.Context, a *app, args []string) int {
 			return a.fail(err)
 		}
 	case "cancel":
-		found, err := inst.CancelSuspended(ctx, pos[0])
+		found, err := inst.CancelQueued(ctx, pos[0])
+		if err == nil && !found {
+			found, err = inst.CancelSuspended(ctx, pos[0])
+		}
 		if err != nil {
 			return a.fail(err)
 		}
 		if !found {
-			return a.fail(&core.BreadError{Code: core.CodeNotFound, Message: "run " + pos[0] + " does not wait for a human; a running run is cancelled through the server running it (POST /runs/{id}/cancel)"})
+			return a.fail(&core.BreadError{Code: core.CodeNotFound, Message: "run " + pos[0] + " is neither queued nor waiting for a human; a running run is cancelled through the server running it (POST /runs/{id}/cancel)"})
 		}
 		rec, err := rs.GetRun(ctx, pos[0])
 		if err != nil {

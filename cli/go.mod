@@ -79,6 +79,7 @@ require (
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/jinzhu/inflection v1.0.0 // indirect
 	github.com/leodido/go-urn v1.5.0 // indirect
+	github.com/lib/pq v1.12.3 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mitchellh/go-homedir v1.1.0 // indirect
 	github.com/mitchellh/mapstructure v1.5.0 // indirect
@@ -95,6 +96,14 @@ require (
 	github.com/puzpuzpuz/xsync/v3 v3.5.1 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/riverqueue/river v0.51.2 // indirect
+	github.com/riverqueue/river/riverdriver v0.51.2 // indirect
+	github.com/riverqueue/river/riverdriver/riverdatabasesql v0.51.2 // indirect
+	github.com/riverqueue/river/riverdriver/riverpgxv5 v0.51.2 // indirect
+	github.com/riverqueue/river/riverdriver/riversqlite v0.51.2 // indirect
+	github.com/riverqueue/river/rivershared v0.51.2 // indirect
+	github.com/riverqueue/river/rivertype v0.51.2 // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
 	github.com/ryanuber/go-glob v1.0.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
@@ -102,7 +111,7 @@ require (
 	github.com/sirupsen/logrus v1.9.3 // indirect
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
-	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/match v1.2.0 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect
 	github.com/tmthrgd/go-hex v0.0.0-20190904060850-447a3041c3bc // indirect
@@ -159,6 +168,7 @@ require (
 	github.com/breadai/bread/extensions/auth/trusted v0.0.0
 	github.com/breadai/bread/extensions/credentials/vault v0.0.0
 	github.com/breadai/bread/extensions/otel v0.0.0
+	github.com/breadai/bread/jobs/river v0.0.0
 	github.com/breadai/bread/protocols/a2a v0.0.0
 	github.com/breadai/bread/protocols/agui v0.0.0
 	github.com/breadai/bread/protocols/mcpclient v0.0.0
@@ -189,6 +199,7 @@ replace (
 	github.com/breadai/bread/extensions/auth/trusted => ../extensions/auth/trusted
 	github.com/breadai/bread/extensions/credentials/vault => ../extensions/credentials/vault
 	github.com/breadai/bread/extensions/otel => ../extensions/otel
+	github.com/breadai/bread/jobs/river => ../jobs/river
 	github.com/breadai/bread/protocols/a2a => ../protocols/a2a
 	github.com/breadai/bread/protocols/agui => ../protocols/agui
 	github.com/breadai/bread/protocols/mcpclient => ../protocols/mcpclient

@@ -29,6 +29,3 @@ func RunJobForTest(runID, agentID string, input any, sessionID, webhook string) 
 	payload, _ := json.Marshal(runJob{RunID: runID, AgentID: agentID, Input: raw, Options: core.RunOptions{Session: core.SessionOptions{ID: sessionID}}, Webhook: webhook})
 	return core.Job{Kind: core.JobKindRun, Key: runID, Payload: payload, Attempt: 2}
 }
-
-// TickRunIDForTest is the run id of a schedule's tick.
-func TickRunIDForTest(key string) string { return tickRunID(key) }

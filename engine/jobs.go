@@ -106,7 +106,8 @@ func (w jobWorker) WorkJob(ctx context.Context, j core.Job) error {
 // workRun executes a background run's job. The run's record decides what
 // the job means now:
 //
-//   - queued: its first attempt starts;
+//   - queued: its first attempt starts, or, with an attempt, the lost
+//     attempt the sweeper left to this job is retried;
 //   - running under a live lease: another replica still runs it (the queue
 //     handed the job out again, thinking it stuck), so the job is snoozed
 //     until the lease could lapse: no run executes on two replicas at once;
@@ -135,6 +136,10 @@ func (in *Instance) workRun(ctx context.Context, j core.Job) error {
 	won := false
 	switch rec.Status {
 	case core.RunQueued:
+		if rec.Attempt > 0 {
+			// A lost attempt the sweeper left to this job to retry.
+			return in.retryLost(ctx, p, rec)
+		}
 		return in.execRun(ctx, p, 1)
 	case core.RunRunning:
 		now := core.NowMillis()

@@ -339,12 +339,23 @@ func TestSweeperLeavesARetriedRunToItsJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRecord(t, tb.store, "run-2", status(core.RunLost))
-	waitRecord(t, tb.store, "run-1", status(core.RunLost))
+	// The retried run waits for its job as queued, its attempt kept.
+	rec := waitRecord(t, tb.store, "run-1", status(core.RunQueued))
+	if rec.Attempt != 1 || rec.Owner != "" {
+		t.Fatalf("the run left to its job: %+v", rec)
+	}
 	if got := loggedTypes(t, tb.store, "run-1"); count(got, core.TypeAgentError) != 0 {
 		t.Fatalf("the sweeper ended a run its job will retry: %v", got)
 	}
 	if got := loggedTypes(t, tb.store, "run-2"); count(got, core.TypeAgentError) != 1 {
 		t.Fatalf("the sweeper did not end a lost run without a retry policy: %v", got)
+	}
+	// The job, handed out again, retries it.
+	if err := tb.in.WorkJobForTest(t.Context(), engine.RunJobForTest("run-1", "writer", "the job", "s", "")); err != nil {
+		t.Fatal(err)
+	}
+	if rec := waitRecord(t, tb.store, "run-1", status(core.RunCompleted)); rec.Attempt != 2 {
+		t.Fatalf("the retried run: %+v, want attempt 2", rec)
 	}
 }
 
@@ -352,13 +363,14 @@ func TestScheduleTickStartsOneRun(t *testing.T) {
 	tb := newTestbed(t, modeltest.New(modeltest.Text("report")), []*core.Agent{textAgent("writer")}, withQueue(2), func(c *engine.Config) {
 		c.Schedules = []engine.Schedule{{Name: "nightly", Spec: "0 3 * * *", TimeZone: "Europe/Rome", AgentID: "writer", Input: "write the report"}}
 	})
-	tick := core.Job{Kind: core.JobKindTick, Key: core.ScheduleTickKey("nightly", time.Unix(1_800_000_000, 0))}
+	at := time.Unix(1_800_000_000, 0)
+	tick := core.Job{Kind: core.JobKindTick, Key: core.ScheduleTickKey("nightly", at)}
 	for range 2 { // a tick handed out twice is one run
 		if err := tb.in.WorkJobForTest(t.Context(), tick); err != nil {
 			t.Fatal(err)
 		}
 	}
-	runID := engine.TickRunIDForTest(tick.Key)
+	runID := engine.ScheduleRunID("nightly", at)
 	waitRecord(t, tb.store, runID, status(core.RunCompleted))
 	runs, _ := tb.store.ListRuns(t.Context(), core.RunFilter{AgentID: "writer"})
 	if len(runs) != 1 || tb.model.Calls() != 1 {

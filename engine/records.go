@@ -133,8 +133,11 @@ func (rc *records) sweep(ctx context.Context) {
 func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
 	if rc.in.retriesLost(r) {
 		// Its job, handed out again once the queue finds it stuck, runs
-		// it again (workRun): its tails wait for that attempt.
+		// it again (workRun): until then it is queued, and its tails
+		// wait for that attempt.
 		rc.in.log.Warn("bread: background run lost: its job will retry it", append(runAttrs(r.ID, r.AgentID, r.SessionID), "attempt", r.Attempt)...)
+		r.Status, r.Owner, r.LeaseUntil, r.ErrorCode, r.UpdatedAt = core.RunQueued, "", 0, "", now
+		rc.put(ctx, r)
 		return
 	}
 	rc.in.log.Warn("bread: run lost: the instance running it stopped renewing its lease", runAttrs(r.ID, r.AgentID, r.SessionID)...)

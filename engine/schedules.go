@@ -121,9 +121,14 @@ func (in *Instance) jobSchedules() []core.JobSchedule {
 	return out
 }
 
-// tickRunID is the run id of a schedule's tick: derived from the tick's key,
-// so a tick handed out twice (a retried job, a leader failover) finds its
-// run already there and starts nothing.
+// ScheduleRunID is the run id of schedule name's tick at t: derived from
+// the tick, so a tick handed out twice (a retried job, a leader failover)
+// finds its run already there and starts nothing, and a client can find a
+// tick's run without listing.
+func ScheduleRunID(name string, tick time.Time) string {
+	return tickRunID(core.ScheduleTickKey(name, tick))
+}
+
 func tickRunID(key string) string {
 	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("bread:schedule:"+key)).String()
 }
