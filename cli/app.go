@@ -82,7 +82,7 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 		Entrypoints: cfg.Entrypoints, Agents: a.project.Agents, Tasks: a.project.Tasks, Pipelines: cfg.Pipelines,
 		Hooks: a.opts.Hooks, ErrorHandling: cfg.ErrorHandling, MaxConcurrentRuns: cfg.MaxConcurrentRuns, SessionConcurrency: cfg.SessionConcurrency, RunLease: cfg.RunLease,
 		Logger: a.log, Decisions: map[string]core.Decider{}, RemoteAgents: map[string]core.RemoteAgent{},
-		Webhooks: engine.WebhookOptions{Secret: cfg.Webhooks.Secret, AllowHosts: cfg.Webhooks.AllowHosts, AllowPrivateNetworks: cfg.Webhooks.AllowPrivateNetworks,
+		Webhooks: engine.WebhookOptions{Secret: cfg.Webhooks.Secret, SecretCredential: cfg.Webhooks.SecretCredential, AllowHosts: cfg.Webhooks.AllowHosts, AllowPrivateNetworks: cfg.Webhooks.AllowPrivateNetworks,
 			MaxAttempts: cfg.Webhooks.MaxAttempts, Backoff: cfg.Webhooks.Backoff},
 	}
 	var err error

@@ -27,34 +27,39 @@ func TestBackgroundRunWebhookFromBreadYAML(t *testing.T) {
 		got <- b
 	}))
 	defer recv.Close()
-	files := basic(nil)
-	files["bread.yaml"] += "webhooks: {secret: s3cret, allowPrivateNetworks: true}\n"
-	s := serve(t, project(t, files))
-	res, body := s.post(t, "/agents/echo/run", `{"input":"hi","background":true,"webhook":"`+recv.URL+`"}`, "")
-	var run core.Detached
-	if res.StatusCode != http.StatusAccepted || json.Unmarshal([]byte(body), &run) != nil {
-		t.Fatalf("POST = %d %s", res.StatusCode, body)
-	}
-	select {
-	case b := <-got:
-		h := <-sig
-		ts, _, _ := strings.Cut(strings.TrimPrefix(h, "t="), ",")
-		var unix int64
-		_ = json.Unmarshal([]byte(ts), &unix)
-		if h != engine.SignWebhook("s3cret", time.Unix(unix, 0), b) {
-			t.Fatalf("signature %q does not verify", h)
+	// The secret written in bread.yaml, or named in the credentials
+	// component (here the environment).
+	t.Setenv("BREAD_TEST_HOOK_SECRET", "s3cret")
+	for _, secret := range []string{"secret: s3cret", "secretCredential: BREAD_TEST_HOOK_SECRET"} {
+		files := basic(nil)
+		files["bread.yaml"] += "webhooks: {" + secret + ", allowPrivateNetworks: true}\n"
+		s := serve(t, project(t, files))
+		res, body := s.post(t, "/agents/echo/run", `{"input":"hi","background":true,"webhook":"`+recv.URL+`"}`, "")
+		var run core.Detached
+		if res.StatusCode != http.StatusAccepted || json.Unmarshal([]byte(body), &run) != nil {
+			t.Fatalf("%s: POST = %d %s", secret, res.StatusCode, body)
 		}
-		var rec core.RunRecord
-		if err := json.Unmarshal(b, &rec); err != nil || rec.ID != run.RunID || rec.Status != core.RunCompleted {
-			t.Fatalf("delivery %s", b)
+		select {
+		case b := <-got:
+			h := <-sig
+			ts, _, _ := strings.Cut(strings.TrimPrefix(h, "t="), ",")
+			var unix int64
+			_ = json.Unmarshal([]byte(ts), &unix)
+			if h != engine.SignWebhook("s3cret", time.Unix(unix, 0), b) {
+				t.Fatalf("%s: signature %q does not verify", secret, h)
+			}
+			var rec core.RunRecord
+			if err := json.Unmarshal(b, &rec); err != nil || rec.ID != run.RunID || rec.Status != core.RunCompleted {
+				t.Fatalf("%s: delivery %s", secret, b)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no webhook delivery", secret)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no webhook delivery")
 	}
 
-	files = basic(nil)
+	files := basic(nil)
 	files["bread.yaml"] += "webhooks: {secret: s3cret}\n"
-	s = serve(t, project(t, files))
+	s := serve(t, project(t, files))
 	if res, body := s.post(t, "/agents/echo/run", `{"input":"hi","background":true,"webhook":"`+recv.URL+`"}`, ""); res.StatusCode != 400 || !strings.Contains(body, core.CodeValidationError) {
 		t.Fatalf("a loopback webhook without allowPrivateNetworks: %d %s", res.StatusCode, body)
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -438,4 +440,98 @@ func TestOnLostPolicyIsChecked(t *testing.T) {
 	a.OnLost = core.LostPolicy{Action: "retyr"}
 	_, err := engine.New(engine.Config{Store: memory.New(), Agents: []*core.Agent{a}})
 	wantCode(t, err, core.CodeInvalidConfig)
+}
+
+// signedReceiver keeps each delivery's body and signature header.
+type signedReceiver struct {
+	mu  sync.Mutex
+	got []delivery
+	srv *httptest.Server
+}
+
+type delivery struct {
+	body      []byte
+	signature string
+}
+
+func newSignedReceiver(t *testing.T) *signedReceiver {
+	r := &signedReceiver{}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.got = append(r.got, delivery{b, req.Header.Get(engine.SignatureHeader)})
+		r.mu.Unlock()
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *signedReceiver) wait(t *testing.T, n int) []delivery {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r.mu.Lock()
+		got := append([]delivery(nil), r.got...)
+		r.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deliveries, want %d", len(got), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// signedWith reports whether d's signature is the HMAC of its body with
+// secret.
+func signedWith(d delivery, secret string) bool {
+	ts, _, _ := strings.Cut(strings.TrimPrefix(d.signature, "t="), ",")
+	unix, err := strconv.ParseInt(ts, 10, 64)
+	return err == nil && d.signature == engine.SignWebhook(secret, time.Unix(unix, 0), d.body)
+}
+
+// A webhook secret named in the credential provider signs each delivery
+// with its value at that moment, so a rotated secret signs the next one; a
+// secret the provider does not have refuses the run before it starts.
+func TestWebhookSecretFromTheCredentialProvider(t *testing.T) {
+	var mu sync.Mutex
+	secret := "first"
+	creds := core.CredentialFunc(func(_ context.Context, name string) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if name != "HOOK_SECRET" {
+			return "", &core.BreadError{Code: core.CodeCredentialUnavailable, Message: "no " + name}
+		}
+		return secret, nil
+	})
+	tb := newTestbed(t, modeltest.New(modeltest.Text("done")), []*core.Agent{textAgent("writer")}, func(c *engine.Config) {
+		c.Credentials = creds
+		c.Webhooks = engine.WebhookOptions{SecretCredential: "HOOK_SECRET", AllowPrivateNetworks: true}
+	})
+	hook := newSignedReceiver(t)
+	if _, err := tb.in.RunBackground(t.Context(), "writer", "one", core.RunOptions{}, core.BackgroundOptions{Webhook: hook.srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	first := hook.wait(t, 1)[0]
+	mu.Lock()
+	secret = "rotated"
+	mu.Unlock()
+	if _, err := tb.in.RunBackground(t.Context(), "writer", "two", core.RunOptions{}, core.BackgroundOptions{Webhook: hook.srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	second := hook.wait(t, 2)[1]
+	if !signedWith(first, "first") || !signedWith(second, "rotated") || signedWith(second, "first") {
+		t.Fatalf("signatures %q and %q do not follow the credential", first.signature, second.signature)
+	}
+
+	other := newTestbed(t, modeltest.New(modeltest.Text("done")), []*core.Agent{textAgent("writer")}, func(c *engine.Config) {
+		c.Credentials = creds
+		c.Webhooks = engine.WebhookOptions{SecretCredential: "MISSING", AllowPrivateNetworks: true}
+	})
+	_, err := other.in.RunBackground(t.Context(), "writer", "x", core.RunOptions{}, core.BackgroundOptions{Webhook: hook.srv.URL})
+	wantCode(t, err, core.CodeValidationError)
+	if other.model.Calls() != 0 {
+		t.Fatal("a run whose webhook cannot be signed started")
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
@@ -32,9 +33,15 @@ import (
 // after DNS, at dial time, loopback, private and link-local addresses are
 // refused unless AllowPrivateNetworks.
 type WebhookOptions struct {
-	// Secret signs every delivery. Without one, a run that asks for a
-	// webhook is refused (VALIDATION_ERROR).
+	// Secret signs every delivery. Without it or SecretCredential, a run
+	// that asks for a webhook is refused (VALIDATION_ERROR).
 	Secret string
+	// SecretCredential, instead of Secret, names the signing secret in the
+	// Instance's credential provider (Config.Credentials, else the
+	// environment): it is read when a run asks for a webhook (unavailable:
+	// VALIDATION_ERROR) and again at every delivery, so a rotated secret
+	// signs the next delivery.
+	SecretCredential string
 	// AllowHosts limits the hosts a webhook may name (exact names,
 	// "*.example.com" or "*"); empty allows any host.
 	AllowHosts []string
@@ -68,6 +75,7 @@ type webhook struct {
 	url    string
 	opts   WebhookOptions
 	client *http.Client
+	creds  core.CredentialProvider
 }
 
 func webhookRefused(msg, target string) error {
@@ -86,7 +94,7 @@ func truncateURL(s string) string {
 // or localhost is refused here, a name resolving to one at dial time.
 func (in *Instance) newWebhook(target string) (*webhook, error) {
 	o := in.cfg.Webhooks
-	if o.Secret == "" {
+	if o.Secret == "" && o.SecretCredential == "" {
 		return nil, webhookRefused("this server has no webhook secret configured", target)
 	}
 	u, err := url.Parse(target)
@@ -118,7 +126,26 @@ func (in *Instance) newWebhook(target string) (*webhook, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
-	return &webhook{url: u.String(), opts: o, client: in.bg.webhookClient(policy, o.Timeout)}, nil
+	w := &webhook{url: u.String(), opts: o, client: in.bg.webhookClient(policy, o.Timeout), creds: in.cfg.Credentials}
+	if w.creds == nil {
+		w.creds = core.EnvCredentials()
+	}
+	if _, err := w.secret(context.Background()); err != nil {
+		return nil, webhookRefused("the signing secret is unavailable: "+err.Error(), target)
+	}
+	return w, nil
+}
+
+// secret is the signing secret: Secret, or SecretCredential read now.
+func (w *webhook) secret(ctx context.Context) (string, error) {
+	if w.opts.SecretCredential == "" {
+		return w.opts.Secret, nil
+	}
+	s, err := w.creds.Get(ctx, w.opts.SecretCredential)
+	if err == nil && s == "" {
+		err = errors.New("credential " + w.opts.SecretCredential + " is empty")
+	}
+	return s, err
 }
 
 // send delivers the record of run d, whose stream ended with last. It runs
@@ -168,7 +195,11 @@ func (w *webhook) post(ctx context.Context, body []byte) (retry bool, err error)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "bread-webhook")
-	req.Header.Set(SignatureHeader, SignWebhook(w.opts.Secret, time.Now(), body))
+	secret, err := w.secret(ctx)
+	if err != nil {
+		return true, fmt.Errorf("webhook: reading the signing secret: %w", err)
+	}
+	req.Header.Set(SignatureHeader, SignWebhook(secret, time.Now(), body))
 	res, err := w.client.Do(req)
 	if err != nil {
 		blocked := errors.Is(err, netguard.ErrBlockedAddress) || errors.Is(err, netguard.ErrHostNotAllowed)

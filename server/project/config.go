@@ -92,9 +92,12 @@ type ScheduleConfig struct {
 // WebhooksConfig is bread.yaml's webhooks section; the CLI passes it to
 // engine.Config.Webhooks.
 type WebhooksConfig struct {
-	// Secret signs every delivery; without one, runs that ask for a
-	// webhook are refused.
+	// Secret signs every delivery; without it or SecretCredential, runs
+	// that ask for a webhook are refused.
 	Secret string
+	// SecretCredential names the signing secret in the credentials
+	// component (env, vault), read at every delivery.
+	SecretCredential string
 	// AllowHosts narrows the hosts a webhook may name; empty allows any.
 	AllowHosts []string
 	// AllowPrivateNetworks lets webhooks reach loopback, private and
@@ -296,6 +299,7 @@ type configFile struct {
 	} `yaml:"schedules"`
 	Webhooks struct {
 		Secret               string   `yaml:"secret"`
+		SecretCredential     string   `yaml:"secretCredential"`
 		AllowHosts           []string `yaml:"allowHosts"`
 		AllowPrivateNetworks bool     `yaml:"allowPrivateNetworks"`
 		MaxAttempts          int      `yaml:"maxAttempts"`
@@ -442,7 +446,10 @@ func (l *loader) loadConfig(path string) (Config, error) {
 		cfg.RunLease = d
 	}
 	wh := raw.Webhooks
-	cfg.Webhooks = WebhooksConfig{Secret: wh.Secret, AllowHosts: wh.AllowHosts, AllowPrivateNetworks: wh.AllowPrivateNetworks, MaxAttempts: wh.MaxAttempts}
+	if wh.Secret != "" && wh.SecretCredential != "" {
+		return cfg, f.errorf("$.webhooks.secretCredential", "webhooks takes secret or secretCredential, not both")
+	}
+	cfg.Webhooks = WebhooksConfig{Secret: wh.Secret, SecretCredential: wh.SecretCredential, AllowHosts: wh.AllowHosts, AllowPrivateNetworks: wh.AllowPrivateNetworks, MaxAttempts: wh.MaxAttempts}
 	if wh.MaxAttempts < 0 || wh.MaxAttempts > 20 {
 		return cfg, f.errorf("$.webhooks.maxAttempts", "maxAttempts %d is not between 1 and 20 (leave it out for 5)", wh.MaxAttempts)
 	}

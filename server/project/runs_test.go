@@ -81,6 +81,7 @@ func TestWebhooksConfig(t *testing.T) {
 		{"store: memory\nwebhooks:\n  backoff: soon\n", "bread.yaml:3"},
 		{"store: memory\nwebhooks:\n  maxAttempts: -1\n", "bread.yaml:3"},
 		{"store: memory\nwebhooks:\n  secrett: x\n", "bread.yaml:3"},
+		{"store: memory\nwebhooks:\n  secret: x\n  secretCredential: Y\n", "bread.yaml:4"},
 	} {
 		_, err := project.Load(writeProject(t, map[string]string{"bread.yaml": tt.yaml}), env(nil))
 		var be *core.BreadError
