@@ -26,3 +26,12 @@ type Detached struct {
 type Detacher interface {
 	RunBackground(ctx context.Context, agentID string, input any, opts RunOptions, bg BackgroundOptions) (Detached, error)
 }
+
+// PipelineDetacher is implemented by a Runtime that runs pipelines in the
+// background: RunPipelineBackground returns the pipeline run's id once the
+// run is queued or started, and its
+// record, its step-by-step journal (GET /runs/{id}/stream) and Cancel work
+// under that id. Detached.SessionID is empty: each step has its own.
+type PipelineDetacher interface {
+	RunPipelineBackground(ctx context.Context, pipelineID string, input any, bg BackgroundOptions) (Detached, error)
+}

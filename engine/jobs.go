@@ -15,12 +15,14 @@ import (
 // runJob is the payload of a core.JobKindRun job: everything a worker on any
 // replica needs to start the run as its caller asked.
 type runJob struct {
-	RunID    string             `json:"runId"`
-	AgentID  string             `json:"agentId"`
-	Input    json.RawMessage    `json:"input,omitempty"`
-	Options  core.RunOptions    `json:"options,omitzero"`
-	Webhook  string             `json:"webhook,omitempty"`
-	Identity *core.AuthIdentity `json:"identity,omitempty"`
+	RunID   string `json:"runId"`
+	AgentID string `json:"agentId,omitempty"`
+	// PipelineID is set, instead of AgentID, for a background pipeline.
+	PipelineID string             `json:"pipelineId,omitempty"`
+	Input      json.RawMessage    `json:"input,omitempty"`
+	Options    core.RunOptions    `json:"options,omitzero"`
+	Webhook    string             `json:"webhook,omitempty"`
+	Identity   *core.AuthIdentity `json:"identity,omitempty"`
 }
 
 // enqueueRun stores a background run as a job of the configured queue: the
@@ -123,6 +125,9 @@ func (in *Instance) workRun(ctx context.Context, j core.Job) error {
 	}
 	rs := in.records.store
 	if rs == nil {
+		if p.PipelineID != "" {
+			return in.execPipeline(ctx, p, 1)
+		}
 		return in.execRun(ctx, p, 1)
 	}
 	rec, err := rs.GetRun(ctx, p.RunID)
@@ -136,6 +141,9 @@ func (in *Instance) workRun(ctx context.Context, j core.Job) error {
 	won := false
 	switch rec.Status {
 	case core.RunQueued:
+		if p.PipelineID != "" {
+			return in.execPipeline(ctx, p, 1)
+		}
 		if rec.Attempt > 0 {
 			// A lost attempt the sweeper left to this job to retry.
 			return in.retryLost(ctx, p, rec)

@@ -33,7 +33,13 @@ func (in *Instance) runPipeline(ctx context.Context, out sink, pipelineID string
 			Context: map[string]any{"pipelineId": pipelineID, "available": slices.Sorted(maps.Keys(in.cfg.Pipelines))},
 		}
 	}
-	return in.pipeline(ctx, out, pipelineRun{id: pipelineID, runID: newID()}, steps, input, 0, nil)
+	runID, _ := ctx.Value(pipelinePresetKey{}).(string)
+	if runID == "" {
+		runID = newID()
+	} else {
+		ctx = context.WithValue(ctx, pipelinePresetKey{}, "") // not for pipelines inside
+	}
+	return in.pipeline(ctx, out, pipelineRun{id: pipelineID, runID: runID}, steps, input, 0, nil)
 }
 
 // pipeline runs steps in order, each step's output the next one's input,

@@ -43,7 +43,15 @@ func (h *handlers) runInBackground(w http.ResponseWriter, r *http.Request, agent
 		writeError(w, http.StatusNotImplemented, core.CodeNotImplemented, "this server does not run agents in the background")
 		return
 	}
-	run, err := d.RunBackground(r.Context(), agentID, input, opts, core.BackgroundOptions{Webhook: webhook})
+	h.answerBackground(w, r, func() (core.Detached, error) {
+		return d.RunBackground(r.Context(), agentID, input, opts, core.BackgroundOptions{Webhook: webhook})
+	})
+}
+
+// answerBackground starts a background run (an agent's or a pipeline's)
+// and answers 202 with its Location, or its refusal as a plain JSON error.
+func (h *handlers) answerBackground(w http.ResponseWriter, r *http.Request, start func() (core.Detached, error)) {
+	run, err := start()
 	if err != nil {
 		ce := core.Sanitize(err)
 		if ce.Code == core.CodeInstanceStopping {

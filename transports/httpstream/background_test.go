@@ -153,7 +153,9 @@ func TestBackgroundRunRefusals(t *testing.T) {
 		code       string
 	}{
 		{"/agents/ghost/run", `{"background":true}`, 404, core.CodeAgentNotFound},
-		{"/pipelines/one/run", `{"background":true}`, 501, core.CodeNotImplemented},
+		{"/pipelines/ghost/run", `{"background":true}`, 404, core.CodePipelineNotFound},
+		{"/pipelines/one/run", `{"webhook":"https://example.com/hook"}`, 400, core.CodeValidationError},
+		{"/pipelines/one/run", `{"background":true,"webhook":"https://example.com/hook"}`, 400, core.CodeValidationError},
 		{"/agents/writer/run", `{"webhook":"https://example.com/hook"}`, 400, core.CodeValidationError},
 		// No secret configured: a webhook is refused before the run.
 		{"/agents/writer/run", `{"background":true,"webhook":"https://example.com/hook"}`, 400, core.CodeValidationError},
@@ -175,6 +177,32 @@ func TestBackgroundRunRefusals(t *testing.T) {
 		if a := e.post(t, c.path, c.body, "Prefer", "respond-async"); a.status != c.status || a.err.Code != c.code {
 			t.Errorf("%s %s = %d %s, want %d %s", c.path, c.body, a.status, a.body, c.status, c.code)
 		}
+	}
+}
+
+// A background pipeline answers 202 with its run's Location; its stream
+// follows the pipeline step by step to agent:run:end with the last step's
+// output, and its record completes.
+func TestBackgroundPipelineAnswers202AndIsTailed(t *testing.T) {
+	e := newEnv(t, setup{
+		turns: []modeltest.Turn{modeltest.Slow(modeltest.Text("drafted"), 100*time.Millisecond), modeltest.Text("polished")},
+		cfg:   engine.Config{Pipelines: map[string][]core.PipelineStep{"two": {{AgentID: "writer"}, {AgentID: "writer"}}}},
+	})
+	a := e.post(t, "/pipelines/two/run", `{"input":"plan"}`, "Prefer", "respond-async")
+	if a.status != http.StatusAccepted || a.run.RunID == "" || a.location != "/runs/"+a.run.RunID {
+		t.Fatalf("answer %d %q Location %q", a.status, a.body, a.location)
+	}
+	fs := e.open(t, "GET", a.location+"/stream", "").rest()
+	got := types(fs)
+	want := strings.Join([]string{core.TypeAgentRunStart, core.TypePipelineStepStart, core.TypePipelineStepEnd, core.TypePipelineStepStart, core.TypePipelineStepEnd, core.TypeAgentRunEnd}, ",")
+	if got != want {
+		t.Fatalf("the pipeline's stream: %s, want %s", got, want)
+	}
+	if out, _ := json.Marshal(fs[len(fs)-1].Crumb.(*core.AgentRunEnd).Output); string(out) != `"polished"` {
+		t.Fatalf("output %s", out)
+	}
+	if rec := record(t, e.store, a.run.RunID, core.RunCompleted); rec.PipelineID != "two" {
+		t.Fatalf("record %+v", rec)
 	}
 }
 

@@ -29,6 +29,7 @@ type pipelineBody struct {
 	Input      json.RawMessage `json:"input"`
 	Detach     bool            `json:"detach"`
 	Background bool            `json:"background"`
+	Webhook    string          `json:"webhook"`
 }
 
 // resumeBody is the body of POST /resume/{checkpointId}.

@@ -62,8 +62,18 @@ func (h *handlers) pipeline() http.Handler {
 			return
 		}
 		if wantsAsync(r, body.Background) {
-			// A pipeline has no one run id to tail, read and cancel yet.
-			writeError(w, http.StatusNotImplemented, core.CodeNotImplemented, "background pipeline runs are not supported yet; run the pipeline on a stream with \"detach\": true")
+			pd, ok := h.inst.(core.PipelineDetacher)
+			if !ok {
+				writeError(w, http.StatusNotImplemented, core.CodeNotImplemented, "this server does not run pipelines in the background")
+				return
+			}
+			h.answerBackground(w, r, func() (core.Detached, error) {
+				return pd.RunPipelineBackground(r.Context(), id, inputOrEmpty(body.Input), core.BackgroundOptions{Webhook: body.Webhook})
+			})
+			return
+		}
+		if body.Webhook != "" {
+			writeError(w, http.StatusBadRequest, core.CodeValidationError, "webhook needs a background run (Prefer: respond-async or \"background\": true)")
 			return
 		}
 		h.start(w, r, id, h.inst.RunPipeline(runContext(r, body.Detach), id, inputOrEmpty(body.Input)), false, body.Detach)

@@ -1,0 +1,182 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+
+	"github.com/breadai/bread/core"
+)
+
+var _ core.PipelineDetacher = (*Instance)(nil)
+
+// PipelineAgentID is the AgentID of a background pipeline's own record and
+// of the crumbs of its journal (the pipeline's id is their PipelineID).
+const PipelineAgentID = "pipeline"
+
+// RunPipelineBackground starts pipelineID on input in the background (see
+// core.PipelineDetacher): it answers with the pipeline run's id once the
+// run is queued (Config.Jobs) or started on an Instance goroutine.
+//
+// The pipeline run has its own record (AgentID "pipeline", its PipelineID)
+// and its own journal under its id: agent:run:start, a copy of each
+// pipeline:step:start and pipeline:step:end, then agent:run:end with the
+// last step's output, agent:error, or the human:required of a step that
+// suspended. So GET /runs/{id} reads it, GET /runs/{id}/stream follows it
+// step by step, Cancel and CancelQueued end it, and its webhook hears how
+// it ended. Each step's agent run keeps its own run id and crumbs.
+//
+// A pipeline suspended for a human stays suspended in its record: the
+// resume continues it on the stream of whoever resumes, not in this journal.
+func (in *Instance) RunPipelineBackground(ctx context.Context, pipelineID string, input any, bg core.BackgroundOptions) (core.Detached, error) {
+	if in.stopped.Load() {
+		return core.Detached{}, &core.BreadError{Code: core.CodeInstanceStopping, Message: "the bread instance is stopping; retry on another replica"}
+	}
+	if _, ok := in.cfg.Pipelines[pipelineID]; !ok {
+		return core.Detached{}, &core.BreadError{Code: core.CodePipelineNotFound, Message: "pipeline " + quoteTruncated(pipelineID) + " not found",
+			Context: map[string]any{"pipelineId": pipelineID, "available": slices.Sorted(maps.Keys(in.cfg.Pipelines))}}
+	}
+	if bg.Webhook != "" {
+		if _, err := in.newWebhook(bg.Webhook); err != nil {
+			return core.Detached{}, err
+		}
+	}
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return core.Detached{}, core.Errorf(core.CodeValidationError, "the input of a background run must be JSON: %v", err)
+	}
+	runID := newID()
+	p := runJob{RunID: runID, PipelineID: pipelineID, Input: raw, Webhook: bg.Webhook, Identity: core.IdentityFrom(ctx)}
+	if in.cfg.Jobs == nil {
+		detached := context.WithoutCancel(ctx)
+		if !in.bg.goFn(func() {
+			stopAfter := context.AfterFunc(in.bg.ctx, func() { in.Cancel(runID) })
+			defer stopAfter()
+			_ = in.execPipeline(detached, p, 0)
+		}) {
+			return core.Detached{}, &core.BreadError{Code: core.CodeInstanceStopping, Message: "the bread instance is stopping; retry on another replica"}
+		}
+		return core.Detached{RunID: runID}, nil
+	}
+	now := core.NowMillis()
+	rec := core.RunRecord{ID: runID, AgentID: PipelineAgentID, PipelineID: pipelineID, Status: core.RunQueued,
+		StartedBy: core.OwnerKey(core.IdentityFrom(ctx)), CreatedAt: now, UpdatedAt: now}
+	if in.records.store != nil {
+		if err := in.records.store.PutRun(ctx, rec); err != nil {
+			return core.Detached{}, err
+		}
+	}
+	payload, err := json.Marshal(p)
+	if err != nil {
+		return core.Detached{}, err
+	}
+	if err := in.cfg.Jobs.Enqueue(ctx, core.Job{Kind: core.JobKindRun, Key: runID, Payload: payload, MaxAttempts: 1 + core.DefaultJobAttempts}); err != nil {
+		if in.records.store != nil {
+			rec.Status, rec.ErrorCode, rec.UpdatedAt = core.RunFailed, core.CodeInternalError, core.NowMillis()
+			in.records.put(context.WithoutCancel(ctx), rec)
+		}
+		return core.Detached{}, &core.BreadError{Code: core.CodeInternalError, Message: "the background pipeline could not be queued: " + err.Error()}
+	}
+	return core.Detached{RunID: runID}, nil
+}
+
+// pipelinePresetKey carries a background pipeline's run id to runPipeline.
+type pipelinePresetKey struct{}
+
+// execPipeline runs a background pipeline under its run id, writing its
+// journal and record, and tells its webhook how it ended. attempt is the
+// job's (0 without a job queue).
+func (in *Instance) execPipeline(ctx context.Context, p runJob, attempt int) error {
+	var input any
+	if len(p.Input) > 0 {
+		if err := json.Unmarshal(p.Input, &input); err != nil {
+			return nil // RunPipelineBackground marshalled it: unreachable
+		}
+	}
+	ctx = core.WithIdentity(ctx, p.Identity)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	untrack := in.trackRun(p.RunID, cancel)
+	defer untrack()
+	rec := core.RunRecord{ID: p.RunID, AgentID: PipelineAgentID, PipelineID: p.PipelineID, Attempt: attempt}
+	in.records.running(ctx, rec)
+	j := &journal{in: in, runID: p.RunID, pipelineID: p.PipelineID}
+	if clog, ok := in.store.(core.CrumbLog); ok && attempt > 1 {
+		j.seq, _ = clog.MaxCrumbSeq(ctx, p.RunID) // an earlier attempt's journal
+	}
+	j.put(ctx, &core.AgentRunStart{CrumbBase: j.base(PipelineAgentID), Input: input})
+
+	var res outcome
+	var runErr error
+	var output any
+	var suspended *core.HumanRequired
+	for c, err := range in.RunPipeline(context.WithValue(ctx, pipelinePresetKey{}, p.RunID), p.PipelineID, input) {
+		switch v := c.(type) {
+		case *core.PipelineStepStart:
+			cp := *v
+			cp.CrumbBase = j.base(v.AgentID)
+			j.put(ctx, &cp)
+		case *core.PipelineStepEnd:
+			cp := *v
+			cp.CrumbBase = j.base(v.AgentID)
+			j.put(ctx, &cp)
+			output = v.Output
+		case *core.HumanRequired:
+			suspended = v
+		}
+		if err != nil {
+			runErr = err
+		}
+	}
+	if cause := context.Cause(ctx); runErr == nil && cause != nil {
+		runErr = cause
+	}
+	end := context.WithoutCancel(ctx)
+	switch {
+	case runErr != nil:
+		c, be := in.errorCrumb(j.base(PipelineAgentID), runErr)
+		in.records.ended(end, rec, res, be)
+		j.put(end, c)
+	case suspended != nil:
+		res = outcome{suspended: true, checkpointID: suspended.CheckpointID}
+		in.records.ended(end, rec, res, nil)
+		cp := *suspended
+		cp.CrumbBase = j.base(suspended.AgentID)
+		j.put(end, &cp)
+	default:
+		in.records.ended(end, rec, res, nil)
+		j.put(end, &core.AgentRunEnd{CrumbBase: j.base(PipelineAgentID), Output: output})
+	}
+	in.sendWebhook(p, "")
+	return nil
+}
+
+// journal writes a background pipeline's own crumbs under its run id: each
+// to the crumb log and the bus, numbered from 1, like the choke point does
+// for a run's crumbs.
+type journal struct {
+	in         *Instance
+	runID      string
+	pipelineID string
+	seq        int64
+}
+
+func (j *journal) base(agentID string) core.CrumbBase {
+	return core.CrumbBase{RunID: j.runID, AgentID: agentID, Timestamp: core.NowMillis()}
+}
+
+func (j *journal) put(ctx context.Context, c core.Crumb) {
+	j.seq++
+	b := c.Base()
+	b.Seq = j.seq
+	if clog, ok := j.in.store.(core.CrumbLog); ok {
+		entry := core.CrumbLogEntry{RunID: j.runID, Seq: j.seq, AgentID: b.AgentID, Type: c.CrumbType(), Crumb: c, CreatedAt: b.Timestamp}
+		if err := clog.AppendCrumbs(ctx, []core.CrumbLogEntry{entry}); err != nil {
+			j.in.log.Warn("bread: logging a background pipeline's crumb failed", append(runAttrs(j.runID, b.AgentID, ""), "pipeline_id", j.pipelineID, "error", err)...)
+		}
+	}
+	if err := j.in.transport.Publish(ctx, core.Frame{RunID: j.runID, Seq: j.seq, Crumb: c}); err != nil {
+		j.in.log.Warn("bread: publishing a background pipeline's crumb failed", append(runAttrs(j.runID, b.AgentID, ""), "pipeline_id", j.pipelineID, "error", err)...)
+	}
+}
