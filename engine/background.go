@@ -120,6 +120,7 @@ func (in *Instance) runBackground(ctx context.Context, runID, agentID string, in
 		}
 	}
 	preset := &presetRun{runID: runID}
+	ctx = withWebhook(ctx, bg.Webhook)
 	return in.detach(ctx, hook, preset, func(ctx context.Context) iter.Seq2[core.Crumb, error] {
 		return in.Run(context.WithValue(ctx, presetKey{}, preset), agentID, input, opts)
 	})

@@ -251,7 +251,7 @@ func (in *Instance) execRun(ctx context.Context, p runJob, attempt int) error {
 			return nil // enqueueRun marshalled it: unreachable
 		}
 	}
-	ctx = core.WithIdentity(ctx, p.Identity)
+	ctx = withWebhook(core.WithIdentity(ctx, p.Identity), p.Webhook)
 	preset := &presetRun{runID: p.RunID, attempt: attempt}
 	sessionID := p.Options.Session.ID
 	for c := range in.Run(context.WithValue(ctx, presetKey{}, preset), p.AgentID, input, p.Options) {

@@ -535,3 +535,44 @@ func TestWebhookSecretFromTheCredentialProvider(t *testing.T) {
 		t.Fatal("a run whose webhook cannot be signed started")
 	}
 }
+
+// A background run's webhook hears of its suspension for a human, and the
+// resume that continues it tells the same webhook how it ended, on the
+// goroutine path and through a job queue; a refused resume tells nothing.
+func TestWebhookFollowsAResumedBackgroundRun(t *testing.T) {
+	for _, queue := range []bool{false, true} {
+		t.Run(map[bool]string{false: "goroutine", true: "job queue"}[queue], func(t *testing.T) {
+			mutate := []func(*engine.Config){withWebhooks}
+			if queue {
+				mutate = append(mutate, withQueue(1))
+			}
+			tb := newTestbed(t, modeltest.New(
+				modeltest.ToolCall("human_approve_publish", map[string]string{"url": "https://bread.dev"}),
+				modeltest.Text("Published."),
+			), []*core.Agent{askAgent()}, mutate...)
+			hook := newWebhookReceiver(t)
+			d, err := tb.in.RunBackground(t.Context(), "publisher", "publish it", core.RunOptions{}, core.BackgroundOptions{Webhook: hook.srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := waitRecord(t, tb.store, d.RunID, status(core.RunSuspended))
+			if got := hook.wait(t, 1); got[0].Status != core.RunSuspended {
+				t.Fatalf("first delivery %+v, want suspended", got[0])
+			}
+			if _, err := collect(tb.in.Resume(t.Context(), rec.CheckpointID, "not an object")); err == nil {
+				t.Fatal("an invalid answer was accepted")
+			}
+			if _, err := collect(tb.in.Resume(t.Context(), rec.CheckpointID, map[string]any{})); err != nil {
+				t.Fatal(err)
+			}
+			got := hook.wait(t, 2)
+			if got[1].ID != d.RunID || got[1].Status != core.RunCompleted {
+				t.Fatalf("second delivery %+v, want the run completed", got[1])
+			}
+			time.Sleep(100 * time.Millisecond)
+			if n := len(hook.wait(t, 2)); n != 2 {
+				t.Fatalf("%d deliveries, want 2: the refused resume told the webhook", n)
+			}
+		})
+	}
+}

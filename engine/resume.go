@@ -15,10 +15,23 @@ import (
 // nothing but the store, so it works after a restart or on another replica.
 func (in *Instance) Resume(ctx context.Context, checkpointID string, response any) iter.Seq2[core.Crumb, error] {
 	return func(yield func(core.Crumb, error) bool) {
-		in.stream(ctx, "", yield, func(ctx context.Context, out *streamSink) error {
+		// A background run's webhook, carried by its checkpoint, hears how
+		// the continuation ended; a resume refused before it continued the
+		// run (a claimed or invalid answer) tells it nothing.
+		hook, sessionID := in.resumeWebhook(ctx, checkpointID)
+		continued := false
+		in.stream(ctx, "", func(c core.Crumb, err error) bool {
+			if c != nil && hook.RunID != "" && c.Base().RunID == hook.RunID {
+				continued = true
+			}
+			return yield(c, err)
+		}, func(ctx context.Context, out *streamSink) error {
 			_, err := in.resume(ctx, out, checkpointID, response)
 			return err
 		})
+		if continued {
+			in.sendWebhook(hook, sessionID)
+		}
 	}
 }
 
