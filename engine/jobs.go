@@ -42,14 +42,9 @@ func (in *Instance) enqueueRun(ctx context.Context, runID, agentID string, input
 	if err := rt.validateInput(input); err != nil {
 		return core.Detached{}, err
 	}
-	if bg.Webhook != "" {
-		if _, err := in.newWebhook(bg.Webhook); err != nil {
-			return core.Detached{}, err
-		}
-	}
-	raw, err := json.Marshal(input)
+	raw, err := in.checkBackground(input, bg)
 	if err != nil {
-		return core.Detached{}, core.Errorf(core.CodeValidationError, "the input of a background run must be JSON: %v", err)
+		return core.Detached{}, err
 	}
 	if in.records.store != nil {
 		if rec, err := in.records.store.GetRun(ctx, runID); err == nil {
@@ -61,30 +56,55 @@ func (in *Instance) enqueueRun(ctx context.Context, runID, agentID string, input
 		return core.Detached{}, err
 	}
 	opts.Session = core.SessionOptions{ID: session.ID}
-	now := core.NowMillis()
-	rec := core.RunRecord{ID: runID, AgentID: agentID, SessionID: session.ID, Status: core.RunQueued,
-		StartedBy: core.OwnerKey(core.IdentityFrom(ctx)), CreatedAt: now, UpdatedAt: now}
-	if in.records.store != nil {
-		if err := in.records.store.PutRun(ctx, rec); err != nil {
-			return core.Detached{}, err
-		}
-	}
-	payload, err := json.Marshal(runJob{RunID: runID, AgentID: agentID, Input: raw, Options: opts, Webhook: bg.Webhook, Identity: core.IdentityFrom(ctx)})
-	if err != nil {
-		return core.Detached{}, err
-	}
+	rec := core.RunRecord{ID: runID, AgentID: agentID, SessionID: session.ID}
+	p := runJob{RunID: runID, AgentID: agentID, Input: raw, Options: opts, Webhook: bg.Webhook, Identity: core.IdentityFrom(ctx)}
 	// The queue's own attempts cover a worker that fails to start the run
 	// (a store that is down) and the rescues of attempts lost with their
 	// process, which the agent's onLost policy counts.
-	job := core.Job{Kind: core.JobKindRun, Key: runID, Payload: payload, MaxAttempts: rt.OnLost.Attempts() + core.DefaultJobAttempts}
-	if err := in.cfg.Jobs.Enqueue(ctx, job); err != nil {
+	if err := in.queueRun(ctx, rec, p, rt.OnLost.Attempts()+core.DefaultJobAttempts); err != nil {
+		return core.Detached{}, err
+	}
+	return core.Detached{RunID: runID, SessionID: session.ID}, nil
+}
+
+// checkBackground checks what a background run needs before anything is
+// written: a webhook this Instance would call, and a JSON input (the job
+// carries it); it returns the input as JSON.
+func (in *Instance) checkBackground(input any, bg core.BackgroundOptions) (json.RawMessage, error) {
+	if bg.Webhook != "" {
+		if _, err := in.newWebhook(bg.Webhook); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return nil, core.Errorf(core.CodeValidationError, "the input of a background run must be JSON: %v", err)
+	}
+	return raw, nil
+}
+
+// queueRun writes rec as queued, started by the caller of ctx, then
+// enqueues the job of p; a job the queue refuses leaves rec failed.
+func (in *Instance) queueRun(ctx context.Context, rec core.RunRecord, p runJob, maxAttempts int) error {
+	now := core.NowMillis()
+	rec.Status, rec.StartedBy, rec.CreatedAt, rec.UpdatedAt = core.RunQueued, core.OwnerKey(core.IdentityFrom(ctx)), now, now
+	if in.records.store != nil {
+		if err := in.records.store.PutRun(ctx, rec); err != nil {
+			return err
+		}
+	}
+	payload, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	if err := in.cfg.Jobs.Enqueue(ctx, core.Job{Kind: core.JobKindRun, Key: p.RunID, Payload: payload, MaxAttempts: maxAttempts}); err != nil {
 		if in.records.store != nil {
 			rec.Status, rec.ErrorCode, rec.UpdatedAt = core.RunFailed, core.CodeInternalError, core.NowMillis()
 			in.records.put(context.WithoutCancel(ctx), rec)
 		}
-		return core.Detached{}, &core.BreadError{Code: core.CodeInternalError, Message: "the background run could not be queued: " + err.Error()}
+		return &core.BreadError{Code: core.CodeInternalError, Message: "the background run could not be queued: " + err.Error()}
 	}
-	return core.Detached{RunID: runID, SessionID: session.ID}, nil
+	return nil
 }
 
 var _ core.JobWorker = (*jobWorker)(nil)

@@ -223,44 +223,6 @@ func TestLostBackgroundRunIsRetriedFromBeforeItsAttempt(t *testing.T) {
 	}
 }
 
-// webhookReceiver records the records POSTed to it.
-type webhookReceiver struct {
-	mu   sync.Mutex
-	recs []core.RunRecord
-	srv  *httptest.Server
-}
-
-func newWebhookReceiver(t *testing.T) *webhookReceiver {
-	w := &webhookReceiver{}
-	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var rec core.RunRecord
-		_ = json.Unmarshal(b, &rec)
-		w.mu.Lock()
-		w.recs = append(w.recs, rec)
-		w.mu.Unlock()
-	}))
-	t.Cleanup(w.srv.Close)
-	return w
-}
-
-func (w *webhookReceiver) wait(t *testing.T, n int) []core.RunRecord {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		w.mu.Lock()
-		got := append([]core.RunRecord(nil), w.recs...)
-		w.mu.Unlock()
-		if len(got) >= n {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("webhook got %d deliveries, want %d", len(got), n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func withWebhooks(c *engine.Config) {
 	c.Webhooks = engine.WebhookOptions{Secret: "s3cret", AllowPrivateNetworks: true}
 }
@@ -291,8 +253,8 @@ func TestLostBackgroundRunEndsPerItsPolicy(t *testing.T) {
 			if count(types, core.TypeAgentError) != 1 || types[len(types)-1] != core.TypeAgentError {
 				t.Fatalf("crumb log = %v, want it to end with one agent:error RUN_LOST", types)
 			}
-			if got := hook.wait(t, 1); got[0].ID != "run-1" || got[0].Status != core.RunLost {
-				t.Fatalf("webhook got %+v, want run-1 lost", got[0])
+			if got := hook.wait(t, 1)[0].record(); got.ID != "run-1" || got.Status != core.RunLost {
+				t.Fatalf("webhook got %+v, want run-1 lost", got)
 			}
 			if model.Calls() != 0 {
 				t.Fatal("the lost run ran again")
@@ -442,8 +404,8 @@ func TestOnLostPolicyIsChecked(t *testing.T) {
 	wantCode(t, err, core.CodeInvalidConfig)
 }
 
-// signedReceiver keeps each delivery's body and signature header.
-type signedReceiver struct {
+// webhookReceiver keeps each delivery's body and signature header.
+type webhookReceiver struct {
 	mu  sync.Mutex
 	got []delivery
 	srv *httptest.Server
@@ -454,8 +416,15 @@ type delivery struct {
 	signature string
 }
 
-func newSignedReceiver(t *testing.T) *signedReceiver {
-	r := &signedReceiver{}
+// record is the run record a delivery carries.
+func (d delivery) record() core.RunRecord {
+	var rec core.RunRecord
+	_ = json.Unmarshal(d.body, &rec)
+	return rec
+}
+
+func newWebhookReceiver(t *testing.T) *webhookReceiver {
+	r := &webhookReceiver{}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		b, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
@@ -466,7 +435,7 @@ func newSignedReceiver(t *testing.T) *signedReceiver {
 	return r
 }
 
-func (r *signedReceiver) wait(t *testing.T, n int) []delivery {
+func (r *webhookReceiver) wait(t *testing.T, n int) []delivery {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -509,7 +478,7 @@ func TestWebhookSecretFromTheCredentialProvider(t *testing.T) {
 		c.Credentials = creds
 		c.Webhooks = engine.WebhookOptions{SecretCredential: "HOOK_SECRET", AllowPrivateNetworks: true}
 	})
-	hook := newSignedReceiver(t)
+	hook := newWebhookReceiver(t)
 	if _, err := tb.in.RunBackground(t.Context(), "writer", "one", core.RunOptions{}, core.BackgroundOptions{Webhook: hook.srv.URL}); err != nil {
 		t.Fatal(err)
 	}
@@ -556,8 +525,8 @@ func TestWebhookFollowsAResumedBackgroundRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := waitRecord(t, tb.store, d.RunID, status(core.RunSuspended))
-			if got := hook.wait(t, 1); got[0].Status != core.RunSuspended {
-				t.Fatalf("first delivery %+v, want suspended", got[0])
+			if got := hook.wait(t, 1)[0].record(); got.Status != core.RunSuspended {
+				t.Fatalf("first delivery %+v, want suspended", got)
 			}
 			if _, err := collect(tb.in.Resume(t.Context(), rec.CheckpointID, "not an object")); err == nil {
 				t.Fatal("an invalid answer was accepted")
@@ -565,9 +534,9 @@ func TestWebhookFollowsAResumedBackgroundRun(t *testing.T) {
 			if _, err := collect(tb.in.Resume(t.Context(), rec.CheckpointID, map[string]any{})); err != nil {
 				t.Fatal(err)
 			}
-			got := hook.wait(t, 2)
-			if got[1].ID != d.RunID || got[1].Status != core.RunCompleted {
-				t.Fatalf("second delivery %+v, want the run completed", got[1])
+			got := hook.wait(t, 2)[1].record()
+			if got.ID != d.RunID || got.Status != core.RunCompleted {
+				t.Fatalf("second delivery %+v, want the run completed", got)
 			}
 			time.Sleep(100 * time.Millisecond)
 			if n := len(hook.wait(t, 2)); n != 2 {

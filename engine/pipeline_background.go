@@ -37,14 +37,9 @@ func (in *Instance) RunPipelineBackground(ctx context.Context, pipelineID string
 		return core.Detached{}, &core.BreadError{Code: core.CodePipelineNotFound, Message: "pipeline " + quoteTruncated(pipelineID) + " not found",
 			Context: map[string]any{"pipelineId": pipelineID, "available": slices.Sorted(maps.Keys(in.cfg.Pipelines))}}
 	}
-	if bg.Webhook != "" {
-		if _, err := in.newWebhook(bg.Webhook); err != nil {
-			return core.Detached{}, err
-		}
-	}
-	raw, err := json.Marshal(input)
+	raw, err := in.checkBackground(input, bg)
 	if err != nil {
-		return core.Detached{}, core.Errorf(core.CodeValidationError, "the input of a background run must be JSON: %v", err)
+		return core.Detached{}, err
 	}
 	runID := newID()
 	p := runJob{RunID: runID, PipelineID: pipelineID, Input: raw, Webhook: bg.Webhook, Identity: core.IdentityFrom(ctx)}
@@ -59,24 +54,9 @@ func (in *Instance) RunPipelineBackground(ctx context.Context, pipelineID string
 		}
 		return core.Detached{RunID: runID}, nil
 	}
-	now := core.NowMillis()
-	rec := core.RunRecord{ID: runID, AgentID: PipelineAgentID, PipelineID: pipelineID, Status: core.RunQueued,
-		StartedBy: core.OwnerKey(core.IdentityFrom(ctx)), CreatedAt: now, UpdatedAt: now}
-	if in.records.store != nil {
-		if err := in.records.store.PutRun(ctx, rec); err != nil {
-			return core.Detached{}, err
-		}
-	}
-	payload, err := json.Marshal(p)
-	if err != nil {
+	rec := core.RunRecord{ID: runID, AgentID: PipelineAgentID, PipelineID: pipelineID}
+	if err := in.queueRun(ctx, rec, p, 1+core.DefaultJobAttempts); err != nil {
 		return core.Detached{}, err
-	}
-	if err := in.cfg.Jobs.Enqueue(ctx, core.Job{Kind: core.JobKindRun, Key: runID, Payload: payload, MaxAttempts: 1 + core.DefaultJobAttempts}); err != nil {
-		if in.records.store != nil {
-			rec.Status, rec.ErrorCode, rec.UpdatedAt = core.RunFailed, core.CodeInternalError, core.NowMillis()
-			in.records.put(context.WithoutCancel(ctx), rec)
-		}
-		return core.Detached{}, &core.BreadError{Code: core.CodeInternalError, Message: "the background pipeline could not be queued: " + err.Error()}
 	}
 	return core.Detached{RunID: runID}, nil
 }
