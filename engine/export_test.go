@@ -29,3 +29,10 @@ func RunJobForTest(runID, agentID string, input any, sessionID, webhook string) 
 	payload, _ := json.Marshal(runJob{RunID: runID, AgentID: agentID, Input: raw, Options: core.RunOptions{Session: core.SessionOptions{ID: sessionID}}, Webhook: webhook})
 	return core.Job{Kind: core.JobKindRun, Key: runID, Payload: payload, Attempt: 2}
 }
+
+// PipelineJobForTest is the job RunPipelineBackground would queue.
+func PipelineJobForTest(runID, pipelineID string, input any) core.Job {
+	raw, _ := json.Marshal(input)
+	payload, _ := json.Marshal(runJob{RunID: runID, PipelineID: pipelineID, Input: raw})
+	return core.Job{Kind: core.JobKindRun, Key: runID, Payload: payload, Attempt: 2}
+}

@@ -146,7 +146,7 @@ func (in *Instance) workRun(ctx context.Context, j core.Job) error {
 	rs := in.records.store
 	if rs == nil {
 		if p.PipelineID != "" {
-			return in.execPipeline(ctx, p, 1)
+			return in.execPipeline(ctx, p, 1, pipelineStart{})
 		}
 		return in.execRun(ctx, p, 1)
 	}
@@ -161,8 +161,11 @@ func (in *Instance) workRun(ctx context.Context, j core.Job) error {
 	won := false
 	switch rec.Status {
 	case core.RunQueued:
+		if p.PipelineID != "" && rec.Attempt > 0 {
+			return in.retryPipeline(ctx, p, rec)
+		}
 		if p.PipelineID != "" {
-			return in.execPipeline(ctx, p, 1)
+			return in.execPipeline(ctx, p, 1, pipelineStart{})
 		}
 		if rec.Attempt > 0 {
 			// A lost attempt the sweeper left to this job to retry.
@@ -184,7 +187,10 @@ func (in *Instance) workRun(ctx context.Context, j core.Job) error {
 	if rec.Status != core.RunLost {
 		return nil
 	}
-	if in.retriesLost(rec) {
+	if in.retriesLost(ctx, rec) {
+		if p.PipelineID != "" {
+			return in.retryPipeline(ctx, p, rec)
+		}
 		return in.retryLost(ctx, p, rec)
 	}
 	if won {
@@ -200,11 +206,18 @@ func (in *Instance) workRun(ctx context.Context, j core.Job) error {
 // background run (it has an attempt) of an agent whose onLost policy is
 // retry, with attempts left, on an Instance with a job queue. The sweeper
 // and the job worker decide alike, so exactly one of them acts.
-func (in *Instance) retriesLost(r core.RunRecord) bool {
+//
+// A background pipeline is retried by the policy of the agent of the step
+// it lost (a parallel or route step has none: it fails).
+func (in *Instance) retriesLost(ctx context.Context, r core.RunRecord) bool {
 	if in.cfg.Jobs == nil || r.Attempt == 0 {
 		return false
 	}
-	rt, ok := in.agents[r.AgentID]
+	agentID := r.AgentID
+	if r.PipelineID != "" {
+		agentID = in.pipelineProgress(ctx, r.ID).inFlight
+	}
+	rt, ok := in.agents[agentID]
 	return ok && rt.OnLost.Action == core.LostRetry && r.Attempt < rt.OnLost.Attempts()
 }
 

@@ -39,7 +39,14 @@ func (in *Instance) runPipeline(ctx context.Context, out sink, pipelineID string
 	} else {
 		ctx = context.WithValue(ctx, pipelinePresetKey{}, "") // not for pipelines inside
 	}
-	return in.pipeline(ctx, out, pipelineRun{id: pipelineID, runID: runID}, steps, input, 0, nil)
+	base := 0
+	if from, ok := ctx.Value(pipelineStartKey{}).(pipelineStart); ok && from.set {
+		// A retried background pipeline skips the steps that finished.
+		ctx = context.WithValue(ctx, pipelineStartKey{}, pipelineStart{})
+		base = min(from.index, len(steps))
+		steps = steps[base:]
+	}
+	return in.pipeline(ctx, out, pipelineRun{id: pipelineID, runID: runID}, steps, input, base, nil)
 }
 
 // pipeline runs steps in order, each step's output the next one's input,

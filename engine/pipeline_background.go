@@ -48,7 +48,7 @@ func (in *Instance) RunPipelineBackground(ctx context.Context, pipelineID string
 		if !in.bg.goFn(func() {
 			stopAfter := context.AfterFunc(in.bg.ctx, func() { in.Cancel(runID) })
 			defer stopAfter()
-			_ = in.execPipeline(detached, p, 0)
+			_ = in.execPipeline(detached, p, 0, pipelineStart{})
 		}) {
 			return core.Detached{}, &core.BreadError{Code: core.CodeInstanceStopping, Message: "the bread instance is stopping; retry on another replica"}
 		}
@@ -64,15 +64,28 @@ func (in *Instance) RunPipelineBackground(ctx context.Context, pipelineID string
 // pipelinePresetKey carries a background pipeline's run id to runPipeline.
 type pipelinePresetKey struct{}
 
+// pipelineStart is where a background pipeline starts: at its first step
+// on its input, or, retried, after its last finished step on that step's
+// output.
+type pipelineStart struct {
+	index int
+	input any
+	set   bool
+}
+
 // execPipeline runs a background pipeline under its run id, writing its
 // journal and record, and tells its webhook how it ended. attempt is the
 // job's (0 without a job queue).
-func (in *Instance) execPipeline(ctx context.Context, p runJob, attempt int) error {
+func (in *Instance) execPipeline(ctx context.Context, p runJob, attempt int, from pipelineStart) error {
 	var input any
 	if len(p.Input) > 0 {
 		if err := json.Unmarshal(p.Input, &input); err != nil {
 			return nil // RunPipelineBackground marshalled it: unreachable
 		}
+	}
+	if from.set {
+		input = from.input
+		ctx = context.WithValue(ctx, pipelineStartKey{}, from)
 	}
 	ctx = core.WithIdentity(ctx, p.Identity)
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -89,7 +102,7 @@ func (in *Instance) execPipeline(ctx context.Context, p runJob, attempt int) err
 
 	var res outcome
 	var runErr error
-	var output any
+	var output any = from.input // a retry whose steps all finished ends on the last one's output
 	var suspended *core.HumanRequired
 	for c, err := range in.RunPipeline(context.WithValue(ctx, pipelinePresetKey{}, p.RunID), p.PipelineID, input) {
 		switch v := c.(type) {
@@ -159,4 +172,51 @@ func (j *journal) put(ctx context.Context, c core.Crumb) {
 	if err := j.in.transport.Publish(ctx, core.Frame{RunID: j.runID, Seq: j.seq, Crumb: c}); err != nil {
 		j.in.log.Warn("bread: publishing a background pipeline's crumb failed", append(runAttrs(j.runID, b.AgentID, ""), "pipeline_id", j.pipelineID, "error", err)...)
 	}
+}
+
+// pipelineStartKey carries a retried background pipeline's pipelineStart
+// to runPipeline.
+type pipelineStartKey struct{}
+
+// progress is what a background pipeline's journal says of it: the last
+// step that ended (-1 for none) and its output, and the agent of the step
+// that started after it and did not end ("" for none).
+type progress struct {
+	done     int
+	output   any
+	inFlight string
+}
+
+func (in *Instance) pipelineProgress(ctx context.Context, runID string) progress {
+	pr := progress{done: -1}
+	clog, ok := in.store.(core.CrumbLog)
+	if !ok {
+		return pr
+	}
+	entries, err := clog.GetCrumbs(ctx, runID, 0, 0)
+	if err != nil {
+		return pr
+	}
+	for _, e := range entries {
+		switch c := e.Crumb.(type) {
+		case *core.PipelineStepStart:
+			pr.inFlight = c.AgentID
+		case *core.PipelineStepEnd:
+			pr.done, pr.output, pr.inFlight = c.StepIndex, c.Output, ""
+		}
+	}
+	return pr
+}
+
+// retryPipeline runs a lost background pipeline again from its last
+// durable point: after its last finished step, on that step's output (from
+// its first step when none finished), as attempt n+1 under the same id.
+func (in *Instance) retryPipeline(ctx context.Context, p runJob, rec core.RunRecord) error {
+	pr := in.pipelineProgress(ctx, rec.ID)
+	in.log.Warn("bread: retrying a lost background pipeline", append(runAttrs(rec.ID, PipelineAgentID, ""), "pipeline_id", p.PipelineID, "from_step", pr.done+1, "attempt", rec.Attempt+1)...)
+	from := pipelineStart{}
+	if pr.done >= 0 {
+		from = pipelineStart{index: pr.done + 1, input: pr.output, set: true}
+	}
+	return in.execPipeline(ctx, p, rec.Attempt+1, from)
 }

@@ -98,3 +98,84 @@ func TestBackgroundPipelineCancel(t *testing.T) {
 		t.Fatalf("model called %d times: the cancelled queued pipeline ran", model.Calls())
 	}
 }
+
+// lostPipeline leaves what a process killed during step 1 of a background
+// pipeline leaves: its journal up to that step's start, step 0's output in
+// it, and its record running under a lapsed lease.
+func lostPipeline(t *testing.T, tb *testbed, runID string) {
+	t.Helper()
+	ctx := t.Context()
+	now := core.NowMillis() - 5_000
+	if err := tb.store.PutRun(ctx, core.RunRecord{ID: runID, AgentID: engine.PipelineAgentID, PipelineID: "review", Status: core.RunRunning,
+		Owner: "dead-replica", LeaseUntil: now + 1_000, Attempt: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	base := func(agent string, seq int64) core.CrumbBase {
+		return core.CrumbBase{RunID: runID, AgentID: agent, Seq: seq, Timestamp: now}
+	}
+	crumbs := []core.Crumb{
+		&core.AgentRunStart{CrumbBase: base(engine.PipelineAgentID, 1), Input: "the plan"},
+		&core.PipelineStepStart{CrumbBase: base("draft", 2), PipelineID: "review", StepIndex: 0},
+		&core.PipelineStepEnd{CrumbBase: base("draft", 3), PipelineID: "review", StepIndex: 0, Output: "draft of the plan"},
+		&core.PipelineStepStart{CrumbBase: base("polish", 4), PipelineID: "review", StepIndex: 1},
+	}
+	var entries []core.CrumbLogEntry
+	for _, c := range crumbs {
+		b := c.Base()
+		entries = append(entries, core.CrumbLogEntry{RunID: runID, Seq: b.Seq, AgentID: b.AgentID, Type: c.CrumbType(), Crumb: c, CreatedAt: now})
+	}
+	if err := tb.store.AppendCrumbs(ctx, entries); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A background pipeline lost mid-step restarts after its last finished
+// step when that step's agent retries (onLost), and ends with RUN_LOST when
+// it does not.
+func TestLostBackgroundPipeline(t *testing.T) {
+	for _, retry := range []bool{true, false} {
+		t.Run(map[bool]string{true: "onLost retry", false: "onLost fail"}[retry], func(t *testing.T) {
+			draft, draftModel := scripted("draft", modeltest.Text("must not run again"))
+			polish := echoAgent("polish", "polished ")
+			if retry {
+				polish.OnLost = core.LostPolicy{Action: core.LostRetry}
+			}
+			tb := newTestbed(t, modeltest.New(), []*core.Agent{draft, polish}, withQueue(1), func(c *engine.Config) {
+				c.Pipelines = map[string][]core.PipelineStep{"review": {{AgentID: "draft"}, {AgentID: "polish"}}}
+			})
+			lostPipeline(t, tb, "pipe-1")
+			if err := tb.in.WorkJobForTest(t.Context(), engine.PipelineJobForTest("pipe-1", "review", "the plan")); err != nil {
+				t.Fatal(err)
+			}
+			types := loggedTypes(t, tb.store, "pipe-1")
+			if !retry {
+				if rec, _ := tb.store.GetRun(t.Context(), "pipe-1"); rec.Status != core.RunLost || types[len(types)-1] != core.TypeAgentError {
+					t.Fatalf("record %+v, journal %v: want lost with RUN_LOST", rec, types)
+				}
+				return
+			}
+			rec := waitRecord(t, tb.store, "pipe-1", status(core.RunCompleted))
+			if rec.Attempt != 2 {
+				t.Fatalf("record %+v, want attempt 2", rec)
+			}
+			entries, _ := tb.store.GetCrumbs(t.Context(), "pipe-1", 4, 0)
+			var after []string
+			for _, e := range entries {
+				after = append(after, e.Type)
+			}
+			want := []string{core.TypeAgentRunStart, core.TypePipelineStepStart, core.TypePipelineStepEnd, core.TypeAgentRunEnd}
+			if asJSON(t, after) != asJSON(t, want) {
+				t.Fatalf("journal after the lost attempt %v, want %v", after, want)
+			}
+			if s := entries[1].Crumb.(*core.PipelineStepStart); s.StepIndex != 1 {
+				t.Fatalf("the retry started at step %d, want 1", s.StepIndex)
+			}
+			if out := entries[3].Crumb.(*core.AgentRunEnd).Output; out != "polished draft of the plan" {
+				t.Fatalf("output %#v", out)
+			}
+			if draftModel.Calls() != 0 {
+				t.Fatal("the finished step ran again")
+			}
+		})
+	}
+}

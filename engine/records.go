@@ -131,7 +131,7 @@ func (rc *records) sweep(ctx context.Context) {
 // and every replay of it ends: an agent:error RUN_LOST after its last logged
 // crumb, in the crumb log and on the bus.
 func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
-	if rc.in.retriesLost(r) {
+	if rc.in.retriesLost(ctx, r) {
 		// Its job, handed out again once the queue finds it stuck, runs
 		// it again (workRun): until then it is queued, and its tails
 		// wait for that attempt.
