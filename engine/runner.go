@@ -33,6 +33,9 @@ type run struct {
 	// resumedFrom is the checkpoint a resumed run continues from, until
 	// recordEnd settles it.
 	resumedFrom *core.CheckpointRecord
+	// claimed is set when the run's record went running with its claim on
+	// its session (claimSession).
+	claimed bool
 	// jobAttempt is a background run's attempt (core.RunRecord.Attempt),
 	// 0 for a run started in a request.
 	jobAttempt int
@@ -127,14 +130,15 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 	// fail ends a run refused before it started; one that was announced
 	// (queued under its id) ends under that id.
 	fail := func(err error) (outcome, error) {
-		if preset != nil && preset.queued {
+		if preset != nil && (preset.queued || preset.attempt > 0) {
 			return outcome{}, in.endQueued(ctx, out, core.RunRecord{ID: runID, AgentID: rt.ID, SessionID: key}, err)
 		}
 		return outcome{}, err
 	}
 	var hold *sessionHold
 	var err error
-	if key != "" && core.ValidID(key) {
+	named := key != "" && core.ValidID(key)
+	if named {
 		if hold, err = in.sessions.acquire(acquireCtx, key, rt.concurrency, cancel); err != nil {
 			return fail(err)
 		}
@@ -154,12 +158,26 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 	if in.stopped.Load() {
 		return fail(&core.BreadError{Code: core.CodeInstanceStopping, Message: "the bread instance is stopping; retry on another replica"})
 	}
+	if named {
+		// A session the client named may have a run on another replica; a
+		// new one is this run's alone.
+		claim := core.RunRecord{ID: runID, AgentID: rt.ID, SessionID: session.ID}
+		if preset != nil {
+			claim.Attempt = preset.attempt
+		}
+		if err := in.claimSession(ctx, claim, rt.concurrency); err != nil {
+			return fail(err)
+		}
+	}
+	_, lists := in.records.store.(core.RunLister)
+	claimed := named && lists
 	if hold.undo > 0 {
 		if err := in.rollback(ctx, session.ID, hold.undo); err != nil {
 			return fail(err)
 		}
 	}
 	r := in.newRun(rt, runID, session.ID, input, opts)
+	r.claimed = claimed
 	if preset != nil {
 		r.jobAttempt = preset.attempt
 	}
@@ -266,7 +284,11 @@ func (r *run) bind(ctx context.Context, out sink) (context.Context, func()) {
 	r.cancel, r.out = cancel, out
 	untrack := r.in.trackRun(r.id, cancel)
 	r.recorded = false
-	r.in.records.running(ctx, r.record())
+	if !r.claimed {
+		// A claimed run's record went running with its claim; writing it
+		// again would move its place among the session's claims.
+		r.in.records.running(ctx, r.record())
+	}
 	return ctx, func() {
 		if !r.recorded {
 			// Every way a run ends records it; this is the net for one that

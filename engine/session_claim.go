@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/breadai/bread/core"
+)
+
+// claimSession holds a session across the replicas that share the store,
+// where the sessionGate holds it only on this one. The run writes its
+// record as running under this replica's lease (its claim), then lists the
+// session's running runs with a live lease: the earliest to go running (by
+// UpdatedAt, which a running run's renewals keep, then id) runs, the others
+// yield; the winner does not write its record again when it starts, so its
+// place holds. Every claimant writes before it reads,
+// so of two concurrent claims at least one sees the other, and both order
+// them alike: never two run at once. A run that yields is refused with
+// SESSION_BUSY (reject) or waits for the runs before it to end (enqueue;
+// interrupt and rollback wait too: a run on another replica cannot be
+// cancelled from here). A refused run's record says failed SESSION_BUSY.
+//
+// Runs resumed from a checkpoint hold the session they run on (their
+// record goes running when they resume) but do not claim it, as the
+// sessionGate does not gate them either.
+func (in *Instance) claimSession(ctx context.Context, rec core.RunRecord, policy core.ConcurrencyPolicy) error {
+	rl, ok := in.records.store.(core.RunLister)
+	if !ok || rec.SessionID == "" {
+		return nil
+	}
+	in.records.running(ctx, rec)
+	wait := max(in.records.lease/8, 50*time.Millisecond)
+	for {
+		runs, err := rl.ListRuns(ctx, core.RunFilter{SessionID: rec.SessionID, Status: core.RunRunning})
+		if err != nil {
+			in.records.ended(ctx, rec, outcome{}, err)
+			return err
+		}
+		first := firstLive(runs, core.NowMillis())
+		if first == "" || first == rec.ID {
+			return nil
+		}
+		if policy == core.ConcurrencyReject || policy == "" {
+			busy := &core.BreadError{Code: core.CodeSessionBusy, Message: "a run is already running on session " + quoteTruncated(rec.SessionID) + " (on another replica); retry when it ends",
+				Context: map[string]any{"sessionId": rec.SessionID}}
+			in.records.ended(ctx, rec, outcome{}, busy)
+			return busy
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			err := context.Cause(ctx)
+			in.records.ended(ctx, rec, outcome{}, err)
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// firstLive is the id of the earliest running run with a live lease, ""
+// for none.
+func firstLive(runs []core.RunRecord, now int64) string {
+	live := slices.DeleteFunc(runs, func(r core.RunRecord) bool { return r.LeaseUntil < now })
+	if len(live) == 0 {
+		return ""
+	}
+	return slices.MinFunc(live, func(a, b core.RunRecord) int {
+		return cmp.Or(cmp.Compare(a.UpdatedAt, b.UpdatedAt), cmp.Compare(a.ID, b.ID))
+	}).ID
+}
