@@ -82,35 +82,55 @@ func (a *app) builtinStores() map[string]StoreFactory {
 			return memory.NewWithOptions(memory.Options{RetainRuns: o.RetainRuns}), nil
 		},
 		"sqlite": func(_ context.Context, c *project.Component, p *project.Project) (core.BreadStore, error) {
-			var o struct {
-				Path        string   `json:"path"`
-				BusyTimeout duration `json:"busyTimeout"`
-			}
-			if err := decode(c, &o); err != nil {
+			o, err := sqliteOptions(c, p)
+			if err != nil {
 				return nil, err
 			}
-			if o.Path == "" {
-				o.Path = "bread.db"
-			}
-			return sqlite.New(sqlite.Options{Path: projectPath(p, o.Path), BusyTimeout: time.Duration(o.BusyTimeout)})
+			return sqlite.New(o)
 		},
 		"postgres": func(_ context.Context, c *project.Component, _ *project.Project) (core.BreadStore, error) {
-			var o struct {
-				URL          string `json:"url"`
-				MaxOpenConns int    `json:"maxOpenConns"`
-			}
-			if err := decode(c, &o); err != nil {
+			o, err := a.postgresOptions(c)
+			if err != nil {
 				return nil, err
 			}
-			if o.URL == "" {
-				// The store's own fallback reads the process environment;
-				// read DATABASE_URL through Options.LookupEnv instead so an
-				// embedding program's environment wins.
-				o.URL = a.getenv("DATABASE_URL")
-			}
-			return postgres.New(postgres.Options{URL: o.URL, MaxOpenConns: o.MaxOpenConns})
+			return postgres.New(o)
 		},
 	}
+}
+
+// sqliteOptions reads a sqlite store component: the store and the job
+// queue (jobsDatabase) open the same file from it.
+func sqliteOptions(c *project.Component, p *project.Project) (sqlite.Options, error) {
+	var o struct {
+		Path        string   `json:"path"`
+		BusyTimeout duration `json:"busyTimeout"`
+	}
+	if err := decode(c, &o); err != nil {
+		return sqlite.Options{}, err
+	}
+	if o.Path == "" {
+		o.Path = "bread.db"
+	}
+	return sqlite.Options{Path: projectPath(p, o.Path), BusyTimeout: time.Duration(o.BusyTimeout)}, nil
+}
+
+// postgresOptions reads a postgres store component: the store and the job
+// queue (jobsDatabase) connect to the same database from it.
+func (a *app) postgresOptions(c *project.Component) (postgres.Options, error) {
+	var o struct {
+		URL          string `json:"url"`
+		MaxOpenConns int    `json:"maxOpenConns"`
+	}
+	if err := decode(c, &o); err != nil {
+		return postgres.Options{}, err
+	}
+	if o.URL == "" {
+		// The store's own fallback reads the process environment; read
+		// DATABASE_URL through Options.LookupEnv instead so an embedding
+		// program's environment wins.
+		o.URL = a.getenv("DATABASE_URL")
+	}
+	return postgres.Options{URL: o.URL, MaxOpenConns: o.MaxOpenConns}, nil
 }
 
 // providerTypes are the built-in provider types: the 21 of providers/llm,

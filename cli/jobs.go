@@ -76,27 +76,11 @@ func (a *app) jobs(ctx context.Context, c *engine.Config, m mode) error {
 func (a *app) jobsDatabase(c *project.Component) (riverjobs.Dialect, string, error) {
 	switch c.Type {
 	case "sqlite":
-		var o struct {
-			Path string `json:"path"`
-		}
-		if err := decode(c, &o); err != nil {
-			return "", "", err
-		}
-		if o.Path == "" {
-			o.Path = "bread.db"
-		}
-		return riverjobs.SQLite, projectPath(a.project, o.Path), nil
+		o, err := sqliteOptions(c, a.project)
+		return riverjobs.SQLite, o.Path, err
 	case "postgres":
-		var o struct {
-			URL string `json:"url"`
-		}
-		if err := decode(c, &o); err != nil {
-			return "", "", err
-		}
-		if o.URL == "" {
-			o.URL = a.getenv("DATABASE_URL")
-		}
-		return riverjobs.Postgres, o.URL, nil
+		o, err := a.postgresOptions(c)
+		return riverjobs.Postgres, o.URL, err
 	}
 	return "", "", nil
 }

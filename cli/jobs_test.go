@@ -13,8 +13,10 @@ import (
 // exits; with no replica working the queue it stays queued, and bread runs
 // cancel ends it there. Without a durable queue, --background refuses.
 func TestInvokeBackgroundQueuesAndRunsCancelEndsIt(t *testing.T) {
+	// The store's own options stay the store's: the queue reads the same
+	// file from them.
 	dir := project(t, basic(map[string]string{
-		"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\nworkers: {concurrency: 2}\n",
+		"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db, busyTimeout: 2s}\nworkers: {concurrency: 2}\n",
 	}))
 	r := run(t, cli.Options{}, "invoke", "echo", "hi", "--background", "--json", "--cwd", dir)
 	var d core.Detached
