@@ -115,7 +115,7 @@ func cmdBuild(ctx context.Context, a *app, args []string) int {
 // buildCheck constructs the instance and server `start` would, checks the
 // replay transcripts exist, and drops what it built.
 func (a *app) buildCheck(ctx context.Context) error {
-	if err := a.checkSchedules(); err != nil {
+	if _, err := a.checkSchedules(); err != nil {
 		return err
 	}
 	inst, so, err := a.instance(ctx, modeBuild)

@@ -55,13 +55,9 @@ func cmdSchedules(_ context.Context, a *app, args []string) int {
 // scheduleInfos lists the project's schedules with their next tick after
 // now, checked as the engine would check them.
 func (a *app) scheduleInfos(now time.Time) ([]core.ScheduleInfo, error) {
-	if err := a.checkSchedules(); err != nil {
+	parsed, err := a.checkSchedules()
+	if err != nil {
 		return nil, err
 	}
-	out := []core.ScheduleInfo{}
-	for _, s := range a.schedules() {
-		when, _ := engine.ParseSchedule(s.Spec, s.TimeZone)
-		out = append(out, core.ScheduleInfo{Name: s.Name, Spec: s.Spec, TimeZone: s.TimeZone, AgentID: s.AgentID, Session: s.Session, Next: when.Next(now).UTC()})
-	}
-	return out, nil
+	return engine.ScheduleInfos(parsed, now), nil
 }

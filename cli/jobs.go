@@ -97,15 +97,10 @@ func (e enqueueOnly) CancelJob(ctx context.Context, key string) (*core.Job, erro
 func (e enqueueOnly) Stop(context.Context) error { return e.q.Close() }
 
 // checkSchedules checks bread.yaml's schedules as the engine will when it
-// starts: each names a known agent and a spec and zone that parse.
-func (a *app) checkSchedules() error {
-	for _, s := range a.schedules() {
-		if _, ok := a.project.Agent(s.AgentID); !ok {
-			return &core.BreadError{Code: core.CodeInvalidConfig, Message: "schedule " + s.Name + ": agent " + s.AgentID + " not found"}
-		}
-		if _, err := engine.ParseSchedule(s.Spec, s.TimeZone); err != nil {
-			return core.Errorf(core.CodeInvalidConfig, "schedule %s: %s", s.Name, core.AsBreadError(err, core.CodeInvalidConfig).Message)
-		}
-	}
-	return nil
+// starts (engine.CheckSchedules) and returns them parsed.
+func (a *app) checkSchedules() ([]engine.Schedule, error) {
+	return engine.CheckSchedules(a.schedules(), func(id string) bool {
+		_, ok := a.project.Agent(id)
+		return ok
+	})
 }

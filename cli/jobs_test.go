@@ -75,6 +75,12 @@ func TestSchedulesCommand(t *testing.T) {
 	if r := run(t, cli.Options{}, "schedules", "--cwd", bad); r.code == 0 || !strings.Contains(r.stderr, "61") {
 		t.Fatalf("schedules with a bad cron: %+v", r)
 	}
+	twice := project(t, basic(map[string]string{
+		"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\nschedules:\n  - {name: x, every: 1m, agent: echo}\n  - {name: x, every: 2m, agent: echo}\n",
+	}))
+	if r := run(t, cli.Options{}, "build", "--cwd", twice); r.code == 0 || !strings.Contains(r.stderr, "twice") {
+		t.Fatalf("build with a schedule defined twice: %+v", r)
+	}
 	unknown := project(t, basic(map[string]string{
 		"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\nschedules:\n  - {name: x, every: 1m, agent: nobody}\n",
 	}))

@@ -97,7 +97,6 @@ func New(cfg Config) (*Instance, error) {
 		sessions:  newSessionGate(),
 		bg:        newBackground(),
 	}
-	in.cfg.Schedules = slices.Clone(cfg.Schedules) // checkSchedules parses into it
 	in.loops, _ = cfg.Store.(core.LoopStore)
 	in.records = newRecords(in, newID())
 	if in.log == nil {

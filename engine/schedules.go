@@ -71,37 +71,57 @@ type inZone struct {
 
 func (z inZone) Next(t time.Time) time.Time { return z.s.Next(t.In(z.loc)) }
 
-// checkSchedules parses every schedule and checks its agent, once at New.
-func (in *Instance) checkSchedules() error {
+// CheckSchedules checks schedules as Start does (a valid, unique name, a
+// known agent, a valid session id, a spec and zone that parse) and returns
+// them parsed; agentKnown says whether an agent id exists. A problem is
+// INVALID_CONFIG. `bread build` and `bread schedules` call it without an
+// Instance.
+func CheckSchedules(schedules []Schedule, agentKnown func(id string) bool) ([]Schedule, error) {
+	out := slices.Clone(schedules)
 	seen := map[string]bool{}
-	for i := range in.cfg.Schedules {
-		s := &in.cfg.Schedules[i]
+	for i := range out {
+		s := &out[i]
 		switch {
 		case s.Name == "" || !core.ValidID(s.Name):
-			return core.Errorf(core.CodeInvalidConfig, "schedule %d: a name of letters, digits, '_', '-' or '.' is required", i)
+			return nil, core.Errorf(core.CodeInvalidConfig, "schedule %d: a name of letters, digits, '_', '-' or '.' is required", i)
 		case seen[s.Name]:
-			return core.Errorf(core.CodeInvalidConfig, "schedule %q is defined twice", s.Name)
-		case in.agents[s.AgentID] == nil:
-			return core.Errorf(core.CodeInvalidConfig, "schedule %q: agent %q not found", s.Name, s.AgentID)
+			return nil, core.Errorf(core.CodeInvalidConfig, "schedule %q is defined twice", s.Name)
+		case !agentKnown(s.AgentID):
+			return nil, core.Errorf(core.CodeInvalidConfig, "schedule %q: agent %q not found", s.Name, s.AgentID)
 		case s.Session != "" && !core.ValidID(s.Session):
-			return core.Errorf(core.CodeInvalidConfig, "schedule %q: session %q is not a valid id", s.Name, s.Session)
+			return nil, core.Errorf(core.CodeInvalidConfig, "schedule %q: session %q is not a valid id", s.Name, s.Session)
 		}
 		seen[s.Name] = true
 		when, err := ParseSchedule(s.Spec, s.TimeZone)
 		if err != nil {
-			return core.Errorf(core.CodeInvalidConfig, "%s", err.(*core.BreadError).Message)
+			return nil, core.Errorf(core.CodeInvalidConfig, "%s", core.AsBreadError(err, core.CodeInvalidConfig).Message)
 		}
 		s.when = when
 	}
-	return nil
+	return out, nil
+}
+
+// checkSchedules parses the configured schedules once at Start, when
+// plugins have added their agents.
+func (in *Instance) checkSchedules() error {
+	parsed, err := CheckSchedules(in.cfg.Schedules, func(id string) bool { return in.agents[id] != nil })
+	if err == nil {
+		in.cfg.Schedules = parsed
+	}
+	return err
 }
 
 // Schedules lists the configured schedules by name, with their next tick
 // after now.
 func (in *Instance) Schedules() []core.ScheduleInfo {
-	out := make([]core.ScheduleInfo, 0, len(in.cfg.Schedules))
-	now := time.Now()
-	for _, s := range in.cfg.Schedules {
+	return ScheduleInfos(in.cfg.Schedules, time.Now())
+}
+
+// ScheduleInfos lists schedules checked by CheckSchedules by name, with
+// their next tick after now.
+func ScheduleInfos(schedules []Schedule, now time.Time) []core.ScheduleInfo {
+	out := make([]core.ScheduleInfo, 0, len(schedules))
+	for _, s := range schedules {
 		info := core.ScheduleInfo{Name: s.Name, Spec: s.Spec, TimeZone: s.TimeZone, AgentID: s.AgentID, Session: s.Session}
 		if s.when != nil {
 			info.Next = s.when.Next(now).UTC()
