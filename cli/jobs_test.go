@@ -1,9 +1,13 @@
 package cli_test
 
 import (
+	"database/sql"
 	"encoding/json"
+	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/breadai/bread/cli"
 	"github.com/breadai/bread/core"
@@ -86,5 +90,51 @@ func TestSchedulesCommand(t *testing.T) {
 	}))
 	if r := run(t, cli.Options{}, "build", "--cwd", unknown); r.code == 0 || !strings.Contains(r.stderr, "nobody") {
 		t.Fatalf("build with a schedule of an unknown agent: %+v", r)
+	}
+}
+
+// Which queue serves the background runs follows bread.yaml: workers on a
+// memory store is the in-process queue (a background run is queued, then
+// completes); schedules on a SQL store use River without a workers section
+// (its tables are in the project's database).
+func TestJobQueueWiring(t *testing.T) {
+	mem := serve(t, project(t, basic(map[string]string{
+		"bread.yaml": "entrypoints: [echo]\nstore: memory\nworkers: {concurrency: 1}\n",
+	})))
+	res, body := mem.post(t, "/agents/echo/run", `{"input":"hi","background":true}`, "")
+	var d core.Detached
+	if res.StatusCode != 202 || json.Unmarshal([]byte(body), &d) != nil {
+		t.Fatalf("POST = %d %s", res.StatusCode, body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r, err := http.Get(mem.base + "/runs/" + d.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec core.RunRecord
+		_ = json.NewDecoder(r.Body).Decode(&rec)
+		r.Body.Close()
+		if rec.Status == core.RunCompleted && rec.Attempt == 1 {
+			break // attempt 1: a job worker ran it
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background run on the memory store's queue: %+v", rec)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	dir := project(t, basic(map[string]string{
+		"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\nschedules:\n  - {name: x, every: 1h, agent: echo}\n",
+	}))
+	serve(t, dir)
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "bread.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM sqlite_master WHERE name = 'river_job'").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("river_job in the project's database: %d (%v)", n, err)
 	}
 }
