@@ -25,6 +25,16 @@ type runJob struct {
 	Identity   *core.AuthIdentity `json:"identity,omitempty"`
 }
 
+// input is the run's input. The payload decoded, so its raw input is valid
+// JSON and decodes again.
+func (p runJob) input() any {
+	var input any
+	if len(p.Input) > 0 {
+		_ = json.Unmarshal(p.Input, &input)
+	}
+	return input
+}
+
 // enqueueRun stores a background run as a job of the configured queue: the
 // run is checked (agent, input, webhook), its session opened and its record
 // written as queued before the job is, so GET /runs/{id} and a cancel find
@@ -278,12 +288,7 @@ func (in *Instance) attemptStart(ctx context.Context, rec core.RunRecord) int64 
 // that stops cancels it, and so do Cancel and Stop, which track it like any
 // run.
 func (in *Instance) execRun(ctx context.Context, p runJob, attempt int) error {
-	var input any
-	if len(p.Input) > 0 {
-		if err := json.Unmarshal(p.Input, &input); err != nil {
-			return nil // enqueueRun marshalled it: unreachable
-		}
-	}
+	input := p.input()
 	ctx = withWebhook(core.WithIdentity(ctx, p.Identity), p.Webhook)
 	preset := &presetRun{runID: p.RunID, attempt: attempt}
 	sessionID := p.Options.Session.ID

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"slices"
 
@@ -77,12 +76,7 @@ type pipelineStart struct {
 // journal and record, and tells its webhook how it ended. attempt is the
 // job's (0 without a job queue).
 func (in *Instance) execPipeline(ctx context.Context, p runJob, attempt int, from pipelineStart) error {
-	var input any
-	if len(p.Input) > 0 {
-		if err := json.Unmarshal(p.Input, &input); err != nil {
-			return nil // RunPipelineBackground marshalled it: unreachable
-		}
-	}
+	input := p.input()
 	if from.set {
 		input = from.input
 		ctx = context.WithValue(ctx, pipelineStartKey{}, from)
