@@ -10,13 +10,13 @@ import (
 
 // A background pipeline has its own record and journal under its run id:
 // agent:run:start, each step's start and end, then agent:run:end with the
-// last step's output. The same on
+// last step's output, and its webhook hears the pipeline's end. The same on
 // an Instance goroutine and through a job queue.
 func TestBackgroundPipelineJournal(t *testing.T) {
 	for _, queue := range []bool{false, true} {
 		name := map[bool]string{false: "goroutine", true: "job queue"}[queue]
 		t.Run(name, func(t *testing.T) {
-			mutate := []func(*engine.Config){func(c *engine.Config) {
+			mutate := []func(*engine.Config){withWebhooks, func(c *engine.Config) {
 				c.Pipelines = map[string][]core.PipelineStep{"review": {{AgentID: "draft"}, {AgentID: "polish"}}}
 			}}
 			if queue {
@@ -24,7 +24,8 @@ func TestBackgroundPipelineJournal(t *testing.T) {
 			}
 			tb := newTestbed(t, modeltest.New(), []*core.Agent{echoAgent("draft", "draft of "), echoAgent("polish", "polished ")}, mutate...)
 			ctx := core.WithIdentity(t.Context(), &core.AuthIdentity{Subject: "ana"})
-			d, err := tb.in.RunPipelineBackground(ctx, "review", "the plan", core.BackgroundOptions{})
+			hook := newWebhookReceiver(t)
+			d, err := tb.in.RunPipelineBackground(ctx, "review", "the plan", core.BackgroundOptions{Webhook: hook.srv.URL})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,6 +51,9 @@ func TestBackgroundPipelineJournal(t *testing.T) {
 			end := entries[len(entries)-1].Crumb.(*core.AgentRunEnd)
 			if end.Output != "polished draft of the plan" {
 				t.Fatalf("output %#v", end.Output)
+			}
+			if got := hook.wait(t, 1)[0].record(); got.ID != d.RunID || got.PipelineID != "review" || got.Status != core.RunCompleted {
+				t.Fatalf("webhook delivery %+v, want the pipeline run completed", got)
 			}
 			if last := entries[4].Crumb.(*core.PipelineStepEnd); last.StepIndex != 1 || last.PipelineID != "review" || last.AgentID != "polish" {
 				t.Fatalf("the second step's end %+v", last)
