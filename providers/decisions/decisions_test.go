@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,9 +132,17 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestHTTPDecider(t *testing.T) {
+	// The handler of a timed-out request may still run when the next one
+	// arrives: each decodes into its own map, and the last kept is shared
+	// under a lock.
+	var mu sync.Mutex
 	var got map[string]any
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewDecoder(r.Body).Decode(&got)
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		got = body
+		mu.Unlock()
 		if r.Header.Get("Authorization") != "Bearer k" {
 			w.WriteHeader(401)
 			return
@@ -165,8 +174,11 @@ func TestHTTPDecider(t *testing.T) {
 	if err != nil || dec.Choice != "tech" || dec.Confidence != 0.7 {
 		t.Fatalf("%+v %v", dec, err)
 	}
-	if got["prompt"] != triage.Prompt || len(got["options"].([]any)) != 3 || got["input"].(map[string]any)["subject"] != "Refund please" {
-		t.Errorf("request body %v", got)
+	mu.Lock()
+	body := got
+	mu.Unlock()
+	if body["prompt"] != triage.Prompt || len(body["options"].([]any)) != 3 || body["input"].(map[string]any)["subject"] != "Refund please" {
+		t.Errorf("request body %v", body)
 	}
 	for path, want := range map[string]string{
 		"/outside": CodeDecisionInvalid, "/garbage": CodeDecisionInvalid, "/busy": core.CodeRateLimited,
