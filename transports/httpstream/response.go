@@ -67,21 +67,32 @@ func (s *response) flush() bool {
 	return true
 }
 
-// crumb writes one client-safe frame. A crumb that cannot be encoded is
-// logged and skipped: one bad payload must not end the stream.
+// crumb writes and flushes one client-safe frame. A crumb that cannot be
+// encoded is logged and skipped: one bad payload must not end the stream.
 func (s *response) crumb(f core.Frame) bool {
-	var err error
-	pending := len(s.buf) // what openBuffered left unsent
-	s.buf, err = s.format.AppendCrumb(s.buf, f)
-	if err != nil {
-		s.buf = s.buf[:pending]
-		s.log.Warn("bread: a crumb could not be encoded for the stream", append(frameAttrs(f), "type", f.Crumb.CrumbType(), "error", err)...)
+	if !s.hold(f) {
 		return !s.dead
 	}
 	return s.flush()
 }
 
-// failure ends the stream with an agent:error frame.
+// hold encodes one client-safe frame into the pending bytes without
+// writing them; it reports false, with the frame logged and dropped, when
+// the frame cannot be encoded.
+func (s *response) hold(f core.Frame) bool {
+	var err error
+	pending := len(s.buf) // what openBuffered or an earlier hold left unsent
+	s.buf, err = s.format.AppendCrumb(s.buf, f)
+	if err != nil {
+		s.buf = s.buf[:pending]
+		s.log.Warn("bread: a crumb could not be encoded for the stream", append(frameAttrs(f), "type", f.Crumb.CrumbType(), "error", err)...)
+		return false
+	}
+	return true
+}
+
+// failure ends the stream with an agent:error frame, handed to net/http
+// unflushed as end does.
 func (s *response) failure(f core.Frame) {
 	var err error
 	pending := len(s.buf)
@@ -89,9 +100,22 @@ func (s *response) failure(f core.Frame) {
 	if err != nil {
 		s.buf = s.buf[:pending]
 		s.log.Warn("bread: a failure could not be encoded for the stream", append(frameAttrs(f), "error", err)...)
+	}
+	s.end()
+}
+
+// end hands what is pending to net/http without flushing it: when the
+// handler returns, net/http writes it with the response's terminating
+// chunk, in one write instead of two. Only the last frames of a stream may
+// go this way; a frame meant to be seen at once goes through flush.
+func (s *response) end() {
+	if s.dead || len(s.buf) == 0 {
 		return
 	}
-	s.flush()
+	if _, err := s.w.Write(s.buf); err != nil {
+		s.dead = true
+	}
+	s.buf = s.buf[:0]
 }
 
 // fail ends the stream with a synthetic agent:error for a failure that

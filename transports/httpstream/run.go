@@ -155,10 +155,15 @@ func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string,
 func (h *handlers) relay(ctx context.Context, open func(first core.Crumb, err error) *response, agentID string, detach bool, crumbs iter.Seq2[core.Crumb, error]) {
 	gone := false
 	var s *response
+	top := "" // the run the stream was opened for
+	held := false
 	for c, err := range crumbs {
 		if s == nil {
 			if s = open(c, err); s == nil {
 				return
+			}
+			if c != nil {
+				top = c.Base().RunID
 			}
 		}
 		if gone {
@@ -177,6 +182,18 @@ func (h *handlers) relay(ctx context.Context, open func(first core.Crumb, err er
 			s.failure(f)
 			return
 		}
+		if b.RunID == top && c.CrumbType() == core.TypeAgentRunEnd {
+			// The stream's own run has ended: what follows is the engine
+			// storing its last log entries and releasing its session and run
+			// slot. The frame goes out with the response's end, after them,
+			// so a client that reads it and at once continues the session
+			// or reads the run's log finds the run finished there too.
+			if !s.hold(f) {
+				continue
+			}
+			held = true
+			continue
+		}
 		if !s.crumb(f) {
 			if detach {
 				h.log.Debug("bread: stream client went away; its detached run goes on", append(baseAttrs(b), "error", context.Cause(ctx))...)
@@ -190,7 +207,11 @@ func (h *handlers) relay(ctx context.Context, open func(first core.Crumb, err er
 	if s == nil {
 		s = open(nil, nil)
 	}
-	if !gone && len(s.buf) > 0 {
+	switch {
+	case gone:
+	case held:
+		s.end()
+	case len(s.buf) > 0:
 		s.flush() // a stream that ended without a frame still opens
 	}
 }
