@@ -120,6 +120,20 @@ type CrumbLog interface {
 	MaxCrumbSeq(ctx context.Context, runID string) (int64, error)
 }
 
+// InlineCrumbLog is implemented by a CrumbLog that may report its
+// AppendCrumbs works at memory speed and never waits on I/O, as an
+// in-process log does. The engine then appends a stream's entries on the
+// stream's own goroutine as they are numbered, instead of handing them to a
+// writer goroutine so the stream does not wait on the store: for such a log
+// the hand-off costs more than the write. AppendCrumbs must not keep the
+// entries slice.
+type InlineCrumbLog interface {
+	CrumbLog
+	// AppendsInline reports whether the log writes at memory speed. A type
+	// that embeds such a log and adds I/O to its writes must report false.
+	AppendsInline() bool
+}
+
 // TaskRunStore is the optional audit of one-shot task runs.
 type TaskRunStore interface {
 	CreateTaskRun(ctx context.Context, r TaskRunRecord) error

@@ -27,13 +27,17 @@ const (
 // the window opened, or when the stream ends.
 //
 // Logging is best-effort. Writes go, in order, through one writer goroutine
-// owned by the choke point; the first failed write disables logging for that
-// run with one warning, and the run goes on. pipeline:step:* crumbs are
+// owned by the choke point, so the stream does not wait on the store; a log
+// that writes at memory speed (core.InlineCrumbLog) is written on the
+// stream's goroutine instead. The first failed write disables logging for
+// that run with one warning, and the run goes on. pipeline:step:* crumbs are
 // numbered but never logged (they have no session to cascade with), and
 // relayed remote crumbs are numbered but never logged.
 type chokePoint struct {
 	in       *Instance
 	clog     core.CrumbLog // nil when the store keeps no crumb log
+	inline   bool          // clog is written on the caller's goroutine
+	one      [1]core.CrumbLogEntry
 	pubCtx   context.Context
 	maxBytes int
 	maxAge   time.Duration
@@ -77,6 +81,9 @@ func (in *Instance) newChokePoint(ctx context.Context) *chokePoint {
 		runs:     map[string]*runSeq{},
 	}
 	cp.clog, _ = in.store.(core.CrumbLog)
+	if il, ok := in.store.(core.InlineCrumbLog); ok && cp.clog != nil {
+		cp.inline = il.AppendsInline()
+	}
 	cp.clog = in.observeCrumbLog(cp.clog)
 	if cp.maxBytes <= 0 {
 		cp.maxBytes = defaultDeltaWindowBytes
@@ -126,7 +133,7 @@ func (cp *chokePoint) sequence(ctx context.Context, c core.Crumb, b *core.CrumbB
 	rs.counter++
 	b.Seq = rs.counter
 	if !rs.noLog && logged(typ) {
-		cp.enqueue(core.CrumbLogEntry{
+		cp.enqueue(rs, core.CrumbLogEntry{
 			RunID: b.RunID, Seq: b.Seq, SessionID: b.SessionID, AgentID: b.AgentID,
 			Type: typ, Crumb: c, CreatedAt: stamp(b.Timestamp),
 		})
@@ -246,17 +253,26 @@ func (cp *chokePoint) flushWindow(rs *runSeq, slot int) {
 	} else {
 		agg = &core.TextDelta{CrumbBase: base, Delta: w.text.String()}
 	}
-	cp.enqueue(core.CrumbLogEntry{
+	cp.enqueue(rs, core.CrumbLogEntry{
 		RunID: rs.id, Seq: rs.counter, SessionID: w.sessionID, AgentID: w.agentID,
 		Type: w.crumbType, Crumb: agg, CreatedAt: core.NowMillis(),
 	})
 }
 
-// enqueue hands an entry to the writer goroutine, starting it on first use.
-// Called with cp.mu held.
-func (cp *chokePoint) enqueue(e core.CrumbLogEntry) {
+// enqueue hands an entry of rs to the writer goroutine, starting it on
+// first use, or writes it at once to an inline log. Called with cp.mu held.
+func (cp *chokePoint) enqueue(rs *runSeq, e core.CrumbLogEntry) {
+	if cp.inline {
+		cp.one[0] = e
+		err := cp.clog.AppendCrumbs(cp.pubCtx, cp.one[:])
+		cp.one[0] = core.CrumbLogEntry{}
+		if err != nil {
+			cp.disable(rs, err)
+		}
+		return
+	}
 	if cp.pending == nil {
-		cp.pending = make([]core.CrumbLogEntry, 0, 16)
+		cp.pending = make([]core.CrumbLogEntry, 0, 4)
 	}
 	cp.pending = append(cp.pending, e)
 	if cp.signal == nil {

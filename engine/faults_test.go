@@ -132,6 +132,10 @@ func (s *dyingStore) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEn
 	return s.Store.AppendCrumbs(ctx, entries)
 }
 
+// AppendsInline reports false: the wrapper adds latency or faults to the
+// memory store's writes, so they go through the engine's writer goroutine.
+func (s *dyingStore) AppendsInline() bool { return false }
+
 func (s *dyingStore) RenewCheckpointClaims(ctx context.Context, claimant string, until int64) (int, error) {
 	if err := s.background(); err != nil {
 		return 0, err

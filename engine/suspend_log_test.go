@@ -21,6 +21,10 @@ func (s slowLog) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntry)
 	return s.Store.AppendCrumbs(ctx, entries)
 }
 
+// AppendsInline reports false: the wrapper adds latency or faults to the
+// memory store's writes, so they go through the engine's writer goroutine.
+func (s slowLog) AppendsInline() bool { return false }
+
 func (s slowLog) Close() error { return nil }
 
 // A client that resumes the instant it sees human:required, on another
