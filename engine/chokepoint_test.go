@@ -26,7 +26,17 @@ type fakeLog struct {
 	seeds   map[string]int64
 	failRun string // AppendCrumbs fails for this run
 	calls   int
+	inline  bool // reported by AppendsInline
 }
+
+func (f *fakeLog) AppendsInline() bool { return f.inline }
+
+// logModes are the two ways the choke point writes its log: through its
+// writer goroutine, and on the stream's goroutine for an inline log.
+var logModes = []struct {
+	name   string
+	inline bool
+}{{"writer goroutine", false}, {"inline", true}}
 
 func (f *fakeLog) AppendCrumbs(_ context.Context, es []core.CrumbLogEntry) error {
 	f.mu.Lock()
@@ -217,27 +227,51 @@ func TestChokePointNumbering(t *testing.T) {
 			wantLog:  []string{},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newCPHarness(t, &fakeLog{seeds: tt.seeds}, nil)
-			for _, id := range tt.relayed {
-				h.cp.in.relayed.Store(id, struct{}{})
-			}
-			h.send(tt.crumbs...)
-			h.cp.finish()
-			for _, id := range tt.relayed {
-				if _, still := h.cp.in.relayed.Load(id); still {
-					t.Errorf("relay mark of %s outlived the stream", id)
-				}
-			}
-			if got := seqs(tt.crumbs); !slices.Equal(got, tt.wantSeqs) {
-				t.Errorf("seqs %v, want %v", got, tt.wantSeqs)
-			}
-			if got := entrySummary(h.log.logged()); !slices.Equal(got, tt.wantLog) {
-				t.Errorf("log %q, want %q", got, tt.wantLog)
-			}
-		})
+	for _, mode := range logModes {
+		for _, tt := range tests {
+			t.Run(mode.name+"/"+tt.name, func(t *testing.T) {
+				testNumbering(t, mode.inline, tt.crumbs, tt.seeds, tt.relayed, tt.wantSeqs, tt.wantLog)
+			})
+		}
 	}
+}
+
+func testNumbering(t *testing.T, inline bool, crumbs []core.Crumb, seeds map[string]int64, relayed []string, wantSeqs []int64, wantLog []string) {
+	for _, c := range crumbs {
+		c.Base().Seq = 0 // the table's crumbs are numbered once per mode
+	}
+	h := newCPHarness(t, &fakeLog{seeds: seeds, inline: inline}, nil)
+	for _, id := range relayed {
+		h.cp.in.relayed.Store(id, struct{}{})
+	}
+	h.send(crumbs...)
+	h.cp.finish()
+	for _, id := range relayed {
+		if _, still := h.cp.in.relayed.Load(id); still {
+			t.Errorf("relay mark of %s outlived the stream", id)
+		}
+	}
+	if got := seqs(crumbs); !slices.Equal(got, wantSeqs) {
+		t.Errorf("seqs %v, want %v", got, wantSeqs)
+	}
+	if got := entrySummary(h.log.logged()); !slices.Equal(got, wantLog) {
+		t.Errorf("log %q, want %q", got, wantLog)
+	}
+}
+
+// An inline log has each entry as soon as its crumb is processed, before
+// the stream ends, and starts no writer goroutine.
+func TestChokePointWritesAnInlineLogAtOnce(t *testing.T) {
+	fl := &fakeLog{inline: true}
+	h := newCPHarness(t, fl, nil)
+	h.send(&core.AgentRunStart{CrumbBase: b("r")}, &core.TextDelta{CrumbBase: b("r"), Delta: "hi"}, &core.ToolCall{CrumbBase: b("r")})
+	if got, want := entrySummary(fl.logged()), []string{"agent:run:start#1", "text:delta#2=hi", "tool:call#3"}; !slices.Equal(got, want) {
+		t.Errorf("log before the stream ends %q, want %q", got, want)
+	}
+	if h.cp.signal != nil {
+		t.Error("an inline log started the writer goroutine")
+	}
+	h.cp.finish()
 }
 
 func TestChokePointDeltaWindowFlushesAtSize(t *testing.T) {
@@ -280,7 +314,13 @@ func TestChokePointDeltaWindowFlushesAtAge(t *testing.T) {
 }
 
 func TestChokePointFailedWriteDisablesLoggingForThatRunOnly(t *testing.T) {
-	fl := &fakeLog{failRun: "bad"}
+	for _, mode := range logModes {
+		t.Run(mode.name, func(t *testing.T) { testFailedWrite(t, mode.inline) })
+	}
+}
+
+func testFailedWrite(t *testing.T, inline bool) {
+	fl := &fakeLog{failRun: "bad", inline: inline}
 	h := newCPHarness(t, fl, nil)
 	first := []core.Crumb{&core.AgentRunStart{CrumbBase: b("bad")}, &core.AgentRunStart{CrumbBase: b("good")}}
 	h.send(first...)
