@@ -20,9 +20,12 @@ func (r *run) attempt(ctx context.Context) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	history, err := r.in.history(ctx, r.sessionID)
-	if err != nil {
-		return outcome{}, err
+	history := r.known
+	r.known = nil // a retried attempt reads what the store holds
+	if history == nil {
+		if history, err = r.in.history(ctx, r.sessionID); err != nil {
+			return outcome{}, err
+		}
 	}
 	r.restoreLoadedSkills(history)
 	system, err := r.systemPrompt(ctx)

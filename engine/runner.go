@@ -47,6 +47,13 @@ type run struct {
 	// no crumbs logged, so its numbering starts at zero without asking the
 	// crumb log. (A background run's id may be a retried attempt's.)
 	fresh bool
+	// known is the session's whole history when this run created the
+	// session under an id the instance minted, so nobody else can have
+	// written to it: the first model call then skips reading the messages
+	// back from the store. nil: read them.
+	known []core.Message
+	// newSession is set when the run created its session under a minted id.
+	newSession bool
 
 	// Built-in runtimes, set up by assembleTools when configured.
 	mu         sync.Mutex
@@ -182,6 +189,7 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 		r.jobAttempt = preset.attempt
 	}
 	r.fresh = preset == nil
+	r.newSession = opts.Session.ID == ""
 	return r.execute(ctx, out)
 }
 
@@ -272,6 +280,9 @@ func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
 	}
 	if err := r.persist(ctx, user); err != nil {
 		return outcome{}, r.fail(ctx, err)
+	}
+	if r.newSession {
+		r.known = []core.Message{user}
 	}
 	return r.continueRun(ctx)
 }
