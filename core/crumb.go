@@ -1,6 +1,9 @@
 package core
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"reflect"
+)
 
 // Crumb is one typed event of a run. Every concrete crumb is a pointer to a
 // struct in this package (for example *TextDelta) that embeds CrumbBase.
@@ -171,9 +174,21 @@ func DecodeCrumb(raw []byte) (Crumb, error) {
 	return c, nil
 }
 
-// EncodeCrumb returns the JSON wire form of c. It is json.Marshal(c), named
-// for symmetry with DecodeCrumb.
-func EncodeCrumb(c Crumb) ([]byte, error) { return json.Marshal(c) }
+// EncodeCrumb returns the JSON wire form of c, byte for byte what
+// json.Marshal(c) writes. Every crumb type's MarshalJSON writes compact,
+// HTML-escaped JSON already, so it is called directly: json.Marshal would
+// scan and copy its output once more.
+func EncodeCrumb(c Crumb) ([]byte, error) {
+	if m, ok := c.(json.Marshaler); ok && !nilPointer(c) {
+		return m.MarshalJSON()
+	}
+	return json.Marshal(c)
+}
+
+func nilPointer(c Crumb) bool {
+	v := reflect.ValueOf(c)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
 
 const maxRawInError = 200
 

@@ -1,7 +1,6 @@
 package httpstream
 
 import (
-	"encoding/json"
 	"strconv"
 
 	"github.com/breadai/bread/core"
@@ -23,7 +22,7 @@ func AppendCrumbJSON(dst []byte, c core.Crumb) ([]byte, error) {
 			return appendDelta(dst, core.TypeReasoningDelta, &v.CrumbBase, v.Delta), nil
 		}
 	}
-	b, err := json.Marshal(c)
+	b, err := core.EncodeCrumb(c)
 	if err != nil {
 		return dst, err
 	}

@@ -1,7 +1,10 @@
 package httpstream_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/breadai/bread/core"
@@ -24,6 +27,47 @@ func TestAppendCrumbJSONMatchesEncodingJSON(t *testing.T) {
 	crumbs = append(crumbs, deltaCases("", "", "", "x", 0, 0)...)
 	crumbs = append(crumbs, deltaCases("a<b", "r\"1", "s\\", "x", -5, -1)...)
 	crumbs = append(crumbs, &core.AgentRunEnd{CrumbBase: core.CrumbBase{AgentID: "a", RunID: "r", Seq: 3}, Output: "done"})
+	for _, c := range crumbs {
+		want, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := httpstream.AppendCrumbJSON([]byte("prefix"), c)
+		if err != nil || string(got) != "prefix"+string(want) {
+			t.Fatalf("AppendCrumbJSON(%#v)\n got %s\nwant prefix%s", c, got, want)
+		}
+	}
+}
+
+// Every crumb type, as the golden files of core hold them and with
+// characters JSON escapes in every string, encodes as json.Marshal would;
+// so does a nil crumb pointer.
+func TestAppendCrumbJSONMatchesEncodingJSONForEveryType(t *testing.T) {
+	files, err := filepath.Glob("../../core/testdata/crumbs/*.json")
+	if err != nil || len(files) < 20 {
+		t.Fatalf("golden crumbs: %v, %d files", err, len(files))
+	}
+	crumbs := []core.Crumb{(*core.AgentRunStart)(nil), (*core.TextDelta)(nil)}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		escaped := raw
+		for _, key := range []string{"agentId", "delta", "message", "toolName", "output", "input"} {
+			escaped = bytes.ReplaceAll(escaped, []byte(`"`+key+`": "`), []byte(`"`+key+`": "<b>&\u2028\"`))
+		}
+		if bytes.Equal(escaped, raw) {
+			t.Fatalf("%s: no string to add escapes to", f)
+		}
+		for _, variant := range [][]byte{raw, escaped} {
+			c, err := core.DecodeCrumb(variant)
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			crumbs = append(crumbs, c)
+		}
+	}
 	for _, c := range crumbs {
 		want, err := json.Marshal(c)
 		if err != nil {
