@@ -59,7 +59,21 @@ func RunFromContext(ctx context.Context) (RunInfo, bool) {
 // observe marks ctx with the run and lets every ScopeObserver wrap it.
 func (r *run) observe(ctx context.Context) (context.Context, func()) {
 	ctx = context.WithValue(ctx, runInfoKey{}, &RunInfo{AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID})
+	if !r.in.observesScopes() {
+		return ctx, noop
+	}
 	return r.in.observeScope(ctx, &core.AgentRunStart{CrumbBase: r.base(), Input: r.input, Skill: r.opts.Skill})
+}
+
+// observesScopes reports whether a plugin observes scopes, so a run without
+// one does not build the crumb that would describe its scope.
+func (in *Instance) observesScopes() bool {
+	for _, p := range in.cfg.Plugins {
+		if _, ok := p.(ScopeObserver); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // observeScope lets every ScopeObserver plugin wrap the context of scope,

@@ -54,6 +54,9 @@ type run struct {
 	known []core.Message
 	// newSession is set when the run created its session under a minted id.
 	newSession bool
+	// derived is the cancel of the context runTop derived for this run
+	// alone; bind cancels through it instead of deriving another.
+	derived context.CancelCauseFunc
 
 	// Built-in runtimes, set up by assembleTools when configured.
 	mu         sync.Mutex
@@ -190,6 +193,7 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 	}
 	r.fresh = preset == nil
 	r.newSession = opts.Session.ID == ""
+	r.derived = cancel
 	return r.execute(ctx, out)
 }
 
@@ -290,7 +294,10 @@ func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
 // bind derives the run's cancellable context, registers it for Cancel and
 // attaches the sink. The returned func releases both.
 func (r *run) bind(ctx context.Context, out sink) (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(ctx)
+	cancel := r.derived
+	if cancel == nil {
+		ctx, cancel = context.WithCancelCause(ctx)
+	}
 	ctx, unobserve := r.observe(ctx)
 	r.cancel, r.out = cancel, out
 	untrack := r.in.trackRun(r.id, cancel)
