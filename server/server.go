@@ -35,6 +35,7 @@ type Server struct {
 	canceller Canceller
 	streams   *httpstream.Ingress
 	handler   http.Handler
+	mux       *mux.Router // the routes, before middleware
 	public    map[string]bool
 	actions   map[string]bool // every action a route was registered under
 	drain     drainState
@@ -112,8 +113,13 @@ func New(inst Engine, opts Options) (*Server, error) {
 		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "this path does not serve that method")
 	})
 	rt := &router{s: s, mux: mx}
-	s.routes(rt)
+	s.mux = mx
+	// gorilla/mux tries routes in registration order, each with its path
+	// regexp: the streaming routes, which start every run, go first, so a
+	// run does not pay for twenty failed matches. No streaming path
+	// overlaps one of the server's own.
 	s.streams.Mount(rt, inst)
+	s.routes(rt)
 	for _, p := range plugins {
 		if rp, ok := p.(core.RoutesProvider); ok {
 			rp.Routes(rt)
