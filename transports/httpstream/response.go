@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -18,6 +19,7 @@ type response struct {
 	format Format
 	log    *slog.Logger
 	buf    []byte
+	pooled *[]byte // buf came from bufPool; release gives it back
 	dead   bool
 	last   time.Time // when something was last written
 }
@@ -44,8 +46,27 @@ func (h *handlers) openBuffered(w http.ResponseWriter, r *http.Request) *respons
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	s := &response{w: w, rc: http.NewResponseController(w), format: format, log: h.log}
-	s.buf = s.format.AppendOpen(s.buf)
+	s.pooled = bufPool.Get().(*[]byte)
+	s.buf = s.format.AppendOpen((*s.pooled)[:0])
 	return s
+}
+
+// bufPool holds the buffers frames are encoded into: a run's stream
+// otherwise grew a new one, allocation by allocation, for every request.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledBuf bounds the buffers kept for reuse: one that grew for a huge
+// frame is left to the collector.
+const maxPooledBuf = 64 << 10
+
+// release gives the frame buffer back for another response. Call it once
+// the response is done: net/http has copied every byte written.
+func (s *response) release() {
+	if s.pooled != nil && cap(s.buf) <= maxPooledBuf {
+		*s.pooled = s.buf[:0]
+		bufPool.Put(s.pooled)
+	}
+	s.pooled, s.buf = nil, nil
 }
 
 func (s *response) flush() bool {

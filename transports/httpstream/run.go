@@ -155,6 +155,11 @@ func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string,
 func (h *handlers) relay(ctx context.Context, open func(first core.Crumb, err error) *response, agentID string, detach bool, crumbs iter.Seq2[core.Crumb, error]) {
 	gone := false
 	var s *response
+	defer func() {
+		if s != nil {
+			s.release()
+		}
+	}()
 	top := "" // the run the stream was opened for
 	held := false
 	for c, err := range crumbs {

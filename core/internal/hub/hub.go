@@ -97,7 +97,9 @@ func (h *Hub[T]) buffer(key string) *ring[T] {
 		h.lru.Remove(oldest)
 		delete(h.buffers, oldest.Value.(*ring[T]).key)
 	}
-	r := &ring[T]{key: key}
+	// Room for a short run's frames up front: growing from empty took
+	// three allocations for three frames.
+	r := &ring[T]{key: key, items: make([]T, 0, min(4, h.opts.MaxPerKey))}
 	h.buffers[key] = h.lru.PushBack(r)
 	return r
 }
