@@ -51,7 +51,10 @@ func (h *handlers) passive() http.Handler {
 			}
 			h.log.Warn("bread: reading a run's record failed; streaming it anyway", append(st.attrs(runID), "error", err)...)
 		}
-		h.tail(r.Context(), h.open(w, r), runID, after, finished, st)
+		s := h.openBuffered(w, r)
+		s.beats = true
+		s.flush()
+		h.tail(r.Context(), s, runID, after, finished, st)
 	})
 }
 

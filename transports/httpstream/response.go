@@ -21,7 +21,8 @@ type response struct {
 	buf    []byte
 	pooled *[]byte // buf came from bufPool; release gives it back
 	dead   bool
-	last   time.Time // when something was last written
+	beats  bool      // the stream sends heartbeats: flush keeps last
+	last   time.Time // when something was last written, for heartbeat
 }
 
 // open sends the headers and the preamble of the format the request asked
@@ -84,7 +85,9 @@ func (s *response) flush() bool {
 		s.dead = true
 		return false
 	}
-	s.last = time.Now()
+	if s.beats {
+		s.last = time.Now() // a clock read per frame only where it is used
+	}
 	return true
 }
 
@@ -146,6 +149,7 @@ func (s *response) fail(agentID string, err error) {
 }
 
 // heartbeat writes a keep-alive unless something was written within idle.
+// The stream must have been opened with beats set.
 func (s *response) heartbeat(idle time.Duration) bool {
 	if time.Since(s.last) < idle {
 		return !s.dead
