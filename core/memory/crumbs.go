@@ -28,13 +28,13 @@ const (
 	maxChunk   = 1024
 )
 
-// AppendCrumbs implements core.CrumbLog. A batch is written whole or not at
-// all: an entry without a run id or crumb, or a seq its run already holds,
-// fails the batch with a VALIDATION_ERROR.
 // AppendsInline reports true: the log's writes never wait on I/O, so the
 // engine appends to it on a stream's goroutine (core.InlineCrumbLog).
 func (s *Store) AppendsInline() bool { return true }
 
+// AppendCrumbs implements core.CrumbLog. A batch is written whole or not at
+// all: an entry without a run id or crumb, or a seq its run already holds,
+// fails the batch with a VALIDATION_ERROR.
 func (s *Store) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntry) error {
 	for i := range entries {
 		if entries[i].RunID == "" {

@@ -143,6 +143,7 @@ type handlers struct {
 	sub      core.Subscriber // nil when the bus cannot subscribe
 	runs     core.RunStore   // nil when the store keeps no run records
 	liveness Liveness        // nil when nothing can tell a lost run
+	bufs     bufPool         // frame buffers, reused across responses
 }
 
 // recordLiveness answers from the store's run records: a run is alive until

@@ -19,7 +19,8 @@ type response struct {
 	format Format
 	log    *slog.Logger
 	buf    []byte
-	pooled *[]byte // buf came from bufPool; release gives it back
+	pool   *bufPool
+	pooled *[]byte // buf came from pool; release gives it back
 	dead   bool
 	beats  bool      // the stream sends heartbeats: flush keeps last
 	last   time.Time // when something was last written, for heartbeat
@@ -46,15 +47,24 @@ func (h *handlers) openBuffered(w http.ResponseWriter, r *http.Request) *respons
 	// Reverse proxies such as nginx buffer responses unless told not to.
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	s := &response{w: w, rc: http.NewResponseController(w), format: format, log: h.log}
-	s.pooled = bufPool.Get().(*[]byte)
+	s := &response{w: w, rc: http.NewResponseController(w), format: format, log: h.log, pool: &h.bufs}
+	s.pooled = h.bufs.get()
 	s.buf = s.format.AppendOpen((*s.pooled)[:0])
 	return s
 }
 
 // bufPool holds the buffers frames are encoded into: a run's stream
 // otherwise grew a new one, allocation by allocation, for every request.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+// The zero value is ready.
+type bufPool struct{ p sync.Pool }
+
+func (b *bufPool) get() *[]byte {
+	if v, ok := b.p.Get().(*[]byte); ok {
+		return v
+	}
+	buf := make([]byte, 0, 1024)
+	return &buf
+}
 
 // maxPooledBuf bounds the buffers kept for reuse: one that grew for a huge
 // frame is left to the collector.
@@ -65,7 +75,7 @@ const maxPooledBuf = 64 << 10
 func (s *response) release() {
 	if s.pooled != nil && cap(s.buf) <= maxPooledBuf {
 		*s.pooled = s.buf[:0]
-		bufPool.Put(s.pooled)
+		s.pool.p.Put(s.pooled)
 	}
 	s.pooled, s.buf = nil, nil
 }
