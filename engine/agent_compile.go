@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/breadai/bread/core"
+import (
+	"sync"
+
+	"github.com/breadai/bread/core"
+)
 
 // agentRT is an agent as the runner uses it: the definition plus what was
 // compiled from it once, at New.
@@ -15,6 +19,11 @@ type agentRT struct {
 	answers map[string]*compiledSchema
 	// concurrency is the agent's busy-session policy, defaults applied.
 	concurrency core.ConcurrencyPolicy
+
+	// The task, knowledge and document tools, built on first use.
+	staticOnce sync.Once
+	static     []toolSource
+	staticErr  error
 }
 
 const defaultMaxSteps = 20

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"testing"
 
@@ -96,6 +97,41 @@ func BenchmarkRunTools(b *testing.B) {
 		*model = *modeltest.New(calls("a", "b"), calls("c", "d", "e"), modeltest.Text("done"))
 		b.StartTimer()
 		for _, err := range in.Run(ctx, "a", "go", core.RunOptions{}) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkRunBuiltinTools is a one-turn run of an agent that has its own
+// tool, the knowledge and document tools and a task: what assembling a
+// toolset costs on every run, beside BenchmarkRunTrivial.
+func BenchmarkRunBuiltinTools(b *testing.B) {
+	type args struct {
+		N int `json:"n" validate:"min=0"`
+	}
+	double := typed.DefineTool("double", "doubles", func(_ context.Context, a args, _ core.ToolContext) (int, error) { return a.N * 2, nil })
+	model := modeltest.New(modeltest.Text("hi"))
+	agent := &core.Agent{
+		ID: "a", Model: core.ModelRef{Provider: "mock", Model: "m"}, Tools: []core.Tool{double},
+		Knowledge: &core.KnowledgeConfig{}, Documents: &core.DocumentConfig{}, Tasks: []string{"summarise"},
+	}
+	in, err := engine.New(engine.Config{
+		Store: memory.New(), Agents: []*core.Agent{agent}, Providers: model.Registry("mock"),
+		Tasks: []*core.Task{{Name: "summarise", Model: core.ModelRef{Provider: "mock", Model: "m"}, InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := in.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = in.Stop(context.Background()) })
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, err := range in.Run(ctx, "a", "hello", core.RunOptions{}) {
 			if err != nil {
 				b.Fatal(err)
 			}

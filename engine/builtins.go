@@ -25,28 +25,11 @@ func (r *run) builtinSources(ctx context.Context) ([]toolSource, error) {
 	if len(a.Skills) > 0 {
 		builtin(r.loadSkillToolFor())
 	}
-	for _, id := range a.Tasks {
-		task, ok := r.in.tasks[id]
-		if !ok {
-			return nil, taskNotFound(r.in, id, a.ID)
-		}
-		t := r.in.taskTool(task, a.Agent)
-		out = append(out, toolSource{origin: core.ToolOrigin{Scope: core.ScopeTask, Name: task.Name}, tool: &t})
+	static, err := a.staticTools(r.in)
+	if err != nil {
+		return nil, err
 	}
-	if a.Knowledge != nil {
-		if ks, ok := r.in.store.(core.KnowledgeStore); ok {
-			for _, t := range knowledgeTools(ks, a.ID) {
-				builtin(t)
-			}
-		}
-	}
-	if a.Documents != nil {
-		if ds, ok := r.in.store.(core.DocumentStore); ok {
-			for _, t := range documentTools(ds, a.ID, *a.Documents) {
-				builtin(t)
-			}
-		}
-	}
+	out = append(out, static...)
 	r.mu.Lock()
 	if a.Supervisor != nil && r.supervisor == nil {
 		r.supervisor = newSupervisorRuntime(r, a.Supervisor)
@@ -71,6 +54,46 @@ func (r *run) builtinSources(ctx context.Context) ([]toolSource, error) {
 	}
 	if len(r.in.cfg.Decisions) > 0 {
 		builtin(r.in.decideTool())
+	}
+	return out, nil
+}
+
+// staticTools returns the agent's task, knowledge and document tools, built
+// on the first run and shared by every later one: they depend only on the
+// agent's definition and the instance's store, and building them anew
+// reflected their argument types on every run. The tools are never changed
+// once built.
+func (rt *agentRT) staticTools(in *Instance) ([]toolSource, error) {
+	rt.staticOnce.Do(func() { rt.static, rt.staticErr = buildStaticTools(in, rt.Agent) })
+	return rt.static, rt.staticErr
+}
+
+func buildStaticTools(in *Instance, a *core.Agent) ([]toolSource, error) {
+	var out []toolSource
+	builtin := func(t core.Tool) {
+		out = append(out, toolSource{origin: core.ToolOrigin{Scope: core.ScopeCore, Name: t.Name}, tool: &t})
+	}
+	for _, id := range a.Tasks {
+		task, ok := in.tasks[id]
+		if !ok {
+			return nil, taskNotFound(in, id, a.ID)
+		}
+		t := in.taskTool(task, a)
+		out = append(out, toolSource{origin: core.ToolOrigin{Scope: core.ScopeTask, Name: task.Name}, tool: &t})
+	}
+	if a.Knowledge != nil {
+		if ks, ok := in.store.(core.KnowledgeStore); ok {
+			for _, t := range knowledgeTools(ks, a.ID) {
+				builtin(t)
+			}
+		}
+	}
+	if a.Documents != nil {
+		if ds, ok := in.store.(core.DocumentStore); ok {
+			for _, t := range documentTools(ds, a.ID, *a.Documents) {
+				builtin(t)
+			}
+		}
 	}
 	return out, nil
 }

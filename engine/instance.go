@@ -44,6 +44,9 @@ type Instance struct {
 	runsMu sync.Mutex
 	runs   map[string]context.CancelCauseFunc
 
+	// schemas keeps the tools' compiled schemas across runs.
+	schemas schemaCache
+
 	// sessions lets one top-level run at a time hold a session.
 	sessions *sessionGate
 

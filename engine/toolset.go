@@ -90,11 +90,11 @@ func (r *run) assembleTools(ctx context.Context) (*toolset, error) {
 				spec.Description = "Ask a human: " + s.human.Name
 			}
 			spec.InputSchema = s.human.Schema
-			bt.args, err = compileSchema("human tool "+s.human.Name+" schema", s.human.Schema)
+			bt.args, err = r.in.schemas.compile("human tool "+s.human.Name+" schema", s.human.Schema)
 		} else {
 			spec.Description = s.tool.Description
 			spec.InputSchema = s.tool.InputSchema
-			bt.args, err = compileSchema("tool "+s.tool.Name+" inputSchema", s.tool.InputSchema)
+			bt.args, err = r.in.schemas.compile("tool "+s.tool.Name+" inputSchema", s.tool.InputSchema)
 		}
 		if err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/breadai/bread/core"
 	"github.com/go-playground/validator/v10"
@@ -22,7 +23,21 @@ func SchemaFor[T any]() json.RawMessage {
 	return schemaOf(reflect.TypeOf(&zero).Elem())
 }
 
+// schemas memoises schemaOf by type. Reflecting a schema cost more than
+// everything else in building a tool, and the engine builds its built-in
+// tools again for every run. A type's schema never changes, so the memo
+// changes no answer; each caller gets its own copy of the bytes.
+var schemas sync.Map // reflect.Type -> json.RawMessage
+
 func schemaOf(t reflect.Type) json.RawMessage {
+	if s, ok := schemas.Load(t); ok {
+		return bytes.Clone(s.(json.RawMessage))
+	}
+	s, _ := schemas.LoadOrStore(t, reflectSchema(t))
+	return bytes.Clone(s.(json.RawMessage))
+}
+
+func reflectSchema(t reflect.Type) json.RawMessage {
 	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
 	s := r.ReflectFromType(t)
 	s.Version = ""
@@ -41,6 +56,14 @@ type typedCodec[T any] struct {
 }
 
 func newTypedCodec[T any]() typedCodec[T] {
+	return typedCodec[T]{v: sharedValidator()}
+}
+
+// sharedValidator is the one validator every codec uses. validator/v10
+// means a Validate to be shared: it is safe for concurrent use and caches
+// what it learns of each struct type, where a new one per tool rebuilt its
+// tables of rules on every run that built the tool.
+var sharedValidator = sync.OnceValue(func() *validator.Validate {
 	v := validator.New(validator.WithRequiredStructEnabled())
 	v.RegisterTagNameFunc(func(f reflect.StructField) string {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -52,8 +75,8 @@ func newTypedCodec[T any]() typedCodec[T] {
 		}
 		return name
 	})
-	return typedCodec[T]{v: v}
-}
+	return v
+})
 
 // decode converts v (a T, a JSON document, or any value that marshals to
 // one) into T and validates it. Unknown fields are rejected.
