@@ -63,15 +63,7 @@ func BenchmarkChokePoint(b *testing.B) {
 func BenchmarkRunTrivial(b *testing.B) {
 	model := modeltest.New(modeltest.Text("hi"))
 	in := benchInstance(b, model, &core.Agent{ID: "a", Model: core.ModelRef{Provider: "mock", Model: "m"}})
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, err := range in.Run(ctx, "a", "hello", core.RunOptions{}) {
-			if err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	loopRuns(b, in)
 }
 
 // BenchmarkRunTools is a run of three model turns calling five tools (two,
@@ -128,6 +120,11 @@ func BenchmarkRunBuiltinTools(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = in.Stop(context.Background()) })
+	loopRuns(b, in)
+}
+
+// loopRuns runs agent "a" on "hello" once per benchmark iteration.
+func loopRuns(b *testing.B, in *engine.Instance) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
