@@ -113,6 +113,27 @@ type JobSchedule struct {
 	Payload  json.RawMessage
 }
 
+// CheckJobStart checks the arguments of JobQueue.Start the same way for
+// every adapter: a worker, and schedules that each have a name and a
+// Schedule, no two with one name. The error is INVALID_CONFIG, its message
+// prefixed with who (the adapter).
+func CheckJobStart(who string, w JobWorker, schedules []JobSchedule) error {
+	if w == nil {
+		return Errorf(CodeInvalidConfig, "%s: Start needs a JobWorker", who)
+	}
+	names := make(map[string]bool, len(schedules))
+	for _, s := range schedules {
+		if s.Name == "" || s.Schedule == nil {
+			return Errorf(CodeInvalidConfig, "%s: schedule %q needs a name and a Schedule", who, s.Name)
+		}
+		if names[s.Name] {
+			return Errorf(CodeInvalidConfig, "%s: two schedules named %q", who, s.Name)
+		}
+		names[s.Name] = true
+	}
+	return nil
+}
+
 // ScheduleTickKey is the key of schedule name's tick at t: the name and
 // t's Unix second, so a tick enqueued twice (two leaders, a retry) is one
 // job.

@@ -54,6 +54,7 @@ func Run(t *testing.T, h Harness) {
 		{"StopWaitsForRunningJob", s.stopWaitsForRunningJob},
 		{"StopCancelsAtDeadline", s.stopCancelsAtDeadline},
 		{"ScheduleTicks", s.scheduleTicks},
+		{"StartRefusesBadArguments", s.startRefusesBadArguments},
 	}
 	if h.Shared {
 		cases = append(cases, []struct {

@@ -70,3 +70,28 @@ func (s *suite) scheduleTicks(t *testing.T) {
 		t.Errorf("%d distinct ticks, want at least 3", len(ticks))
 	}
 }
+
+// startRefusesBadArguments: a nil worker, a schedule without a name or a
+// Schedule, and two schedules of one name (a typo in a config) are each
+// INVALID_CONFIG from Start, and the queue can still be started right.
+func (s *suite) startRefusesBadArguments(t *testing.T) {
+	q := s.newQueue(t)
+	l := newLog()
+	every := core.Every(time.Hour)
+	for _, c := range []struct {
+		name      string
+		w         core.JobWorker
+		schedules []core.JobSchedule
+	}{
+		{"nil worker", nil, nil},
+		{"unnamed schedule", &worker{log: l}, []core.JobSchedule{{Schedule: every}}},
+		{"schedule without a Schedule", &worker{log: l}, []core.JobSchedule{{Name: "nightly"}}},
+		{"two schedules of one name", &worker{log: l}, []core.JobSchedule{{Name: "nightly", Schedule: every}, {Name: "nightly", Schedule: every}}},
+	} {
+		err := q.Start(t.Context(), c.w, c.schedules)
+		if be := core.AsBreadError(err, ""); err == nil || be.Code != core.CodeInvalidConfig {
+			t.Errorf("Start with %s = %v, want INVALID_CONFIG", c.name, err)
+		}
+	}
+	q.start(&worker{log: l}, core.JobSchedule{Name: "nightly", Schedule: every})
+}

@@ -90,18 +90,8 @@ func defaultRetryBackoff(attempt int) time.Duration {
 // the jobs' contexts; its cancellation does not stop the queue (Stop
 // does).
 func (q *Queue) Start(ctx context.Context, w core.JobWorker, schedules []core.JobSchedule) error {
-	if w == nil {
-		return core.Errorf(core.CodeInvalidConfig, "memory queue: Start needs a JobWorker")
-	}
-	names := map[string]bool{}
-	for _, s := range schedules {
-		if s.Name == "" || s.Schedule == nil {
-			return core.Errorf(core.CodeInvalidConfig, "memory queue: schedule %q needs a name and a Schedule", s.Name)
-		}
-		if names[s.Name] {
-			return core.Errorf(core.CodeInvalidConfig, "memory queue: two schedules named %q", s.Name)
-		}
-		names[s.Name] = true
+	if err := core.CheckJobStart("memory queue", w, schedules); err != nil {
+		return err
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()

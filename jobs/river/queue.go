@@ -128,19 +128,11 @@ func openDB(o Options) (*sql.DB, error) {
 // Start starts fetching jobs for w and, if this queue is elected leader,
 // firing schedules. ctx's cancellation does not stop the queue; Stop does.
 func (q *Queue) Start(ctx context.Context, w core.JobWorker, schedules []core.JobSchedule) error {
-	if w == nil {
-		return core.Errorf(core.CodeInvalidConfig, "riverjobs: Start needs a JobWorker")
+	if err := core.CheckJobStart("riverjobs", w, schedules); err != nil {
+		return err
 	}
-	names := map[string]bool{}
 	periodic := make([]*river.PeriodicJob, 0, len(schedules))
 	for _, s := range schedules {
-		if s.Name == "" || s.Schedule == nil {
-			return core.Errorf(core.CodeInvalidConfig, "riverjobs: schedule %q needs a name and a Schedule", s.Name)
-		}
-		if names[s.Name] {
-			return core.Errorf(core.CodeInvalidConfig, "riverjobs: two schedules named %q", s.Name)
-		}
-		names[s.Name] = true
 		periodic = append(periodic, q.periodicJob(s))
 	}
 	q.mu.Lock()
