@@ -52,8 +52,6 @@ type run struct {
 	// written to it: the first model call then skips reading the messages
 	// back from the store. nil: read them.
 	known []core.Message
-	// newSession is set when the run created its session under a minted id.
-	newSession bool
 	// derived is the cancel of the context runTop derived for this run
 	// alone; bind cancels through it instead of deriving another.
 	derived context.CancelCauseFunc
@@ -192,7 +190,6 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 		r.jobAttempt = preset.attempt
 	}
 	r.fresh = preset == nil
-	r.newSession = opts.Session.ID == ""
 	r.derived = cancel
 	return r.execute(ctx, out)
 }
@@ -285,7 +282,9 @@ func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
 	if err := r.persist(ctx, user); err != nil {
 		return outcome{}, r.fail(ctx, err)
 	}
-	if r.newSession {
+	if r.opts.Session.ID == "" {
+		// openSession minted the session's id just now: it holds this
+		// message alone.
 		r.known = []core.Message{user}
 	}
 	return r.continueRun(ctx)

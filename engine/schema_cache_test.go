@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/breadai/bread/core"
@@ -38,6 +39,30 @@ func TestSchemaCacheCompilesEachTextOnce(t *testing.T) {
 	}
 }
 
+// Runs compiling the same schemas at once, some of them broken, each get a
+// usable schema or the error, and the cache ends up holding the good ones.
+func TestSchemaCacheUnderConcurrentRuns(t *testing.T) {
+	var c schemaCache
+	good := json.RawMessage(`{"type":"object","required":["n"]}`)
+	bad := json.RawMessage(`{"type":"nonsense"}`)
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			cs, err := c.compile("tool", good)
+			if err != nil || cs.validate("arguments", map[string]any{}) == nil {
+				t.Errorf("run %d: good schema %v, %v", i, cs, err)
+			}
+			if _, err := c.compile("tool", bad); err == nil {
+				t.Errorf("run %d: a broken schema compiled", i)
+			}
+		})
+	}
+	wg.Wait()
+	if _, ok := c.m[string(good)]; !ok || len(c.m) != 1 {
+		t.Fatalf("cache holds %d schemas, want the good one alone", len(c.m))
+	}
+}
+
 func TestSchemaCacheStartsOverPastItsBound(t *testing.T) {
 	var c schemaCache
 	for i := range maxCachedSchemas + 1 {
@@ -65,6 +90,22 @@ func TestStaticToolsAreBuiltOnce(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = in.Stop(context.Background()) })
 	rt := in.agents["a"]
+	// The first runs of an agent may start at once.
+	var wg sync.WaitGroup
+	built := make([]*core.Tool, 8)
+	for i := range built {
+		wg.Go(func() {
+			if ts, err := rt.staticTools(in); err == nil && len(ts) > 0 {
+				built[i] = ts[0].tool
+			}
+		})
+	}
+	wg.Wait()
+	for i, tool := range built {
+		if tool == nil || tool != built[0] {
+			t.Fatalf("concurrent first run %d got its own tools (%p, want %p)", i, tool, built[0])
+		}
+	}
 	first, err := rt.staticTools(in)
 	if err != nil || len(first) != 7 {
 		t.Fatalf("static tools = %d, %v; want the 3 knowledge and 4 document tools", len(first), err)

@@ -3,6 +3,7 @@ package typed_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 
 	"github.com/breadai/bread/core"
@@ -59,4 +60,22 @@ func TestToolsShareOneValidatorAndKeepTheirRules(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Tools defined and run from many goroutines at once (runs building their
+// built-in tools) share the memo and the validator safely.
+func TestDefineToolConcurrently(t *testing.T) {
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			tool := typed.DefineTool("page", "", func(_ context.Context, a pageArgs, _ core.ToolContext) (int, error) { return a.Page, nil })
+			if _, err := tool.Execute(context.Background(), json.RawMessage(`{"page":0}`), core.ToolContext{}); err == nil {
+				t.Errorf("goroutine %d: page 0 passed validation", i)
+			}
+			if out, err := tool.Execute(context.Background(), json.RawMessage(`{"page":3}`), core.ToolContext{}); err != nil || out != 3 {
+				t.Errorf("goroutine %d: page 3 = %v, %v", i, out, err)
+			}
+		})
+	}
+	wg.Wait()
 }
