@@ -1,6 +1,7 @@
 package agui
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -141,7 +142,7 @@ func (m *Mapper) Map(c core.Crumb) []events.Event {
 			m.thinking[v.RunID] = r
 			out = append(out,
 				&events.ReasoningStartEvent{BaseEvent: base(events.EventTypeReasoningStart, ts), MessageID: r.phase},
-				&events.ReasoningMessageStartEvent{BaseEvent: base(events.EventTypeReasoningMessageStart, ts), MessageID: r.message, Role: "assistant"})
+				&events.ReasoningMessageStartEvent{BaseEvent: base(events.EventTypeReasoningMessageStart, ts), MessageID: r.message, Role: reasoningRole})
 		}
 		if v.Delta == "" {
 			return out
@@ -330,7 +331,7 @@ func (m *Mapper) finish(out []events.Event, ts int64, result any, outcome *event
 		BaseEvent:     base(events.EventTypeRunFinished, ts),
 		ThreadIDValue: m.thread,
 		RunIDValue:    m.root,
-		Result:        result,
+		Result:        nonNull(result),
 		Outcome:       outcome,
 	})
 	m.active, m.pending = false, nil
@@ -353,6 +354,11 @@ func (m *Mapper) closeAll(out []events.Event, ts int64) []events.Event {
 	m.steps = m.steps[:0]
 	return out
 }
+
+// reasoningRole is the role of a REASONING_MESSAGE_START: @ag-ui/core 1.0
+// accepts "reasoning" and nothing else (its client refuses the event, and
+// the run, otherwise).
+const reasoningRole = "reasoning"
 
 // reasoning is a run's open reasoning: the phase (REASONING_START/END) and
 // the message inside it.
@@ -460,6 +466,16 @@ func fileEvent(ts int64, f core.FileOutput) events.Event {
 		v["name"] = f.Name
 	}
 	return &events.CustomEvent{BaseEvent: base(events.EventTypeCustom, ts), Name: FileGeneratedName, Value: v}
+}
+
+// nonNull is v, or nil (left out) for a JSON null in any shape: the spec
+// allows no null where a value is optional (RUN_FINISHED's result), and an
+// output read back from a crumb log is raw JSON.
+func nonNull(v any) any {
+	if raw, ok := v.(json.RawMessage); ok && (len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null") {
+		return nil
+	}
+	return v
 }
 
 // content is a tool result as TOOL_CALL_RESULT carries it: a string as it

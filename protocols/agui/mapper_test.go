@@ -116,6 +116,12 @@ func TestMapperGolden(t *testing.T) {
 			&core.ToolError{CrumbBase: rb(5), ToolCallID: "c2", ToolName: "tool_fetch", Error: &core.BreadError{Code: core.CodeToolError, Message: "offline", Context: map[string]any{"secret": "x"}}},
 			&core.AgentRunEnd{CrumbBase: rb(6), Output: "done"},
 		}},
+		{"null_output", []core.Crumb{
+			// An output read back from a crumb log is raw JSON; a null one
+			// is no result (the spec refuses "result": null).
+			&core.AgentRunStart{CrumbBase: rb(1)},
+			&core.AgentRunEnd{CrumbBase: rb(2), Output: raw(`null`)},
+		}},
 		{"files", []core.Crumb{
 			&core.AgentRunStart{CrumbBase: rb(1)},
 			&core.FileGenerated{CrumbBase: rb(2), URI: "bread://blob/1", MimeType: "image/png"},
