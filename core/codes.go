@@ -73,6 +73,9 @@ const (
 	// Stores.
 	CodeStoreUnavailable = "STORE_UNAVAILABLE" // the database cannot be reached
 	CodeStoreClosed      = "STORE_CLOSED"
+	CodeBusClosed        = "BUS_CLOSED"        // a Bus used after Close
+	CodeQueueClosed      = "QUEUE_CLOSED"      // a Queue used after Stop
+	CodeBlobStoreClosed  = "BLOB_STORE_CLOSED" // a Blobs used after Close
 	CodeStoreError       = "STORE_ERROR"
 
 	// Providers.
@@ -114,4 +117,11 @@ var (
 	ErrProtocolDecode     = &BreadError{Code: CodeProtocolDecodeError}
 	ErrStoreUnavailable   = &BreadError{Code: CodeStoreUnavailable}
 	ErrStoreClosed        = &BreadError{Code: CodeStoreClosed}
+	ErrBusClosed          = &BreadError{Code: CodeBusClosed}
+	ErrQueueClosed        = &BreadError{Code: CodeQueueClosed}
+	ErrBlobStoreClosed    = &BreadError{Code: CodeBlobStoreClosed}
+	// ErrNotImplemented matches the error of a call that needs an optional
+	// capability the adapter lacks (see Storage).
+	ErrNotImplemented         = &BreadError{Code: CodeNotImplemented}
+	ErrBlobStoreNotConfigured = &BreadError{Code: CodeBlobStoreNotConfigured}
 )

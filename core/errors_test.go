@@ -66,7 +66,8 @@ func TestSentinelsHaveDistinctCodes(t *testing.T) {
 		core.ErrStoreNotConfigured, core.ErrNotStarted, core.ErrAgentNotFound, core.ErrPipelineNotFound,
 		core.ErrTaskNotFound, core.ErrCheckpointNotFound, core.ErrSessionNotFound, core.ErrLoopNotFound,
 		core.ErrTaskRunNotFound, core.ErrDocumentNotFound, core.ErrRunCancelled, core.ErrValidation,
-		core.ErrProtocolDecode, core.ErrStoreUnavailable, core.ErrStoreClosed,
+		core.ErrProtocolDecode, core.ErrStoreUnavailable, core.ErrStoreClosed, core.ErrBusClosed,
+		core.ErrQueueClosed, core.ErrBlobStoreClosed, core.ErrNotImplemented, core.ErrBlobStoreNotConfigured,
 	}
 	for i, a := range sentinels {
 		if a.Code == "" {

@@ -5,7 +5,7 @@ import (
 	"iter"
 )
 
-// Frame is one crumb on the transport: the run it belongs to, its seq (a
+// Frame is one crumb on the bus: the run it belongs to, its seq (a
 // watermark for deltas) and the crumb.
 type Frame struct {
 	RunID string
@@ -13,14 +13,14 @@ type Frame struct {
 	Crumb Crumb
 }
 
-// Capability says what a transport can do.
+// Capability says what a bus can do.
 type Capability uint8
 
 const (
 	// Sink buses only receive published frames (a log shipper, an audit
 	// sink): tails cannot follow them.
 	Sink Capability = iota
-	// Duplex transports also implement Subscriber.
+	// Duplex buses also implement Subscriber.
 	Duplex
 )
 
@@ -32,24 +32,27 @@ func (c Capability) String() string {
 	return "sink"
 }
 
-// BreadTransport is the live fabric between replicas of one app: the choke
-// point publishes every crumb on it, and a Subscriber can tail any run.
+// BreadBus is the bus port: the live fabric between replicas of one app.
+// The choke point publishes every crumb on it, and a Subscriber can tail
+// any run. Everything above the port uses it through a Bus (NewBus). (The
+// original bread called it a transport, a word it also used for the HTTP
+// stream formats, which here are not a bus: transports/httpstream.)
 //
 // The contract, checked by core/transporttest: delivery is at-least-once;
 // order is preserved per run (not across runs); frames survive a JSON round
 // trip; a subscriber's failure never reaches the publisher. The store is the
-// durable history; a transport's own replay is a bounded convenience.
+// durable history; a bus's own replay is a bounded convenience.
 //
-// Publish must not block on slow subscribers. A transport may also implement
-// Subscriber, Mounter, Starter and io.Closer.
-type BreadTransport interface {
+// Publish must not block on slow subscribers. A bus may also implement
+// Subscriber, Watcher, Starter, Pinger and io.Closer.
+type BreadBus interface {
 	Capability() Capability
 	Publish(ctx context.Context, f Frame) error
 }
 
-// Subscriber is implemented by duplex transports. Subscribe replays the
+// Subscriber is implemented by duplex buses. Subscribe replays the
 // retained frames of a run with Seq > afterSeq, in order, then yields live
-// frames until ctx is done or the consumer stops ranging. A transport that
+// frames until ctx is done or the consumer stops ranging. A bus that
 // cannot keep up with a subscriber yields an error and ends, so the client
 // can catch up from the store rather than silently miss frames.
 type Subscriber interface {
@@ -58,7 +61,7 @@ type Subscriber interface {
 
 // Watcher is an optional Subscriber capability: a subscription its owner
 // waits on as a channel instead of ranging over it on a goroutine of its
-// own. The in-process transport has it, so an idle passive stream costs no
+// own. The in-process bus has it, so an idle passive stream costs no
 // goroutine beyond its connection's.
 type Watcher interface {
 	// Watch subscribes like Subscribe: frames with Seq > afterSeq, the
@@ -84,8 +87,13 @@ type Mounter interface {
 	Mount(r Router, rt Runtime)
 }
 
-// Starter is implemented by transports, stores and remote agents that open
+// Starter is implemented by buses, stores and remote agents that open
 // connections: the engine calls Start once, when it starts.
 type Starter interface {
 	Start(ctx context.Context) error
 }
+
+// BreadTransport is the bus port's former name.
+//
+// Deprecated: use BreadBus.
+type BreadTransport = BreadBus

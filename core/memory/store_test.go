@@ -8,7 +8,10 @@ import (
 	"github.com/breadai/bread/core/storetest"
 )
 
-var allFeatures = storetest.Features{CrumbLog: true, Loops: true, Runs: true, TaskRuns: true, Knowledge: true, Documents: true, ClosedErrors: true}
+var allFeatures = storetest.Features{
+	Runs: true, RunList: true, SessionStarters: true, MessageDelete: true, Loops: true, CrumbLog: true, InlineCrumbLog: true,
+	TaskRuns: true, Knowledge: true, Documents: true, Ping: true, ClosedErrors: true,
+}
 
 func newStore(tb testing.TB) core.BreadStore {
 	s := memory.New()

@@ -72,7 +72,7 @@ func (r *rotor) session() string {
 }
 
 func benchCrumbLog(b *testing.B, s core.BreadStore) core.CrumbLog {
-	cl, ok := s.(core.CrumbLog)
+	cl, ok := optional[core.CrumbLog](s)
 	if !ok {
 		b.Skipf("%T does not implement core.CrumbLog", s)
 	}

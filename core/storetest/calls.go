@@ -30,23 +30,23 @@ func seedEverything(t *testing.T, s core.BreadStore) seeded {
 	createSession(t, s, core.NewSession{ID: "s"})
 	noErr(t, s.AddMessage(ctx, "s", textMessage(core.RoleUser, "hi", baseTime)), "AddMessage")
 	noErr(t, s.SaveCheckpoint(ctx, checkpoint("cp", "s", baseTime)), "SaveCheckpoint")
-	if ls, ok := s.(core.LoopStore); ok {
+	if ls, ok := optional[core.LoopStore](s); ok {
 		noErr(t, ls.CreateLoop(ctx, loop("loop", "s", baseTime)), "CreateLoop")
 	}
-	if rs, ok := s.(core.RunStore); ok {
+	if rs, ok := optional[core.RunStore](s); ok {
 		noErr(t, rs.PutRun(ctx, runRecord("run", "s", "a", core.RunRunning, baseTime)), "PutRun")
 	}
-	if cl, ok := s.(core.CrumbLog); ok {
+	if cl, ok := optional[core.CrumbLog](s); ok {
 		noErr(t, cl.AppendCrumbs(ctx, textEntries("run", "s", 1, 3)), "AppendCrumbs")
 	}
-	if tr, ok := s.(core.TaskRunStore); ok {
+	if tr, ok := optional[core.TaskRunStore](s); ok {
 		noErr(t, tr.CreateTaskRun(ctx, taskRun("tr", "extract", baseTime)), "CreateTaskRun")
 	}
-	if ks, ok := s.(core.KnowledgeStore); ok {
+	if ks, ok := optional[core.KnowledgeStore](s); ok {
 		ids.node1 = addNode(t, ks, "a", "s", "one", nil).ID
 		ids.node2 = addNode(t, ks, "a", "s", "two", nil).ID
 	}
-	if ds, ok := s.(core.DocumentStore); ok {
+	if ds, ok := optional[core.DocumentStore](s); ok {
 		ids.document = ingest(t, ds, core.NewDocument{AgentID: "a", Title: "t", Content: "c"}).ID
 	}
 	return ids
@@ -86,7 +86,7 @@ func everyCall(s core.BreadStore, seed seeded) []call {
 			return s.SuspendRun(ctx, "s", turnMessages(baseTime)[:1], checkpoint("cp-suspend", "s", baseTime))
 		}},
 	}
-	if rs, ok := s.(core.RunStore); ok {
+	if rs, ok := optional[core.RunStore](s); ok {
 		calls = append(calls,
 			call{"PutRun", func(ctx context.Context) error {
 				return rs.PutRun(ctx, runRecord("run-new", "s", "a", core.RunRunning, baseTime))
@@ -100,7 +100,7 @@ func everyCall(s core.BreadStore, seed seeded) []call {
 			call{"LoseRun", func(ctx context.Context) error { _, err := rs.LoseRun(ctx, "run", baseTime+10); return err }},
 		)
 	}
-	if ls, ok := s.(core.LoopStore); ok {
+	if ls, ok := optional[core.LoopStore](s); ok {
 		calls = append(calls,
 			call{"CreateLoop", func(ctx context.Context) error { return ls.CreateLoop(ctx, loop("loop-new", "s", baseTime)) }},
 			call{"UpdateLoop", func(ctx context.Context) error {
@@ -113,14 +113,14 @@ func everyCall(s core.BreadStore, seed seeded) []call {
 			call{"ListLoops", func(ctx context.Context) error { _, err := ls.ListLoops(ctx, core.LoopFilter{}); return err }},
 		)
 	}
-	if cl, ok := s.(core.CrumbLog); ok {
+	if cl, ok := optional[core.CrumbLog](s); ok {
 		calls = append(calls,
 			call{"AppendCrumbs", func(ctx context.Context) error { return cl.AppendCrumbs(ctx, textEntries("run", "s", 4, 4)) }},
 			call{"GetCrumbs", func(ctx context.Context) error { _, err := cl.GetCrumbs(ctx, "run", 0, 0); return err }},
 			call{"MaxCrumbSeq", func(ctx context.Context) error { _, err := cl.MaxCrumbSeq(ctx, "run"); return err }},
 		)
 	}
-	if tr, ok := s.(core.TaskRunStore); ok {
+	if tr, ok := optional[core.TaskRunStore](s); ok {
 		calls = append(calls,
 			call{"CreateTaskRun", func(ctx context.Context) error { return tr.CreateTaskRun(ctx, taskRun("tr-new", "x", baseTime)) }},
 			call{"FinishTaskRun", func(ctx context.Context) error {
@@ -130,7 +130,7 @@ func everyCall(s core.BreadStore, seed seeded) []call {
 			call{"ListTaskRuns", func(ctx context.Context) error { _, err := tr.ListTaskRuns(ctx, core.TaskRunFilter{}); return err }},
 		)
 	}
-	if ks, ok := s.(core.KnowledgeStore); ok {
+	if ks, ok := optional[core.KnowledgeStore](s); ok {
 		calls = append(calls,
 			call{"AddKnowledgeNode", func(ctx context.Context) error {
 				_, err := ks.AddKnowledgeNode(ctx, core.NewKnowledgeNode{AgentID: "a", SessionID: "s", Label: "x"})
@@ -147,7 +147,7 @@ func everyCall(s core.BreadStore, seed seeded) []call {
 			call{"KnowledgeContext", func(ctx context.Context) error { _, err := ks.KnowledgeContext(ctx, "a", "s", 0); return err }},
 		)
 	}
-	if ds, ok := s.(core.DocumentStore); ok {
+	if ds, ok := optional[core.DocumentStore](s); ok {
 		calls = append(calls,
 			call{"IngestDocument", func(ctx context.Context) error {
 				_, err := ds.IngestDocument(ctx, core.NewDocument{AgentID: "a", Title: "t", Content: "c"})

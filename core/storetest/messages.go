@@ -17,7 +17,7 @@ func messageCases() []testCase {
 		{name: "AddMessage to a missing session is ErrSessionNotFound", run: testAddMessageMissing},
 		{name: "AddMessage touches UpdatedAt", run: testAddMessageTouches},
 		{name: "messages of sessions are kept apart", run: testMessagesPerSession},
-		{name: "DeleteMessages removes exactly the named messages of its session", run: testDeleteMessages},
+		{name: "DeleteMessages removes exactly the named messages of its session", needs: needsMessageDelete, run: testDeleteMessages},
 	}
 }
 
@@ -141,14 +141,11 @@ func testMessagesPerSession(t *testing.T, s core.BreadStore) {
 	}
 }
 
-// testDeleteMessages checks core.MessageDeleter where the store has it: the
+// testDeleteMessages checks core.MessageDeleter: the
 // named messages go, the others keep their order, and ids of another
 // session, unknown ids and a missing session remove nothing.
 func testDeleteMessages(t *testing.T, s core.BreadStore) {
-	del, ok := s.(core.MessageDeleter)
-	if !ok {
-		t.Skip("store does not implement core.MessageDeleter")
-	}
+	del := capability[core.MessageDeleter](t, s)
 	a := createSession(t, s, core.NewSession{})
 	b := createSession(t, s, core.NewSession{})
 	for i := range 4 {

@@ -27,7 +27,8 @@ func concurrencyCases() []testCase {
 
 func lifecycleCases() []testCase {
 	return []testCase{
-		{name: "Migrate again keeps the data", run: testMigrateAgain},
+		{name: "Migrate again keeps the data", needs: needsMigrate, run: testMigrateAgain},
+		{name: "Ping answers an open store", needs: needsPing, run: testPing},
 		{name: "calls after Close fail with ErrStoreClosed", needs: needsClosedErrors, run: testClosed},
 	}
 }
@@ -148,13 +149,15 @@ func testConcurrentMessages(t *testing.T, s core.BreadStore) {
 }
 
 func testMigrateAgain(t *testing.T, s core.BreadStore) {
-	m, ok := s.(core.Migrator)
-	if !ok {
-		t.Skipf("%T does not implement core.Migrator", s)
-	}
+	m := capability[core.Migrator](t, s)
 	createSession(t, s, core.NewSession{ID: "s"})
 	noErr(t, m.Migrate(t.Context()), "Migrate on a migrated store")
 	assertExists(t, s, "s")
+}
+
+func testPing(t *testing.T, s core.BreadStore) {
+	createSession(t, s, core.NewSession{ID: "s"})
+	noErr(t, capability[core.Pinger](t, s).Ping(t.Context()), "Ping")
 }
 
 func testClosed(t *testing.T, s core.BreadStore) {

@@ -15,8 +15,8 @@ func runCases() []testCase {
 		{name: "PutRun on an existing id replaces only the mutable fields", needs: needsRuns, run: testRunReplace},
 		{name: "StartedBy is stored and never replaced", needs: needsRuns, run: testRunStartedBy},
 		{name: "a background run goes from queued through its attempts", needs: needsRuns, run: testRunAttempts},
-		{name: "SessionStarters lists who started a session's runs", needs: needsRuns, run: testSessionStarters},
-		{name: "ListRuns filters, orders newest first and limits", needs: needsRuns, run: testListRuns},
+		{name: "SessionStarters lists who started a session's runs", needs: needsRuns | needsSessionStarters, run: testSessionStarters},
+		{name: "ListRuns filters, orders newest first and limits", needs: needsRuns | needsRunList, run: testListRuns},
 		{name: "unknown ids and sessions", needs: needsRuns, run: testRunUnknown},
 		{name: "RenewRunLeases renews only the owner's running runs", needs: needsRuns, run: testRunRenew},
 		{name: "ExpiredRuns lists running runs with a lapsed lease, oldest lease first", needs: needsRuns, run: testRunExpired},
@@ -133,10 +133,7 @@ func testRunStartedBy(t *testing.T, s core.BreadStore) {
 }
 
 func testSessionStarters(t *testing.T, s core.BreadStore) {
-	ss, ok := s.(core.SessionStarters)
-	if !ok {
-		t.Skip("the store does not implement core.SessionStarters")
-	}
+	ss := capability[core.SessionStarters](t, s)
 	rs := capability[core.RunStore](t, s)
 	createSession(t, s, core.NewSession{ID: "s"})
 	createSession(t, s, core.NewSession{ID: "other"})
@@ -306,10 +303,7 @@ func testRunCascade(t *testing.T, s core.BreadStore) {
 }
 
 func testListRuns(t *testing.T, s core.BreadStore) {
-	rl, ok := s.(core.RunLister)
-	if !ok {
-		t.Skip("the store does not implement core.RunLister")
-	}
+	rl := capability[core.RunLister](t, s)
 	rs := capability[core.RunStore](t, s)
 	createSession(t, s, core.NewSession{ID: "s1"})
 	createSession(t, s, core.NewSession{ID: "s2"})

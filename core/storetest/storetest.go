@@ -1,33 +1,83 @@
 package storetest
 
 import (
-	"io"
 	"reflect"
 	"testing"
 
 	"github.com/breadai/bread/core"
 )
 
-// Features declares which optional capabilities a store claims. Run fails a
-// store that claims a capability it does not implement, and skips, with the
-// reason, every case that needs a capability the store does not claim.
+// Features declares which optional capabilities a store claims, one field
+// per core.StoreCapability. Run fails a store that claims a capability it
+// does not have (found as core.NewStorage finds it: by type assertion or
+// through the store's As method), and skips, with the reason, every case
+// that needs a capability the store does not claim.
 type Features struct {
-	// CrumbLog: the store implements core.CrumbLog.
-	CrumbLog bool
-	// Loops: the store implements core.LoopStore.
-	Loops bool
 	// Runs: the store implements core.RunStore.
 	Runs bool
+	// RunList: the store implements core.RunLister.
+	RunList bool
+	// SessionStarters: the store implements core.SessionStarters.
+	SessionStarters bool
+	// MessageDelete: the store implements core.MessageDeleter.
+	MessageDelete bool
+	// Loops: the store implements core.LoopStore.
+	Loops bool
+	// CrumbLog: the store implements core.CrumbLog.
+	CrumbLog bool
+	// InlineCrumbLog: its crumb log is a core.InlineCrumbLog reporting
+	// AppendsInline (it writes at memory speed).
+	InlineCrumbLog bool
 	// TaskRuns: the store implements core.TaskRunStore.
 	TaskRuns bool
 	// Knowledge: the store implements core.KnowledgeStore.
 	Knowledge bool
 	// Documents: the store implements core.DocumentStore.
 	Documents bool
+	// Start: the store implements core.Starter.
+	Start bool
+	// Migrate: the store implements core.Migrator, and migrating a
+	// migrated store again changes nothing.
+	Migrate bool
+	// Ping: the store implements core.Pinger.
+	Ping bool
 	// ClosedErrors: the store implements io.Closer, Close may be called more
 	// than once, and every call after the first Close fails with an error
 	// matching core.ErrStoreClosed.
 	ClosedErrors bool
+}
+
+// featureFields ties each field of Features to its capability.
+var featureFields = []struct {
+	field string
+	cap   core.StoreCapability
+	of    func(Features) bool
+}{
+	{"Runs", core.StoreRuns, func(f Features) bool { return f.Runs }},
+	{"RunList", core.StoreRunList, func(f Features) bool { return f.RunList }},
+	{"SessionStarters", core.StoreSessionStarters, func(f Features) bool { return f.SessionStarters }},
+	{"MessageDelete", core.StoreMessageDelete, func(f Features) bool { return f.MessageDelete }},
+	{"Loops", core.StoreLoops, func(f Features) bool { return f.Loops }},
+	{"CrumbLog", core.StoreCrumbLog, func(f Features) bool { return f.CrumbLog }},
+	{"InlineCrumbLog", core.StoreInlineCrumbLog, func(f Features) bool { return f.InlineCrumbLog }},
+	{"TaskRuns", core.StoreTaskRuns, func(f Features) bool { return f.TaskRuns }},
+	{"Knowledge", core.StoreKnowledge, func(f Features) bool { return f.Knowledge }},
+	{"Documents", core.StoreDocuments, func(f Features) bool { return f.Documents }},
+	{"Start", core.StoreStart, func(f Features) bool { return f.Start }},
+	{"Migrate", core.StoreMigrate, func(f Features) bool { return f.Migrate }},
+	{"Ping", core.StorePing, func(f Features) bool { return f.Ping }},
+	{"ClosedErrors", core.StoreClose, func(f Features) bool { return f.ClosedErrors }},
+}
+
+// claims is the set of capabilities f claims.
+func (f Features) claims() core.StoreCapability {
+	var c core.StoreCapability
+	for _, ff := range featureFields {
+		if ff.of(f) {
+			c |= ff.cap
+		}
+	}
+	return c
 }
 
 // Harness returns a fresh, empty, migrated store for one test. It registers
@@ -35,18 +85,23 @@ type Features struct {
 // schema, ...). Run calls it once per case, never concurrently.
 type Harness func(t *testing.T) core.BreadStore
 
-// feature names a capability a case needs.
-type feature int
+// feature is the set of capabilities a case needs.
+type feature = core.StoreCapability
 
 const (
-	needsNothing feature = iota
-	needsCrumbLog
-	needsLoops
-	needsRuns
-	needsTaskRuns
-	needsKnowledge
-	needsDocuments
-	needsClosedErrors
+	needsNothing         feature = 0
+	needsRuns                    = core.StoreRuns
+	needsRunList                 = core.StoreRunList
+	needsSessionStarters         = core.StoreSessionStarters
+	needsMessageDelete           = core.StoreMessageDelete
+	needsLoops                   = core.StoreLoops
+	needsCrumbLog                = core.StoreCrumbLog
+	needsTaskRuns                = core.StoreTaskRuns
+	needsKnowledge               = core.StoreKnowledge
+	needsDocuments               = core.StoreDocuments
+	needsMigrate                 = core.StoreMigrate
+	needsPing                    = core.StorePing
+	needsClosedErrors            = core.StoreClose
 )
 
 // testCase is one conformance check. It receives a fresh store.
@@ -100,26 +155,17 @@ func groups() []group {
 		{"Context", contextCases()},
 		{"Concurrency", concurrencyCases()},
 		{"Lifecycle", lifecycleCases()},
+		{"Wrapped", wrapperCases()},
 	}
 }
 
 // missing returns why a case needing n cannot run, or "" when it can.
 func (f Features) missing(n feature) string {
-	switch {
-	case n == needsCrumbLog && !f.CrumbLog:
-		return "store does not claim Features.CrumbLog (core.CrumbLog)"
-	case n == needsLoops && !f.Loops:
-		return "store does not claim Features.Loops (core.LoopStore)"
-	case n == needsRuns && !f.Runs:
-		return "store does not claim Features.Runs (core.RunStore)"
-	case n == needsTaskRuns && !f.TaskRuns:
-		return "store does not claim Features.TaskRuns (core.TaskRunStore)"
-	case n == needsKnowledge && !f.Knowledge:
-		return "store does not claim Features.Knowledge (core.KnowledgeStore)"
-	case n == needsDocuments && !f.Documents:
-		return "store does not claim Features.Documents (core.DocumentStore)"
-	case n == needsClosedErrors && !f.ClosedErrors:
-		return "store does not claim Features.ClosedErrors (errors after Close)"
+	lack := n &^ f.claims()
+	for _, ff := range featureFields {
+		if lack&ff.cap != 0 {
+			return "store does not claim Features." + ff.field + " (" + ff.cap.String() + ")"
+		}
 	}
 	return ""
 }
@@ -127,37 +173,33 @@ func (f Features) missing(n feature) string {
 // checkClaims fails for every claimed capability the store lacks and notes
 // the capabilities it has but does not claim (their cases are skipped).
 func checkClaims(t *testing.T, f Features, s core.BreadStore) {
-	claims := []struct {
-		field   string
-		claimed bool
-		iface   reflect.Type
-	}{
-		{"CrumbLog", f.CrumbLog, reflect.TypeFor[core.CrumbLog]()},
-		{"Loops", f.Loops, reflect.TypeFor[core.LoopStore]()},
-		{"Runs", f.Runs, reflect.TypeFor[core.RunStore]()},
-		{"TaskRuns", f.TaskRuns, reflect.TypeFor[core.TaskRunStore]()},
-		{"Knowledge", f.Knowledge, reflect.TypeFor[core.KnowledgeStore]()},
-		{"Documents", f.Documents, reflect.TypeFor[core.DocumentStore]()},
-		{"ClosedErrors", f.ClosedErrors, reflect.TypeFor[io.Closer]()},
-	}
-	for _, c := range claims {
-		has := reflect.TypeOf(s).Implements(c.iface)
+	has := core.NewStorage(s).Capabilities()
+	for _, ff := range featureFields {
+		claimed, got := ff.of(f), has&ff.cap != 0
 		switch {
-		case c.claimed && !has:
-			t.Errorf("Features.%s is set but %T does not implement %s", c.field, s, c.iface)
-		case !c.claimed && has:
-			t.Logf("%T implements %s but Features.%s is not set: its cases will be skipped", s, c.iface, c.field)
+		case claimed && !got:
+			t.Errorf("Features.%s is set but %T does not have %s", ff.field, s, ff.cap)
+		case !claimed && got:
+			t.Logf("%T has %s but Features.%s is not set: its cases will be skipped", s, ff.cap, ff.field)
 		}
 	}
 }
 
-// capability returns s as T, failing the test when the store claimed a
-// feature it does not implement.
+// optional returns the store's capability T, found as core.NewStorage
+// finds it.
+func optional[T any](s core.BreadStore) (T, bool) {
+	var v T
+	ok := core.As(s, &v)
+	return v, ok
+}
+
+// capability returns the store's capability T, failing the test when the
+// store claimed a feature it does not have.
 func capability[T any](t *testing.T, s core.BreadStore) T {
 	t.Helper()
-	v, ok := s.(T)
+	v, ok := optional[T](s)
 	if !ok {
-		t.Fatalf("the store claims the feature but %T does not implement %s", s, reflect.TypeFor[T]())
+		t.Fatalf("the store claims the feature but %T does not have %s", s, reflect.TypeFor[T]())
 	}
 	return v
 }
