@@ -7,7 +7,11 @@ MODULES  := $(shell $(GO) list -f '{{.Dir}}' -m)
 FUZZTIME ?= 10s
 BENCH    ?= .
 
-.PHONY: test test-short bench bench-http lint fuzz tidy external image-smoke
+# releasetool (scripts/releasetool) reads go.work and every go.mod; it is
+# its own module, run outside the workspace.
+RELEASETOOL = cd scripts/releasetool && GOWORK=off GOFLAGS= $(GO) run -buildvcs=false . -C $(CURDIR)
+
+.PHONY: test test-short bench bench-http lint fuzz tidy replaces external image-smoke
 
 ## test: every module's tests with the race detector (the README's command)
 test:
@@ -26,13 +30,22 @@ lint:
 	$(GO) vet work
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+## replaces: write every go.mod's sibling requires and replace lines (after adding a module or a sibling import)
+replaces:
+	@$(RELEASETOOL) replaces
+
 ## fuzz: a short pass over every fuzz target (FUZZTIME each)
 fuzz:
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz-all.sh
 
-## tidy: go mod tidy in every module
-tidy:
-	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy) || exit 1; done
+## tidy: the sibling lines, then go mod tidy in every module (siblings first), then the sibling lines again
+tidy: replaces
+	@# go mod tidy does not rewrite a go.sum whose lines are right but out of
+	@# order, while go mod tidy -diff (make lint) wants them sorted: such a
+	@# go.sum is rebuilt.
+	@for d in $$($(RELEASETOOL) tidyorder); do echo "go mod tidy: $$d"; \
+	  (cd $$d && $(GO) mod tidy && { $(GO) mod tidy -diff >/dev/null 2>&1 || { rm -f go.sum && $(GO) mod tidy; }; }) || exit 1; done
+	@$(RELEASETOOL) replaces
 
 ## external: the published modules, used from a module outside the repository
 external:

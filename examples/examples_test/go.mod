@@ -188,6 +188,9 @@ replace (
 	github.com/breadai/bread/extensions/auth/trusted => ../../extensions/auth/trusted
 	github.com/breadai/bread/extensions/credentials/vault => ../../extensions/credentials/vault
 	github.com/breadai/bread/extensions/otel => ../../extensions/otel
+	github.com/breadai/bread/jobs/river => ../../jobs/river
+	github.com/breadai/bread/protocols/a2a => ../../protocols/a2a
+	github.com/breadai/bread/protocols/agui => ../../protocols/agui
 	github.com/breadai/bread/protocols/mcpclient => ../../protocols/mcpclient
 	github.com/breadai/bread/protocols/mcpserver => ../../protocols/mcpserver
 	github.com/breadai/bread/providers/catalog => ../../providers/catalog

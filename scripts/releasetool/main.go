@@ -27,6 +27,13 @@
 //	                      (after a check against a modproxy tree)
 //	imports DIR...        the modules providing the sibling packages that the
 //	                      Go files under DIR import, one per line
+//	replaces [-check]     in every go.mod, require (at v0.0.0) each sibling
+//	                      its Go files import, and write exactly one replace
+//	                      per sibling in its module graph (what go mod tidy
+//	                      needs outside the workspace), with a relative path;
+//	                      -check writes nothing and fails if a go.mod differs
+//	tidyorder             each module's directory, every module after the
+//	                      siblings it needs: the order for go mod tidy
 package main
 
 import (
@@ -49,6 +56,8 @@ commands:
                         fail unless DIR publishes every module at VERSION with a go.mod verify passes
   cleancache VERSION    remove VERSION of every module from the module cache (go env GOMODCACHE)
   imports DIR...        print the modules providing the sibling packages imported under DIR
+  replaces [-check]     write each go.mod's sibling requires and replaces (-check: fail if one differs)
+  tidyorder             print each module's directory, after those of the siblings it needs
 
 flags:
 `
@@ -73,8 +82,11 @@ func main() {
 		fl.Usage()
 		os.Exit(2)
 	}
-	nargs := map[string]int{"list": 0, "tags": 1, "rewrite": 1, "verify": 1, "modproxy": 2, "verifyproxy": 2, "cleancache": 1, "imports": -1}
+	nargs := map[string]int{"list": 0, "tags": 1, "rewrite": 1, "verify": 1, "modproxy": 2, "verifyproxy": 2, "cleancache": 1, "imports": -1, "replaces": 0, "tidyorder": 0}
 	want, known := nargs[args[0]]
+	if args[0] == "replaces" && len(args) == 2 && args[1] == "-check" {
+		want = 1
+	}
 	if !known || (want >= 0 && len(args)-1 != want) || (want < 0 && len(args) < 2) {
 		fl.Usage()
 		os.Exit(2)
@@ -145,6 +157,25 @@ func run(ws *Workspace, cmd string, args []string) error {
 		}
 		for _, m := range mods {
 			fmt.Println(m)
+		}
+	case "replaces":
+		if len(args) == 0 {
+			return ws.WriteSiblings()
+		}
+		drift, err := ws.SiblingDrift()
+		if err != nil {
+			return err
+		}
+		if len(drift) > 0 {
+			return fmt.Errorf("sibling requires or replaces are not what `releasetool replaces` writes:\n  %s\nrun `make replaces` (then `make tidy`) to fix them", strings.Join(drift, "\n  "))
+		}
+	case "tidyorder":
+		order, err := ws.TidyOrder()
+		if err != nil {
+			return err
+		}
+		for _, m := range order {
+			fmt.Println(dirOrDot(m.Dir))
 		}
 	}
 	return nil

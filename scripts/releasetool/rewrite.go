@@ -112,16 +112,24 @@ func (ws *Workspace) RewriteAll(version string) error {
 		if string(out) == string(m.GoMod) {
 			continue
 		}
-		file := filepath.Join(ws.Root, filepath.FromSlash(m.GoModFile()))
-		info, err := os.Stat(file)
-		if err != nil {
+		if err := ws.writeGoMod(m, out); err != nil {
 			return err
 		}
-		if err := os.WriteFile(file, out, info.Mode().Perm()); err != nil {
-			return err
-		}
-		m.GoMod = out
 		fmt.Fprintf(os.Stderr, "rewrote %s\n", m.GoModFile())
 	}
+	return nil
+}
+
+// writeGoMod replaces m's go.mod on disk (keeping its mode) and in m.
+func (ws *Workspace) writeGoMod(m *Module, out []byte) error {
+	file := filepath.Join(ws.Root, filepath.FromSlash(m.GoModFile()))
+	info, err := os.Stat(file)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(file, out, info.Mode().Perm()); err != nil {
+		return err
+	}
+	m.GoMod = out
 	return nil
 }
