@@ -25,10 +25,13 @@ test-short:
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem work
 
-## lint: go vet and a gofmt check
+## lint: go vet, gofmt, sibling replaces and go mod tidy -diff, every module
 lint:
 	$(GO) vet work
-	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; echo "fix: gofmt -w <files>"; exit 1; fi
+	@$(RELEASETOOL) replaces -check
+	@bad=; for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff >/dev/null 2>&1) || bad="$$bad $${m#$(CURDIR)/}"; done; \
+	  if [ -n "$$bad" ]; then echo "go.mod not tidy in:$$bad"; echo "fix: make tidy (or see: cd <module> && go mod tidy -diff)"; exit 1; fi
 
 ## replaces: write every go.mod's sibling requires and replace lines (after adding a module or a sibling import)
 replaces:

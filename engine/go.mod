@@ -18,7 +18,6 @@ require (
 	github.com/go-playground/universal-translator v0.18.2 // indirect
 	github.com/leodido/go-urn v1.5.0 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
-	github.com/robfig/cron/v3 v3.0.1 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
@@ -27,6 +26,7 @@ require (
 require (
 	github.com/breadai/bread/core v0.0.0
 	github.com/breadai/bread/typed v0.0.0
+	github.com/robfig/cron/v3 v3.0.1
 )
 
 replace (
