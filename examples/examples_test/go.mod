@@ -217,6 +217,7 @@ replace (
 	github.com/breadai/bread/stores/postgres => ../../stores/postgres
 	github.com/breadai/bread/stores/s3 => ../../stores/s3
 	github.com/breadai/bread/stores/sqlite => ../../stores/sqlite
+	github.com/breadai/bread/stores/teststores => ../../stores/teststores
 	github.com/breadai/bread/transports/httpchunked => ../../transports/httpchunked
 	github.com/breadai/bread/transports/httpsse => ../../transports/httpsse
 	github.com/breadai/bread/transports/httpstream => ../../transports/httpstream

@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -81,8 +82,9 @@ func (m *mapper) events(c core.Crumb, waiting bool) (evs []a2a.Event, final bool
 				evs = append(evs, m.fileArtifact(filePart(f.URI, f.MimeType, f.Name)))
 			}
 		}
-		if _, isText := v.Output.(string); !isText || !m.text {
-			if parts := outputParts(v.Output); len(parts) > 0 {
+		output := decoded(v.Output)
+		if _, isText := output.(string); !isText || !m.text {
+			if parts := outputParts(output); len(parts) > 0 {
 				if fp, ok := parts[0].(a2a.FilePart); ok {
 					evs = append(evs, m.fileArtifact(fp))
 				} else {
@@ -154,6 +156,25 @@ func inputRequest(checkpointID, kind, tool, prompt string, args any, answer json
 // message, client-safe.
 func errorMessage(code, message string) *a2a.Message {
 	return a2a.NewMessage(a2a.MessageRoleAgent, a2a.TextPart{Text: code + ": " + message}, a2a.DataPart{Data: map[string]any{"code": code, "message": message}})
+}
+
+// decoded is a crumb's payload as a Go value whatever its source: a crumb
+// read back from a SQL crumb log or relayed over a bus carries its payloads
+// as raw JSON, the memory store and a live run as the values the engine
+// made. Numbers keep their digits (json.Number). Raw JSON that does not
+// parse is left as it is.
+func decoded(v any) any {
+	raw, ok := v.(json.RawMessage)
+	if !ok {
+		return v
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var out any
+	if d.Decode(&out) != nil || d.More() {
+		return v
+	}
+	return out
 }
 
 func rawJSON(v any) json.RawMessage {

@@ -119,7 +119,13 @@ func (h *handler) snapshot(ctx context.Context, rec core.RunRecord) *a2a.Task {
 	}
 	if t.Status.State != state {
 		t.Status = a2a.TaskStatus{State: state}
-		if rec.ErrorCode != "" && (state == a2a.TaskStateFailed || state == a2a.TaskStateCanceled) {
+		switch {
+		case state == a2a.TaskStateInputRequired:
+			// The log did not end on the input request: it is a delegated
+			// run's (logged under that run), or not logged yet. The
+			// checkpoint the answer resumes says what it asks.
+			h.askFromCheckpoint(ctx, rec, t)
+		case rec.ErrorCode != "" && (state == a2a.TaskStateFailed || state == a2a.TaskStateCanceled):
 			t.Status.Message = errorMessage(rec.ErrorCode, "the run ended with "+rec.ErrorCode)
 		}
 	}
@@ -128,6 +134,26 @@ func (h *handler) snapshot(ctx context.Context, rec core.RunRecord) *a2a.Task {
 		t.Status.Timestamp = &ts
 	}
 	return t
+}
+
+// askFromCheckpoint sets t's status to the input request of the checkpoint
+// a suspended task's answer resumes, as its stream ended with it. A
+// checkpoint that cannot be read leaves the status without a message.
+func (h *handler) askFromCheckpoint(ctx context.Context, rec core.RunRecord, t *a2a.Task) {
+	id, err := h.waiting(ctx, rec)
+	if err != nil {
+		return
+	}
+	cp, err := h.p.rt.Store().GetCheckpoint(ctx, id)
+	if err != nil {
+		return
+	}
+	asked := &core.HumanRequired{CrumbBase: core.CrumbBase{AgentID: cp.AgentID, RunID: cp.RunID, SessionID: cp.SessionID},
+		CheckpointID: cp.ID, ToolName: cp.ToolName, Schema: cp.Schema, Prompt: cp.Prompt, Kind: cp.Kind}
+	evs, _ := h.p.newMapper(taskInfo(rec.ID, rec.SessionID)).events(asked, true)
+	for _, ev := range evs {
+		apply(t, ev)
+	}
 }
 
 // OnGetTask implements tasks/get: the task's snapshot from the store, so

@@ -22,9 +22,9 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/v1/*.golden")
 
 // v1Stack serves agents over the v1.0 binding.
-func v1Stack(t *testing.T, agents ...*core.Agent) *stack {
+func v1Stack(t *testing.T, store core.BreadStore, agents ...*core.Agent) *stack {
 	t.Helper()
-	return newStack(t, setup{agents: agents, opts: a2ap.Options{SpecVersion: a2ap.SpecV1, URL: "/a2a/v1", CardPath: "/.well-known/agent-card-v1.json"}})
+	return newStack(t, setup{store: store, agents: agents, opts: a2ap.Options{SpecVersion: a2ap.SpecV1, URL: "/a2a/v1", CardPath: "/.well-known/agent-card-v1.json"}})
 }
 
 // normalizer replaces generated ids and times with stable names, so a
@@ -146,41 +146,43 @@ func v1Text(text string) map[string]any {
 // TestV1Golden drives every v1.0 method over a real socket and compares
 // each response, ids and times normalized, with a golden file.
 func TestV1Golden(t *testing.T) {
-	a := scripted("assistant", modeltest.Text("Hel", "lo"), modeltest.Text("again"))
-	a.Description = "Greets."
-	s := v1Stack(t, a)
-	rpc := s.url + "/a2a/v1"
-	n := &normalizer{ids: map[string]string{}}
+	eachStore(t, func(t *testing.T, open func(testing.TB) core.BreadStore) {
+		a := scripted("assistant", modeltest.Text("Hel", "lo"), modeltest.Text("again"))
+		a.Description = "Greets."
+		s := v1Stack(t, open(t), a)
+		rpc := s.url + "/a2a/v1"
+		n := &normalizer{ids: map[string]string{}}
 
-	res, err := http.Get(s.url + "/.well-known/agent-card-v1.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var card any
-	_ = json.NewDecoder(res.Body).Decode(&card)
-	res.Body.Close()
-	golden(t, "card", n.walk(card))
+		res, err := http.Get(s.url + "/.well-known/agent-card-v1.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var card any
+		_ = json.NewDecoder(res.Body).Decode(&card)
+		res.Body.Close()
+		golden(t, "card", n.walk(card))
 
-	sent := n.call(t, rpc, "SendMessage", v1Text("hi"), nil)
-	golden(t, "send_message", sent)
-	task := sent.(map[string]any)["result"].(map[string]any)["task"].(map[string]any)
-	taskID := key(n, task["id"].(string))
+		sent := n.call(t, rpc, "SendMessage", v1Text("hi"), nil)
+		golden(t, "send_message", sent)
+		task := sent.(map[string]any)["result"].(map[string]any)["task"].(map[string]any)
+		taskID := key(n, task["id"].(string))
 
-	golden(t, "get_task", n.call(t, rpc, "GetTask", map[string]any{"id": taskID}, nil))
-	golden(t, "send_streaming_message", n.call(t, rpc, "SendStreamingMessage", v1Text("again"), nil))
+		golden(t, "get_task", n.call(t, rpc, "GetTask", map[string]any{"id": taskID}, nil))
+		golden(t, "send_streaming_message", n.call(t, rpc, "SendStreamingMessage", v1Text("again"), nil))
 
-	errs := map[string]any{
-		"parse":                 n.post(t, rpc, "{", nil),
-		"invalid_request":       n.post(t, rpc, `{"jsonrpc":"1.0","id":1,"method":"GetTask"}`, nil),
-		"method_not_found":      n.call(t, rpc, "message/send", v1Text("hi"), nil),
-		"invalid_params":        n.call(t, rpc, "SendMessage", map[string]any{"message": map[string]any{"messageId": "m", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "a", "url": "b"}}}}, nil),
-		"task_not_found":        n.call(t, rpc, "GetTask", map[string]any{"id": "nope"}, nil),
-		"not_cancelable":        n.call(t, rpc, "CancelTask", map[string]any{"id": taskID}, nil),
-		"subscribe_finished":    n.call(t, rpc, "SubscribeToTask", map[string]any{"id": taskID}, nil),
-		"push_not_supported":    n.call(t, rpc, "CreateTaskPushNotificationConfig", map[string]any{"taskId": taskID, "url": "https://x"}, nil),
-		"version_not_supported": n.call(t, rpc, "GetTask", map[string]any{"id": taskID}, http.Header{"A2A-Version": {"0.3"}}),
-	}
-	golden(t, "errors", errs)
+		errs := map[string]any{
+			"parse":                 n.post(t, rpc, "{", nil),
+			"invalid_request":       n.post(t, rpc, `{"jsonrpc":"1.0","id":1,"method":"GetTask"}`, nil),
+			"method_not_found":      n.call(t, rpc, "message/send", v1Text("hi"), nil),
+			"invalid_params":        n.call(t, rpc, "SendMessage", map[string]any{"message": map[string]any{"messageId": "m", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "a", "url": "b"}}}}, nil),
+			"task_not_found":        n.call(t, rpc, "GetTask", map[string]any{"id": "nope"}, nil),
+			"not_cancelable":        n.call(t, rpc, "CancelTask", map[string]any{"id": taskID}, nil),
+			"subscribe_finished":    n.call(t, rpc, "SubscribeToTask", map[string]any{"id": taskID}, nil),
+			"push_not_supported":    n.call(t, rpc, "CreateTaskPushNotificationConfig", map[string]any{"taskId": taskID, "url": "https://x"}, nil),
+			"version_not_supported": n.call(t, rpc, "GetTask", map[string]any{"id": taskID}, http.Header{"A2A-Version": {"0.3"}}),
+		}
+		golden(t, "errors", errs)
+	})
 }
 
 // key is the original id behind a normalized name.
@@ -196,20 +198,22 @@ func key(n *normalizer, name string) string {
 // TestV1InputRequiredAndResume: TASK_STATE_INPUT_REQUIRED ends the stream;
 // the answer, a SendMessage on the task, completes it.
 func TestV1InputRequiredAndResume(t *testing.T) {
-	s := v1Stack(t, humanAgent(modeltest.ToolCall("human_confirm", map[string]string{"url": "https://bread.dev"}), modeltest.Text("Published.")))
-	rpc := s.url + "/a2a/v1"
-	n := &normalizer{ids: map[string]string{}}
-	asked := n.call(t, rpc, "SendStreamingMessage", v1Text("publish"), nil)
-	golden(t, "input_required", asked)
-	first := asked.(map[string]any)["sse"].([]any)[0].(map[string]any)["result"].(map[string]any)["task"].(map[string]any)
-	taskID := key(n, first["id"].(string))
-	got := n.call(t, rpc, "GetTask", map[string]any{"id": taskID}, nil)
-	if st := got.(map[string]any)["result"].(map[string]any)["status"].(map[string]any)["state"]; st != "TASK_STATE_INPUT_REQUIRED" {
-		t.Fatalf("GetTask state %v", st)
-	}
-	answer := map[string]any{"message": map[string]any{"messageId": "m2", "role": "ROLE_USER", "taskId": taskID,
-		"parts": []any{map[string]any{"data": map[string]any{"url": "https://bread.dev"}}}}}
-	golden(t, "answer", n.call(t, rpc, "SendMessage", answer, nil))
+	eachStore(t, func(t *testing.T, open func(testing.TB) core.BreadStore) {
+		s := v1Stack(t, open(t), humanAgent(modeltest.ToolCall("human_confirm", map[string]string{"url": "https://bread.dev"}), modeltest.Text("Published.")))
+		rpc := s.url + "/a2a/v1"
+		n := &normalizer{ids: map[string]string{}}
+		asked := n.call(t, rpc, "SendStreamingMessage", v1Text("publish"), nil)
+		golden(t, "input_required", asked)
+		first := asked.(map[string]any)["sse"].([]any)[0].(map[string]any)["result"].(map[string]any)["task"].(map[string]any)
+		taskID := key(n, first["id"].(string))
+		got := n.call(t, rpc, "GetTask", map[string]any{"id": taskID}, nil)
+		if st := got.(map[string]any)["result"].(map[string]any)["status"].(map[string]any)["state"]; st != "TASK_STATE_INPUT_REQUIRED" {
+			t.Fatalf("GetTask state %v", st)
+		}
+		answer := map[string]any{"message": map[string]any{"messageId": "m2", "role": "ROLE_USER", "taskId": taskID,
+			"parts": []any{map[string]any{"data": map[string]any{"url": "https://bread.dev"}}}}}
+		golden(t, "answer", n.call(t, rpc, "SendMessage", answer, nil))
+	})
 }
 
 // sseReader reads JSON-RPC envelopes off an SSE response, one at a time.
@@ -252,33 +256,35 @@ func (r *sseReader) next(t *testing.T) map[string]any {
 // (the task, then the text so far); CancelTask ends it TASK_STATE_CANCELED
 // on both streams.
 func TestV1CancelAndSubscribe(t *testing.T) {
-	s := v1Stack(t, scripted("assistant", modeltest.Block(nil, "work")))
-	rpc := s.url + "/a2a/v1"
-	run := openSSE(t, rpc, "SendStreamingMessage", v1Text("go"))
-	first := run.next(t)
-	taskID := first["result"].(map[string]any)["task"].(map[string]any)["id"].(string)
-	run.next(t) // the artifact update: the run is blocked in its model call
-	n := &normalizer{ids: map[string]string{}}
-	sub := openSSE(t, rpc, "SubscribeToTask", map[string]any{"id": taskID})
-	var got []any
-	for range 2 { // the task, then the text so far
-		got = append(got, n.walk(sub.next(t)))
-	}
-	canceled := n.call(t, rpc, "CancelTask", map[string]any{"id": taskID}, nil)
-	// The artifacts so far are there once the text reached the crumb log
-	// (its delta window closes at 1 s): not part of the golden shape.
-	delete(canceled.(map[string]any)["result"].(map[string]any), "artifacts")
-	golden(t, "cancel", canceled)
-	for ev := sub.next(t); ev != nil; ev = sub.next(t) {
-		got = append(got, n.walk(ev))
-	}
-	golden(t, "subscribe_canceled", map[string]any{"sse": got})
-	var last map[string]any
-	for ev := run.next(t); ev != nil; ev = run.next(t) {
-		last = ev
-	}
-	b, _ := json.Marshal(last)
-	if !strings.Contains(string(b), `"TASK_STATE_CANCELED"`) {
-		t.Fatalf("the stream ended with %s", b)
-	}
+	eachStore(t, func(t *testing.T, open func(testing.TB) core.BreadStore) {
+		s := v1Stack(t, open(t), scripted("assistant", modeltest.Block(nil, "work")))
+		rpc := s.url + "/a2a/v1"
+		run := openSSE(t, rpc, "SendStreamingMessage", v1Text("go"))
+		first := run.next(t)
+		taskID := first["result"].(map[string]any)["task"].(map[string]any)["id"].(string)
+		run.next(t) // the artifact update: the run is blocked in its model call
+		n := &normalizer{ids: map[string]string{}}
+		sub := openSSE(t, rpc, "SubscribeToTask", map[string]any{"id": taskID})
+		var got []any
+		for range 2 { // the task, then the text so far
+			got = append(got, n.walk(sub.next(t)))
+		}
+		canceled := n.call(t, rpc, "CancelTask", map[string]any{"id": taskID}, nil)
+		// The artifacts so far are there once the text reached the crumb log
+		// (its delta window closes at 1 s): not part of the golden shape.
+		delete(canceled.(map[string]any)["result"].(map[string]any), "artifacts")
+		golden(t, "cancel", canceled)
+		for ev := sub.next(t); ev != nil; ev = sub.next(t) {
+			got = append(got, n.walk(ev))
+		}
+		golden(t, "subscribe_canceled", map[string]any{"sse": got})
+		var last map[string]any
+		for ev := run.next(t); ev != nil; ev = run.next(t) {
+			last = ev
+		}
+		b, _ := json.Marshal(last)
+		if !strings.Contains(string(b), `"TASK_STATE_CANCELED"`) {
+			t.Fatalf("the stream ended with %s", b)
+		}
+	})
 }
