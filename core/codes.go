@@ -77,6 +77,9 @@ const (
 	CodeQueueClosed      = "QUEUE_CLOSED"      // a Queue used after Stop
 	CodeBlobStoreClosed  = "BLOB_STORE_CLOSED" // a Blobs used after Close
 	CodeStoreError       = "STORE_ERROR"
+	// CodeStoreSchemaTooNew: the database records a migration this release
+	// does not know (a newer release migrated it); the store refuses it.
+	CodeStoreSchemaTooNew = "STORE_SCHEMA_TOO_NEW"
 
 	// Providers.
 	CodeProviderAuth   = "PROVIDER_AUTH"

@@ -19,16 +19,19 @@ type shared = bunstore.Store
 //
 // Its methods are those of core.BreadStore, core.CrumbLog,
 // core.TaskRunStore, core.KnowledgeStore, core.DocumentStore and
-// core.Migrator (Migrate creates the bread_* tables, indexes and missing
-// columns in one transaction, and, with Options.Embed, the embedding
-// columns, enabling pgvector when Options.Vectors allows; it is
-// idempotent), plus:
+// core.Migrator (Migrate runs the steps of the migration history the
+// database has not had and, with Options.Embed, adds the embedding columns,
+// enabling pgvector when Options.Vectors allows, all in one transaction
+// under an advisory lock; it is idempotent, and refuses a database migrated
+// by a newer release with STORE_SCHEMA_TOO_NEW), plus:
 //
 //   - Close releases every connection. Later calls on the Store return a
 //     STORE_CLOSED error; closing twice is not an error.
 //   - DB returns the underlying *bun.DB, for applications that keep their
 //     own tables beside bread's. Writes to the bread_* tables bypass the
 //     store's checks.
+//   - MigrationStatus lists the migration history, with when each step was
+//     applied to this database.
 //
 // QueryKnowledge and SearchDocuments rank by cosine similarity with
 // Options.Embed and match with ILIKE without; an empty query lists the

@@ -13,6 +13,10 @@ import (
 	"github.com/breadai/bread/stores/internal/bunstore"
 )
 
+// embeddingTables are the tables that get an embedding column when
+// Options.Embed is set.
+var embeddingTables = []string{"bread_kg_nodes", "bread_documents"}
+
 // vectorColumn is how one table stores embeddings.
 type vectorColumn struct {
 	pgvector bool
@@ -96,7 +100,7 @@ func (d dialect) RankBySimilarity(ctx context.Context, sel *bun.SelectQuery, tab
 // migrateVectors makes sure both embedding tables have an embedding column,
 // of the kind already there or, for a new column, of the kind Options.Vectors
 // and the server allow.
-func (s *Store) migrateVectors(ctx context.Context, tx bun.Tx) (map[string]vectorColumn, error) {
+func (s *Store) migrateVectors(ctx context.Context, tx bun.IDB) (map[string]vectorColumn, error) {
 	have, err := embeddingColumns(ctx, tx)
 	if err != nil {
 		return nil, err
@@ -121,7 +125,7 @@ func (s *Store) migrateVectors(ctx context.Context, tx bun.Tx) (map[string]vecto
 }
 
 // chooseVectorColumn enables pgvector when allowed and possible.
-func (s *Store) chooseVectorColumn(ctx context.Context, tx bun.Tx) (vectorColumn, error) {
+func (s *Store) chooseVectorColumn(ctx context.Context, tx bun.IDB) (vectorColumn, error) {
 	if s.opts.Vectors == VectorArray {
 		s.opts.Logger.InfoContext(ctx, "postgres store: embeddings in real[] columns, cosine similarity computed in SQL", "reason", "Options.Vectors is VectorArray")
 		return vectorColumn{}, nil

@@ -32,26 +32,51 @@ func (dialect) Features() bunstore.Features {
 	}
 }
 
-// Migrate runs schema statement by statement.
-func (dialect) Migrate(ctx context.Context, tx bun.Tx) (func(), error) {
-	for _, stmt := range schema {
-		if _, err := tx.ExecContext(ctx, stmt); err != nil {
-			return nil, err
-		}
+// Schema is SQLite's spelling of the tables: every text and JSON column
+// TEXT (a declared JSON type would get NUMERIC affinity, which turns the
+// text 42 into the integer 42), every integer INTEGER, no insertion-order
+// column (the implicit rowid is one), and the messages' seq the rowid
+// itself.
+func (dialect) Schema() bunstore.Schema {
+	return bunstore.Schema{
+		Types: map[bunstore.Kind]string{
+			bunstore.KindID: "TEXT", bunstore.KindText: "TEXT", bunstore.KindJSON: "TEXT", bunstore.KindTags: "TEXT",
+			bunstore.KindInt: "INTEGER", bunstore.KindBigInt: "INTEGER",
+		},
+		MessageSeq: "seq INTEGER PRIMARY KEY AUTOINCREMENT",
+		Columns:    columns,
 	}
-	for _, c := range addedColumns {
-		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_info(?) WHERE name = ?", c.table, c.column).Scan(&n); err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			if _, err := tx.ExecContext(ctx, "ALTER TABLE "+c.table+" ADD COLUMN "+c.column+" "+c.ddl); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return nil, nil
 }
+
+// columns lists the columns of table (none when it does not exist).
+func columns(ctx context.Context, db bun.IDB, table string) (map[string]bool, error) {
+	rows, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		have[name] = true
+	}
+	return have, rows.Err()
+}
+
+// MigrationLock runs fn in one transaction, which begins IMMEDIATE (the
+// DSN's _txlock): it holds the database's write lock from its first
+// statement, so a second process migrating waits for it (up to the busy
+// timeout), then finds the history applied. SQLite's DDL is
+// transactional: a failed Migrate leaves the database as it was.
+func (dialect) MigrationLock(ctx context.Context, db *bun.DB, fn func(ctx context.Context, db bun.IDB) error) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return fn(ctx, tx) })
+}
+
+// AfterMigrations has nothing to do on SQLite.
+func (dialect) AfterMigrations(context.Context, bun.IDB) (func(), error) { return nil, nil }
 
 // InsertionOrder is SQLite's implicit rowid, larger than every rowid
 // present when a row is inserted.

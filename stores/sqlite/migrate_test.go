@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/stores/internal/bunstore/bunstoretest"
 	"github.com/breadai/bread/stores/sqlite"
 )
 
 // TestMigrateUpgradesAnEarlierDatabase: a database created before the
-// checkpoint claim columns existed gets them at the next Migrate, keeps its
-// rows, and claims work on it.
+// checkpoint claim columns existed, and before the migration history, gets
+// them from the baseline, keeps its rows, and claims work on it.
 func TestMigrateUpgradesAnEarlierDatabase(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bread.db")
 	old := openStore(t, sqlite.Options{Path: path})
@@ -22,8 +23,12 @@ func TestMigrateUpgradesAnEarlierDatabase(t *testing.T) {
 	if err := old.SaveCheckpoint(ctx, cp); err != nil {
 		t.Fatal(err)
 	}
-	for _, col := range []string{"claimed_by", "claimed_until"} {
-		if _, err := old.DB().ExecContext(ctx, "ALTER TABLE bread_checkpoints DROP COLUMN "+col); err != nil {
+	for _, stmt := range []string{
+		"ALTER TABLE bread_checkpoints DROP COLUMN claimed_by",
+		"ALTER TABLE bread_checkpoints DROP COLUMN claimed_until",
+		"DROP TABLE bread_migrations",
+	} {
+		if _, err := old.DB().ExecContext(ctx, stmt); err != nil {
 			t.Fatalf("making the earlier schema: %v", err)
 		}
 	}
@@ -44,4 +49,16 @@ func TestMigrateUpgradesAnEarlierDatabase(t *testing.T) {
 	if got.ToolName != "human_ok" || got.ClaimedBy != "replica-a" || got.ClaimedUntil != 20 {
 		t.Errorf("claimed %+v", got)
 	}
+}
+
+func TestMigrationHistory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bread.db")
+	bunstoretest.MigrationHistory(t, func(t *testing.T) bunstoretest.Migrating {
+		s, err := sqlite.New(sqlite.Options{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
 }

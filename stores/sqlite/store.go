@@ -18,14 +18,17 @@ type shared = bunstore.Store
 //
 // Its methods are those of core.BreadStore, core.CrumbLog,
 // core.TaskRunStore, core.KnowledgeStore, core.DocumentStore and
-// core.Migrator (Migrate creates the bread_* tables and indexes that do not
-// exist yet; it is idempotent and runs in one transaction), plus:
+// core.Migrator (Migrate runs the steps of the migration history the
+// database has not had, in one transaction; it is idempotent, and refuses a
+// database migrated by a newer release with STORE_SCHEMA_TOO_NEW), plus:
 //
 //   - Close releases every connection. Later calls on the Store return a
 //     STORE_CLOSED error; closing twice is not an error.
 //   - DB returns the underlying *bun.DB, for applications that keep their
 //     own tables beside bread's. Writes to the bread_* tables bypass the
 //     store's checks.
+//   - MigrationStatus lists the migration history, with when each step was
+//     applied to this database.
 type Store struct {
 	shared
 	checkpoints *checkpointer // nil for ":memory:" or a negative CheckpointInterval

@@ -18,11 +18,23 @@ type Dialect interface {
 	// portable core. The Store reads it once, in New.
 	Features() Features
 
-	// Migrate creates, idempotently and inside tx, the bread_* tables and
-	// indexes and whatever else the dialect needs. The Store holds the
-	// write lock while it runs and maps its error. committed, when not nil,
-	// is called after tx has committed.
-	Migrate(ctx context.Context, tx bun.Tx) (committed func(), err error)
+	// Schema is how the engine spells the table definitions (tables.go).
+	// The Store reads it once, in Init.
+	Schema() Schema
+
+	// MigrationLock runs fn holding the lock that serialises Migrate
+	// across every process sharing the database, with db the handle fn
+	// must use: a transaction where the engine's DDL is transactional
+	// (then everything fn does commits or rolls back together), a
+	// connection holding a session lock otherwise. A process that dies
+	// holding the lock releases it.
+	MigrationLock(ctx context.Context, db *bun.DB, fn func(ctx context.Context, db bun.IDB) error) error
+
+	// AfterMigrations runs under the migration lock after the history,
+	// for what depends on the Store's options rather than on the layout
+	// (PostgreSQL's embedding columns). committed, when not nil, is called
+	// once MigrationLock has returned without error.
+	AfterMigrations(ctx context.Context, db bun.IDB) (committed func(), err error)
 
 	// ForeignKeyViolation reports whether err is a foreign-key violation,
 	// and the error to keep as the cause of the *core.BreadError the

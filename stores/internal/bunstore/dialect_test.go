@@ -19,9 +19,13 @@ var (
 	errFakeFK     = errors.New("fake foreign-key violation")
 )
 
-func (fakeDialect) Name() string                                    { return "fake store" }
-func (d fakeDialect) Features() Features                            { return d.features }
-func (fakeDialect) Migrate(context.Context, bun.Tx) (func(), error) { return nil, nil }
+func (fakeDialect) Name() string         { return "fake store" }
+func (d fakeDialect) Features() Features { return d.features }
+func (fakeDialect) Schema() Schema       { return Schema{} }
+func (fakeDialect) MigrationLock(context.Context, *bun.DB, func(context.Context, bun.IDB) error) error {
+	return nil
+}
+func (fakeDialect) AfterMigrations(context.Context, bun.IDB) (func(), error) { return nil, nil }
 func (fakeDialect) ForeignKeyViolation(err error) (error, bool) {
 	return err, errors.Is(err, errFakeFK)
 }

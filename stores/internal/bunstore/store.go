@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/migrate"
 
 	"github.com/breadai/bread/core"
 )
@@ -17,9 +18,13 @@ type Store struct {
 	errs
 	d        Dialect
 	features Features
-	clauses  clauses
-	db       *bun.DB
-	closed   atomic.Bool
+	schema   Schema
+	// schemaErr is a table definition the dialect's Schema cannot type;
+	// Migrate reports it.
+	schemaErr error
+	clauses   clauses
+	db        *bun.DB
+	closed    atomic.Bool
 
 	// writeSlot, with Features.SerializeWrites, admits one writer of this
 	// Store at a time; nil otherwise. The committer holds it for each batch.
@@ -47,6 +52,7 @@ type API interface {
 	core.Migrator
 	io.Closer
 	DB() *bun.DB
+	MigrationStatus(ctx context.Context) (migrate.MigrationSlice, error)
 }
 
 var _ API = (*Store)(nil)
@@ -87,6 +93,10 @@ func newClauses(d Dialect, f Features) clauses {
 func Init(s *Store, db *bun.DB, d Dialect) {
 	f := d.Features()
 	s.errs, s.d, s.features, s.clauses, s.db = newErrs(d.Name()), d, f, newClauses(d, f), db
+	s.schema = d.Schema()
+	if db != nil {
+		s.schemaErr = applyTypes(db, s.schema)
+	}
 	if f.SerializeWrites {
 		s.writeSlot = make(chan struct{}, 1)
 	}
@@ -99,23 +109,6 @@ func Init(s *Store, db *bun.DB, d Dialect) {
 		loops = 1
 	}
 	s.commits = newCommitter(s, loops)
-}
-
-// Migrate runs the dialect's Migrate in one transaction. It is idempotent.
-func (s *Store) Migrate(ctx context.Context) error {
-	var committed func()
-	err := s.writeAlone(ctx, "migrate", nil, func(ctx context.Context, tx bun.Tx) error {
-		var err error
-		committed, err = s.d.Migrate(ctx, tx)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	if committed != nil {
-		committed()
-	}
-	return nil
 }
 
 // Close releases every connection. Later calls on the Store return a
@@ -161,17 +154,6 @@ func (s *Store) write(ctx context.Context, op string, onFK *core.BreadError, fn 
 		return err
 	}
 	return s.mapErr(op, s.commits.do(ctx, fn), onFK)
-}
-
-// writeAlone runs fn in one transaction of its own, under the write lock,
-// and maps its error.
-func (s *Store) writeAlone(ctx context.Context, op string, onFK *core.BreadError, fn func(ctx context.Context, tx bun.Tx) error) error {
-	unlock, err := s.lockWrites(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	return s.mapErr(op, s.db.RunInTx(ctx, nil, fn), onFK)
 }
 
 // insert writes one model (a row, or a slice of rows in one statement)

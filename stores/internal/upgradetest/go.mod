@@ -7,6 +7,8 @@ require (
 	github.com/breadai/bread/engine v0.0.0
 	github.com/breadai/bread/stores/postgres v0.0.0
 	github.com/breadai/bread/stores/sqlite v0.0.0
+	github.com/jackc/pgx/v5 v5.12.0
+	modernc.org/sqlite v1.62.0
 )
 
 require (
@@ -23,7 +25,6 @@ require (
 	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/jinzhu/inflection v1.0.0 // indirect
 	github.com/leodido/go-urn v1.5.0 // indirect
@@ -48,7 +49,6 @@ require (
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-	modernc.org/sqlite v1.62.0 // indirect
 )
 
 replace (
