@@ -39,6 +39,18 @@ func TestBuildRefusesWhatCannotServe(t *testing.T) {
 		{name: "postgres URL that does not parse", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
 			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: postgres, url: \"postgres://a b\"}", 1)
 		}}, wantErr: "bread.yaml:5: INVALID_CONFIG: postgres store"},
+		{name: "mysql store", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
+			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: mysql, url: \"bread:pw@tcp(db:3306)/bread\", maxOpenConns: 4}", 1)
+		}}},
+		{name: "unknown mysql option", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
+			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: mysql, url: \"bread:pw@tcp(db:3306)/bread\", maxOpenConn: 4}", 1)
+		}}, wantErr: `bread.yaml:5: INVALID_CONFIG: mysql options: json: unknown field "maxOpenConn"`},
+		{name: "mysql URL without a database", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
+			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: mysql, url: \"bread:pw@tcp(db:3306)/\"}", 1)
+		}}, wantErr: "bread.yaml:5: INVALID_CONFIG: mysql store: Options.URL names no database"},
+		{name: "mysql store with background runs", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
+			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: mysql, url: \"bread:pw@tcp(db:3306)/bread\"}\nworkers: {concurrency: 2}", 1)
+		}}, wantErr: "bread.yaml:5: INVALID_CONFIG: a mysql store cannot hold the job queue"},
 		{name: "missing transcript", remove: "transcripts/publisher.jsonl", wantErr: `Agent "publisher": INVALID_CONFIG: replay transcript`},
 		{name: "malformed transcript", edit: map[string]func(string) string{"transcripts/publisher.jsonl": func(s string) string { return s + "{bad\n" }},
 			wantErr: "not a JSON event"},

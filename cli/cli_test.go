@@ -169,7 +169,7 @@ func TestConfigErrorsNameFileAndLine(t *testing.T) {
 		want  string
 	}{
 		{"typo", map[string]string{"agents/echo/agent.yaml": "model:\n  provider: replay\n  modle: x\n"}, "agents/echo/agent.yaml:3"},
-		{"unknown store", map[string]string{"bread.yaml": "entrypoints: [echo]\nstore: mongo\n"}, "bread.yaml:2: INVALID_CONFIG: unknown store \"mongo\"; known: memory, postgres, sqlite"},
+		{"unknown store", map[string]string{"bread.yaml": "entrypoints: [echo]\nstore: mongo\n"}, "bread.yaml:2: INVALID_CONFIG: unknown store \"mongo\"; known: memory, mysql, postgres, sqlite"},
 		{"no store", map[string]string{"bread.yaml": "entrypoints: [echo]\n"}, "STORE_NOT_CONFIGURED"},
 		{"unknown transport", map[string]string{"bread.yaml": "store: memory\ntransport: carrier-pigeon\n"}, "known: httpchunked, httpsse, redis, stdout"},
 		{"unknown plugin", map[string]string{"bread.yaml": "store: memory\nplugins:\n  - telepathy\n"}, "bread.yaml:3"},

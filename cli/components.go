@@ -21,6 +21,7 @@ import (
 	"github.com/breadai/bread/providers/llm"
 	"github.com/breadai/bread/providers/replay"
 	"github.com/breadai/bread/server/project"
+	"github.com/breadai/bread/stores/mysql"
 	"github.com/breadai/bread/stores/postgres"
 	"github.com/breadai/bread/stores/s3"
 	"github.com/breadai/bread/stores/sqlite"
@@ -94,6 +95,19 @@ func (a *app) builtinStores() map[string]StoreFactory {
 				return nil, err
 			}
 			return postgres.New(o)
+		},
+		"mysql": func(_ context.Context, c *project.Component, _ *project.Project) (core.BreadStore, error) {
+			var o struct {
+				URL          string `json:"url"`
+				MaxOpenConns int    `json:"maxOpenConns"`
+			}
+			if err := decode(c, &o); err != nil {
+				return nil, err
+			}
+			if o.URL == "" {
+				o.URL = a.getenv("DATABASE_URL") // as for postgres
+			}
+			return mysql.New(mysql.Options{URL: o.URL, MaxOpenConns: o.MaxOpenConns})
 		},
 	}
 }

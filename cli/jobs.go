@@ -36,6 +36,11 @@ func (a *app) schedules() []engine.Schedule {
 // checkSchedules).
 func (a *app) jobs(ctx context.Context, c *engine.Config, m mode) error {
 	cfg := a.project.Config
+	if cfg.Store != nil && cfg.Store.Type == "mysql" && (cfg.Workers != nil || len(cfg.Schedules) > 0) {
+		return located(cfg.Store, &core.BreadError{Code: core.CodeInvalidConfig,
+			Message: "a mysql store cannot hold the job queue that workers: and schedules: need (River, the durable queue, has no MySQL driver, " +
+				"and an in-process queue would run each job or tick on every replica): use a sqlite or postgres store for a project with background runs or schedules"})
+	}
 	if m == modeBuild {
 		return nil
 	}

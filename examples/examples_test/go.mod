@@ -13,6 +13,7 @@ require (
 	cloud.google.com/go v0.116.0 // indirect
 	cloud.google.com/go/auth v0.18.2 // indirect
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
+	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/internal v1.13.0 // indirect
 	github.com/a2aproject/a2a-go v0.3.3 // indirect
@@ -56,6 +57,7 @@ require (
 	github.com/breadai/bread/providers/llm v0.0.0 // indirect
 	github.com/breadai/bread/server v0.0.0 // indirect
 	github.com/breadai/bread/stores/internal/bunstore v0.0.0 // indirect
+	github.com/breadai/bread/stores/mysql v0.0.0 // indirect
 	github.com/breadai/bread/stores/postgres v0.0.0 // indirect
 	github.com/breadai/bread/stores/s3 v0.0.0 // indirect
 	github.com/breadai/bread/transports/httpchunked v0.0.0 // indirect
@@ -81,6 +83,7 @@ require (
 	github.com/go-playground/locales v0.14.2 // indirect
 	github.com/go-playground/universal-translator v0.18.2 // indirect
 	github.com/go-playground/validator/v10 v10.30.6 // indirect
+	github.com/go-sql-driver/mysql v1.10.2 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
@@ -144,6 +147,7 @@ require (
 	github.com/tidwall/sjson v1.2.5 // indirect
 	github.com/tmthrgd/go-hex v0.0.0-20190904060850-447a3041c3bc // indirect
 	github.com/uptrace/bun v1.3.0 // indirect
+	github.com/uptrace/bun/dialect/mysqldialect v1.3.0 // indirect
 	github.com/uptrace/bun/dialect/pgdialect v1.3.0 // indirect
 	github.com/uptrace/bun/dialect/sqlitedialect v1.3.0 // indirect
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
@@ -169,6 +173,7 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/oauth2 v0.38.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
@@ -214,6 +219,7 @@ replace (
 	github.com/breadai/bread/providers/replay => ../../providers/replay
 	github.com/breadai/bread/server => ../../server
 	github.com/breadai/bread/stores/internal/bunstore => ../../stores/internal/bunstore
+	github.com/breadai/bread/stores/mysql => ../../stores/mysql
 	github.com/breadai/bread/stores/postgres => ../../stores/postgres
 	github.com/breadai/bread/stores/s3 => ../../stores/s3
 	github.com/breadai/bread/stores/sqlite => ../../stores/sqlite

@@ -28,24 +28,9 @@ func (s *Store) SaveCheckpoint(ctx context.Context, cp core.CheckpointRecord) er
 }
 
 func upsertCheckpoint(db bun.IDB, row *checkpointRow) *bun.InsertQuery {
-	return db.NewInsert().Model(row).
-		On("CONFLICT (id) DO UPDATE").
-		Set("agent_id = EXCLUDED.agent_id").
-		Set("run_id = EXCLUDED.run_id").
-		Set("session_id = EXCLUDED.session_id").
-		Set("tool_name = EXCLUDED.tool_name").
-		Set("tool_call_id = EXCLUDED.tool_call_id").
-		Set("schema = EXCLUDED.schema").
-		Set("prompt = EXCLUDED.prompt").
-		Set("kind = EXCLUDED.kind").
-		Set("skill = EXCLUDED.skill").
-		Set("parent = EXCLUDED.parent").
-		Set("pending = EXCLUDED.pending").
-		Set("created_at = EXCLUDED.created_at").
-		Set("meta = EXCLUDED.meta").
-		Set("human_set = EXCLUDED.human_set").
-		Set("claimed_by = EXCLUDED.claimed_by").
-		Set("claimed_until = EXCLUDED.claimed_until")
+	return onConflictUpdate(db, db.NewInsert().Model(row), "id",
+		"agent_id", "run_id", "session_id", "tool_name", "tool_call_id", "schema", "prompt", "kind", "skill",
+		"parent", "pending", "created_at", "meta", "human_set", "claimed_by", "claimed_until")
 }
 
 // GetCheckpoint implements core.CheckpointStore.
@@ -69,7 +54,9 @@ func (s *Store) GetCheckpoint(ctx context.Context, id string) (core.CheckpointRe
 
 // DeleteCheckpoint implements core.CheckpointStore with one DELETE …
 // RETURNING: the row goes to whichever statement deletes it, so of racing
-// claims exactly one gets the record.
+// claims exactly one gets the record. Without RETURNING (MySQL) it is a
+// locking read and the DELETE in one transaction: a racing delete waits
+// for the row's lock and then finds no row.
 func (s *Store) DeleteCheckpoint(ctx context.Context, id string) (core.CheckpointRecord, error) {
 	unlock, lerr := s.lockWrites(ctx)
 	if lerr != nil {
@@ -80,7 +67,18 @@ func (s *Store) DeleteCheckpoint(ctx context.Context, id string) (core.Checkpoin
 		return core.CheckpointRecord{}, notFound(core.ErrCheckpointNotFound, "checkpoint %q not found", id)
 	}
 	var rows []checkpointRow
-	err := s.db.NewDelete().Model(&rows).Where("id = ?", id).Returning("*").Scan(ctx)
+	var err error
+	if hasReturning(s.db) {
+		err = s.db.NewDelete().Model(&rows).Where("id = ?", id).Returning("*").Scan(ctx)
+	} else {
+		err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			if err := tx.NewSelect().Model(&rows).Where("id = ?", id).For("UPDATE").Scan(ctx); err != nil || len(rows) == 0 {
+				return err
+			}
+			_, err := tx.NewDelete().Model((*checkpointRow)(nil)).Where("id = ?", id).Exec(ctx)
+			return err
+		})
+	}
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return core.CheckpointRecord{}, s.mapErr("delete checkpoint", err, nil)
 	}
@@ -164,14 +162,7 @@ func (s *Store) ClaimCheckpoint(ctx context.Context, id, claimant string, now, u
 		return core.CheckpointRecord{}, lerr
 	}
 	defer unlock()
-	var rows []checkpointRow
-	err := s.db.NewUpdate().Model(&rows).
-		Set("claimed_by = ?", claimant).
-		Set("claimed_until = ?", until).
-		Where("id = ?", id).
-		Where("(claimed_by IS NULL OR claimed_until IS NULL OR claimed_until < ?)", now).
-		Returning("*").
-		Scan(ctx)
+	rows, err := claimCheckpoint(ctx, s.db, id, claimant, now, until)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return core.CheckpointRecord{}, s.mapErr("claim checkpoint", err, nil)
 	}
@@ -186,6 +177,35 @@ func (s *Store) ClaimCheckpoint(ctx context.Context, id, claimant string, now, u
 		return core.CheckpointRecord{}, notFound(core.ErrCheckpointNotFound, "checkpoint %q not found", id)
 	}
 	return core.CheckpointRecord{}, &core.BreadError{Code: core.CodeCheckpointClaimed, Message: fmt.Sprintf("checkpoint %q is being resumed; retry once that resume ends or its claim lapses", id)}
+}
+
+// claimCheckpoint sets the claim on checkpoint id unless another holds it
+// past now, and returns the claimed row, or none. Without RETURNING the
+// row is read back in the transaction of the UPDATE, which holds its lock.
+func claimCheckpoint(ctx context.Context, db *bun.DB, id, claimant string, now, until int64) ([]checkpointRow, error) {
+	var rows []checkpointRow
+	claim := func(db bun.IDB) *bun.UpdateQuery {
+		return db.NewUpdate().Model((*checkpointRow)(nil)).
+			Set("claimed_by = ?", claimant).
+			Set("claimed_until = ?", until).
+			Where("id = ?", id).
+			Where("(claimed_by IS NULL OR claimed_until IS NULL OR claimed_until < ?)", now)
+	}
+	if hasReturning(db) {
+		err := claim(db).Returning("*").Scan(ctx, &rows)
+		return rows, err
+	}
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := claim(tx).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return tx.NewSelect().Model(&rows).Where("id = ?", id).Scan(ctx)
+	})
+	return rows, err
 }
 
 // RenewCheckpointClaims implements core.CheckpointStore in one UPDATE.

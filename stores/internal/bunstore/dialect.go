@@ -91,6 +91,12 @@ type Features struct {
 	// case: "LIKE" on SQLite (ASCII letters only), "ILIKE" on PostgreSQL.
 	ILike string
 
+	// LikeEscape is the string literal of a backslash, the escape character
+	// of the keyword patterns: '\' in standard SQL (the default when
+	// empty), '\\' in MySQL, whose string literals escape with a
+	// backslash.
+	LikeEscape string
+
 	// Embedder, when not nil, is semantic search for knowledge nodes and
 	// documents; without it they are found by keyword (ILike).
 	Embedder Embedder

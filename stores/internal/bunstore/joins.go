@@ -60,22 +60,15 @@ func (s *Store) SettleJoin(ctx context.Context, joinID string, slots, slot int, 
 	complete := false
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		row := joinRow{ID: joinID, Slots: slots, Settled: strings.Repeat("0", slots), CreatedAt: core.NowMillis()}
-		if _, err := tx.NewInsert().Model(&row).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
+		if _, err := onConflictNothing(tx, tx.NewInsert().Model(&row), "id").Exec(ctx); err != nil {
 			return err
 		}
 		out := joinOutputRow{JoinID: joinID, Slot: slot, Output: raw}
-		if _, err := tx.NewInsert().Model(&out).On("CONFLICT (join_id, slot) DO NOTHING").Exec(ctx); err != nil {
+		if _, err := onConflictNothing(tx, tx.NewInsert().Model(&out), "join_id, slot").Exec(ctx); err != nil {
 			return err
 		}
-		var settled []string
-		err := tx.NewUpdate().Model((*joinRow)(nil)).
-			Set("settled = substr(settled, 1, ?) || '1' || substr(settled, ?)", slot, slot+2).
-			Where("id = ?", joinID).
-			Where("slots = ?", slots).
-			Where("substr(settled, ?, 1) = '0'", slot+1).
-			Returning("settled").
-			Scan(ctx, &settled)
-		if err := ignoreNoRows(err); err != nil {
+		settled, err := s.settleSlot(ctx, tx, joinID, slots, slot)
+		if err != nil {
 			return err
 		}
 		switch {
@@ -112,6 +105,31 @@ func (s *Store) SettleJoin(ctx context.Context, joinID string, slots, slot int, 
 		return nil, false, s.mapErr("settle join", err, nil)
 	}
 	return outs, complete, nil
+}
+
+// settleSlot flips slot's flag of join joinID from '0' to '1' and returns
+// the flags after it, or none when the flag was not '0' (or the join has
+// another number of slots). Without RETURNING the updated row is read back
+// in tx, which holds its lock.
+func (s *Store) settleSlot(ctx context.Context, tx bun.Tx, joinID string, slots, slot int) ([]string, error) {
+	q := tx.NewUpdate().Model((*joinRow)(nil)).
+		Set("settled = substr(settled, 1, ?) || '1' || substr(settled, ?)", slot, slot+2).
+		Where("id = ?", joinID).
+		Where("slots = ?", slots).
+		Where("substr(settled, ?, 1) = '0'", slot+1)
+	var settled []string
+	if hasReturning(tx) {
+		return settled, ignoreNoRows(q.Returning("settled").Scan(ctx, &settled))
+	}
+	res, err := q.Exec(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return nil, err
+	}
+	err = tx.NewSelect().Model((*joinRow)(nil)).Column("settled").Where("id = ?", joinID).Scan(ctx, &settled)
+	return settled, err
 }
 
 // ignoreNoRows treats "no row matched" as success: the slot was already

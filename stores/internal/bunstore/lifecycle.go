@@ -55,16 +55,8 @@ func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
 				nullInt(int64(row.Attempt)), nullString(row.ErrorCode), row.CreatedAt, row.UpdatedAt)
 			return err
 		}
-		_, err := tx.NewInsert().Model(&row).
-			On("CONFLICT (id) DO UPDATE").
-			Set("status = EXCLUDED.status").
-			Set("owner = EXCLUDED.owner").
-			Set("lease_until = EXCLUDED.lease_until").
-			Set("checkpoint_id = EXCLUDED.checkpoint_id").
-			Set("attempt = EXCLUDED.attempt").
-			Set("error_code = EXCLUDED.error_code").
-			Set("updated_at = EXCLUDED.updated_at").
-			Exec(ctx)
+		_, err := onConflictUpdate(tx, tx.NewInsert().Model(&row), "id",
+			"status", "owner", "lease_until", "checkpoint_id", "attempt", "error_code", "updated_at").Exec(ctx)
 		return err
 	})
 }

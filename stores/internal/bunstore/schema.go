@@ -27,6 +27,10 @@ type Schema struct {
 	// id is the primary key.
 	MessageSeq string
 
+	// ParenDefaults writes every column default as an expression in
+	// parentheses, the only form MySQL 8 accepts on a TEXT column.
+	ParenDefaults bool
+
 	// InlineIndexes declares the indexes inside CREATE TABLE, for an engine
 	// without CREATE INDEX IF NOT EXISTS (MySQL); otherwise each is a
 	// CREATE INDEX IF NOT EXISTS of its own, which also indexes a table an
@@ -62,6 +66,9 @@ func applyTypes(db *bun.DB, schema Schema) error {
 				return fmt.Errorf("%s.%s: the dialect has no type for kind %q", table.Name, f.Name, kind)
 			}
 			f.CreateTableSQLType = typ
+			if schema.ParenDefaults && f.SQLDefault != "" && !strings.HasPrefix(f.SQLDefault, "(") {
+				f.SQLDefault = "(" + f.SQLDefault + ")"
+			}
 		}
 	}
 	return nil

@@ -69,7 +69,11 @@ type clauses struct {
 func newClauses(d Dialect, f Features) clauses {
 	asc := func(first, table string) string { return first + " ASC, " + d.InsertionOrder(table) + " ASC" }
 	desc := func(first, table string) string { return first + " DESC, " + d.InsertionOrder(table) + " DESC" }
-	match := func(column string) string { return column + " " + f.ILike + ` ? ESCAPE '\'` }
+	escape := f.LikeEscape
+	if escape == "" {
+		escape = `'\'`
+	}
+	match := func(column string) string { return column + " " + f.ILike + " ? ESCAPE " + escape }
 	return clauses{
 		sessions:    asc("created_at", "bread_sessions"),
 		checkpoints: asc("created_at", "bread_checkpoints"),

@@ -73,7 +73,7 @@ type checkpointsTable struct {
 	Pending      string `bun:"pending" kind:"json"`
 	CreatedAt    int64  `bun:"created_at,notnull" kind:"bigint"`
 	Meta         string `bun:"meta" kind:"json"`
-	ClaimedBy    string `bun:"claimed_by" kind:"text"`
+	ClaimedBy    string `bun:"claimed_by" kind:"id"`
 	ClaimedUntil int64  `bun:"claimed_until" kind:"bigint"`
 	HumanSet     string `bun:"human_set" kind:"json"`
 }
@@ -85,7 +85,7 @@ type runsTable struct {
 	AgentID      string `bun:"agent_id,notnull" kind:"id"`
 	SessionID    string `bun:"session_id" kind:"id"`
 	PipelineID   string `bun:"pipeline_id" kind:"text"`
-	StartedBy    string `bun:"started_by" kind:"text"`
+	StartedBy    string `bun:"started_by" kind:"id"`
 	Status       string `bun:"status,notnull" kind:"id"`
 	Owner        string `bun:"owner" kind:"id"`
 	LeaseUntil   int64  `bun:"lease_until" kind:"bigint"`

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 
+	"github.com/uptrace/bun"
+
 	"github.com/breadai/bread/core"
 )
 
@@ -50,7 +52,7 @@ func (s *Store) FinishTaskRun(ctx context.Context, id string, u core.TaskRunUpda
 		q, set = q.Set("output = ?", output), true
 	}
 	if usage != nil {
-		q, set = q.Set("usage = ?", string(usage)), true
+		q, set = q.Set("? = ?", bun.Ident("usage"), string(usage)), true
 	}
 	if u.Error != "" {
 		q, set = q.Set("error = ?", u.Error), true
