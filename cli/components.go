@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -404,9 +403,4 @@ func (a *app) remoteAgent(c *project.Component) (core.RemoteAgent, error) {
 		return a.a2aRemoteAgent(c, o.URL, h, signer)
 	}
 	return nil, unknown(c, "remote agent transport", []string{"a2a", "httpchunked", "httpsse"})
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }

@@ -154,5 +154,3 @@ func (e *BreadError) ClientSafe() *BreadError {
 	}
 	return &BreadError{Code: e.Code, Message: e.Message}
 }
-
-func asBreadError(err error, target **BreadError) bool { return errors.As(err, target) }

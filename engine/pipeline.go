@@ -242,17 +242,6 @@ func (in *Instance) parallel(ctx context.Context, out sink, p pipelineRun, index
 	return outcome{suspended: true, checkpointIDs: suspended}, nil
 }
 
-// parallelNode finds the node of a parallel step in a continuation chain,
-// through supervisor links it cannot follow (those end the search).
-func parallelNode(p *core.CheckpointParent, pipelineRunID string, stepIndex int) *core.CheckpointParent {
-	for ; p != nil; p = p.Outer {
-		if p.Kind == core.ParentPipeline && p.Parallel != nil && p.PipelineRunID == pipelineRunID && p.StepIndex == stepIndex {
-			return p
-		}
-	}
-	return nil
-}
-
 // continueParent hands a completed run's output to the composition that was
 // waiting on it: the rest of a pipeline, or the supervisor that delegated.
 func (in *Instance) continueParent(ctx context.Context, out sink, p *core.CheckpointParent, output any) (outcome, error) {

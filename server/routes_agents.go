@@ -131,16 +131,14 @@ func describeSteps(steps []core.PipelineStep) string {
 	return strings.Join(parts, " → ")
 }
 
-// firstAgent is the agent a pipeline's input reaches first, or "".
+// firstAgent is the agent a pipeline's input reaches first, or "": the
+// first step's agent, or the first agent of its nested steps.
 func firstAgent(steps []core.PipelineStep) string {
-	for _, st := range steps {
-		if st.AgentID != "" {
-			return st.AgentID
-		}
-		if a := firstAgent(st.Steps); a != "" {
-			return a
-		}
+	if len(steps) == 0 {
 		return ""
 	}
-	return ""
+	if st := steps[0]; st.AgentID != "" {
+		return st.AgentID
+	}
+	return firstAgent(steps[0].Steps)
 }

@@ -122,9 +122,7 @@ func harmless(key string, c canary) bool {
 		case ".", "..", "/":
 			return false
 		}
-		if strings.HasPrefix(f, "file://") {
-			f = strings.TrimPrefix(f, "file://")
-		}
+		f = strings.TrimPrefix(f, "file://")
 		info, err := os.Lstat(f)
 		if err == nil && !os.SameFile(info, canaryInfo) {
 			return false

@@ -95,9 +95,9 @@ func (s *suite) snoozeKeepsTheAttempt(t *testing.T) {
 		return nil
 	}})
 	q.enqueue(core.Job{Kind: kindEcho, Key: "snoozer", MaxAttempts: 1})
-	calls := l.waitCount(t, s.h.Wait+delay, "snoozer", 3)
+	l.waitCount(t, s.h.Wait+delay, "snoozer", 3)
 	time.Sleep(s.h.Quiet)
-	calls = l.of("snoozer")
+	calls := l.of("snoozer")
 	if len(calls) != 3 {
 		t.Fatalf("snoozer worked %d times, want 3 (snooze, snooze, done): %s", len(calls), describe(calls))
 	}

@@ -129,10 +129,9 @@ func copyExample(t *testing.T, name string) string {
 // logger, the tracer, the run) that also signals every write, so a reader
 // can wait for text without sleeping.
 type syncBuffer struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	wrote  chan struct{}
-	closed bool
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	wrote chan struct{}
 }
 
 func newSyncBuffer() *syncBuffer { return &syncBuffer{wrote: make(chan struct{}, 1)} }

@@ -230,7 +230,7 @@ func (m *openAIModel) params(req core.ModelRequest) (openai.ChatCompletionNewPar
 		switch m.vendor.structured {
 		case structuredJSONObject:
 			p.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}
-		default:
+		case structuredJSONSchema:
 			schema, err := schemaMap(req.Output.Schema)
 			if err != nil {
 				return p, nil, invalidRequest(m.vendor.name, "the output schema is invalid: %v", err)

@@ -11,7 +11,8 @@ import (
 type structuredMode int
 
 const (
-	// structuredJSONSchema: response_format {type: json_schema}.
+	// structuredJSONSchema: response_format {type: json_schema}; the zero
+	// value, so a vendor that names no mode gets it.
 	structuredJSONSchema structuredMode = iota
 	// structuredJSONObject: response_format {type: json_object}, with the
 	// schema described in the system prompt.

@@ -104,6 +104,17 @@ func unsigned(header, payload, sig string) string {
 
 func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 
+// ecPoint is pub's coordinates, each padded to the curve's size, as a JWK
+// carries them: Bytes is the uncompressed point 0x04 || X || Y.
+func ecPoint(pub *ecdsa.PublicKey) (x, y []byte) {
+	raw, err := pub.Bytes()
+	if err != nil {
+		panic(err) // a key the test generated
+	}
+	size := (len(raw) - 1) / 2
+	return raw[1 : 1+size], raw[1+size:]
+}
+
 // jwkOf is the public JWK of pub.
 func jwkOf(kid, alg string, pub crypto.PublicKey) map[string]any {
 	m := map[string]any{"kid": kid, "use": "sig"}
@@ -114,9 +125,8 @@ func jwkOf(kid, alg string, pub crypto.PublicKey) map[string]any {
 	case *rsa.PublicKey:
 		m["kty"], m["n"], m["e"] = "RSA", b64(p.N.Bytes()), b64(big.NewInt(int64(p.E)).Bytes())
 	case *ecdsa.PublicKey:
-		size := (p.Curve.Params().BitSize + 7) / 8
-		m["kty"], m["crv"] = "EC", p.Curve.Params().Name
-		m["x"], m["y"] = b64(p.X.FillBytes(make([]byte, size))), b64(p.Y.FillBytes(make([]byte, size)))
+		x, y := ecPoint(p)
+		m["kty"], m["crv"], m["x"], m["y"] = "EC", p.Curve.Params().Name, b64(x), b64(y)
 	case ed25519.PublicKey:
 		m["kty"], m["crv"], m["x"] = "OKP", "Ed25519", b64(p)
 	}

@@ -54,7 +54,12 @@ func jwkOf(kid string, pub crypto.PublicKey) map[string]any {
 	case *rsa.PublicKey:
 		return map[string]any{"kty": "RSA", "kid": kid, "n": b64(p.N.Bytes()), "e": b64(big.NewInt(int64(p.E)).Bytes())}
 	case *ecdsa.PublicKey:
-		return map[string]any{"kty": "EC", "kid": kid, "crv": "P-256", "x": b64(p.X.FillBytes(make([]byte, 32))), "y": b64(p.Y.FillBytes(make([]byte, 32)))}
+		// Bytes is the uncompressed point 0x04 || X || Y.
+		raw, err := p.Bytes()
+		if err != nil {
+			panic(err) // a key the test generated
+		}
+		return map[string]any{"kty": "EC", "kid": kid, "crv": "P-256", "x": b64(raw[1:33]), "y": b64(raw[33:])}
 	}
 	return nil
 }

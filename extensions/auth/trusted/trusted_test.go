@@ -138,7 +138,7 @@ func TestOverRealConnections(t *testing.T) {
 			id, err := s.Authenticate(r)
 			switch {
 			case err != nil:
-				http.Error(w, err.Error(), 401)
+				http.Error(w, err.Error(), http.StatusUnauthorized)
 			case id == nil:
 				_, _ = io.WriteString(w, "anonymous; header left: "+r.Header.Get("X-Forwarded-User"))
 			default:

@@ -23,7 +23,7 @@ func (s *Store) DeleteMessages(ctx context.Context, sessionID string, ids []stri
 	ids = clean
 	var n int64
 	err := s.write(ctx, "delete messages", nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewDelete().Model((*messageRow)(nil)).Where("session_id = ?", sessionID).Where("id IN (?)", bun.In(ids)).Exec(ctx)
+		res, err := tx.NewDelete().Model((*messageRow)(nil)).Where("session_id = ?", sessionID).Where("id IN (?)", bun.List(ids)).Exec(ctx)
 		if err != nil {
 			return err
 		}
