@@ -14,6 +14,7 @@ require (
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/breadai/bread/stores/internal/bunstore v0.0.0 // indirect
+	github.com/breadai/bread/stores/teststores v0.0.0
 	github.com/breadai/bread/typed v0.0.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
@@ -57,5 +58,6 @@ replace (
 	github.com/breadai/bread/stores/internal/bunstore => ../bunstore
 	github.com/breadai/bread/stores/postgres => ../../postgres
 	github.com/breadai/bread/stores/sqlite => ../../sqlite
+	github.com/breadai/bread/stores/teststores => ../../teststores
 	github.com/breadai/bread/typed => ../../../typed
 )

@@ -1,13 +1,7 @@
 package upgradetest
 
 import (
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
-	"fmt"
-	"net/url"
-	"os"
-	"strings"
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, to load fixtures
@@ -60,43 +54,4 @@ func query(t *testing.T, db *sql.DB, out map[string]string, q string) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// freshSchema creates an empty schema, dropped at cleanup, and returns the
-// BREAD_TEST_POSTGRES_URL with search_path set to it; without the variable
-// the test is skipped, or fails under BREAD_TEST_REQUIRE=1.
-func freshSchema(t *testing.T) string {
-	base := os.Getenv("BREAD_TEST_POSTGRES_URL")
-	if base == "" {
-		msg := "BREAD_TEST_POSTGRES_URL is not set: the PostgreSQL upgrade needs a server " +
-			"(e.g. BREAD_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable)"
-		if os.Getenv("BREAD_TEST_REQUIRE") == "1" {
-			t.Fatal(msg + ", and BREAD_TEST_REQUIRE=1 forbids skipping")
-		}
-		t.Skip(msg)
-	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = admin.Close() })
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "bread_upgrade_" + hex.EncodeToString(b[:])
-	if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
-			t.Errorf("DROP SCHEMA %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil || !strings.HasPrefix(u.Scheme, "postgres") {
-		t.Fatal(fmt.Errorf("BREAD_TEST_POSTGRES_URL must be a postgres:// URL here"))
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/breadai/bread/core/modeltest"
 	"github.com/breadai/bread/stores/postgres"
 	"github.com/breadai/bread/stores/sqlite"
+	"github.com/breadai/bread/stores/teststores"
 )
 
 // upgraded is a store on a database loaded from a v0 fixture, and what
@@ -150,7 +151,7 @@ func openSQLite(t *testing.T, fixture string) (old, fresh upgraded) {
 }
 
 func openPostgres(t *testing.T, fixture string) (old, fresh upgraded) {
-	oldURL, freshURL := freshSchema(t), freshSchema(t)
+	oldURL, freshURL := teststores.PostgresURL(t), teststores.PostgresURL(t)
 	db, err := sql.Open("pgx", oldURL)
 	if err != nil {
 		t.Fatal(err)
