@@ -46,7 +46,7 @@ func TestStoreShowcase(t *testing.T) {
 	t.Run("an unknown store names the known ones", func(t *testing.T) {
 		t.Parallel()
 		r := bread(t, invocation{dir: copyExample(t, "store-showcase"), env: map[string]string{"BREAD_STORE": "bogus"}, args: []string{"invoke", "echo", "hello"}})
-		if r.code == 0 || !strings.Contains(r.stderr, "bread.yaml:") || !strings.Contains(r.stderr, `unknown store "bogus"; known: memory, postgres, sqlite`) {
+		if r.code == 0 || !strings.Contains(r.stderr, "bread.yaml:") || !strings.Contains(r.stderr, `unknown store "bogus"; known: memory, mysql, postgres, sqlite`) {
 			t.Errorf("want a located error listing the stores: %s", r)
 		}
 	})
