@@ -28,11 +28,20 @@ type Runtime interface {
 	// function that removes it.
 	On(l Listener) (remove func())
 
-	// Store is the configured store.
+	// Storage is the configured store, behind the type that owns its
+	// optional capabilities: a port never type-asserts the store.
+	Storage() *Storage
+	// Store is the configured store as it was given.
+	//
+	// Deprecated: use Storage.
 	Store() BreadStore
 	// Bus is the live crumb fabric between replicas (the in-process bus by
-	// default).
-	Bus() BreadTransport
+	// default), behind its portable type.
+	Bus() *Bus
+	// Blobs is the configured blob store, behind its portable type; nil
+	// (whose every call answers BLOB_STORE_NOT_CONFIGURED) when there is
+	// none.
+	Blobs() *Blobs
 	// CrumbFilter is the filter applied before the bus, or nil; an ingress
 	// replaying from the store applies it too.
 	CrumbFilter() func(Crumb) bool

@@ -48,8 +48,9 @@ type ToolContext struct {
 	IdempotencyKey string
 	// Credentials resolves the secrets the tool declared.
 	Credentials CredentialProvider
-	// BlobStore is set when Config.BlobStore is.
-	BlobStore BlobStore
+	// Blobs is the engine's blob store (Config.BlobStore); nil, whose
+	// every call answers BLOB_STORE_NOT_CONFIGURED, when there is none.
+	Blobs *Blobs
 	// Emit hands a crumb to the run's stream, numbered by the choke point
 	// like the run's own. The engine's built-in tools use it for task, loop
 	// and delegation crumbs; it is nil outside a run.

@@ -103,7 +103,7 @@ var _ core.Detacher = (*Instance)(nil)
 // (no secret configured, a refused address) is VALIDATION_ERROR before the
 // run starts.
 func (in *Instance) RunBackground(ctx context.Context, agentID string, input any, opts core.RunOptions, bg core.BackgroundOptions) (core.Detached, error) {
-	if in.cfg.Jobs != nil {
+	if in.jobs != nil {
 		return in.enqueueRun(ctx, newID(), agentID, input, opts, bg)
 	}
 	return in.runBackground(ctx, newID(), agentID, input, opts, bg)

@@ -82,15 +82,15 @@ func buildStaticTools(in *Instance, a *core.Agent) ([]toolSource, error) {
 		out = append(out, toolSource{origin: core.ToolOrigin{Scope: core.ScopeTask, Name: task.Name}, tool: &t})
 	}
 	if a.Knowledge != nil {
-		if ks, ok := in.store.(core.KnowledgeStore); ok {
-			for _, t := range knowledgeTools(ks, a.ID) {
+		if in.store.Has(core.StoreKnowledge) {
+			for _, t := range knowledgeTools(in.store, a.ID) {
 				builtin(t)
 			}
 		}
 	}
 	if a.Documents != nil {
-		if ds, ok := in.store.(core.DocumentStore); ok {
-			for _, t := range documentTools(ds, a.ID, *a.Documents) {
+		if in.store.Has(core.StoreDocuments) {
+			for _, t := range documentTools(in.store, a.ID, *a.Documents) {
 				builtin(t)
 			}
 		}

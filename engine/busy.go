@@ -154,7 +154,7 @@ func (in *Instance) sessionPolicy(rt *agentRT) error {
 		return &core.BreadError{Code: core.CodeInvalidConfig, Message: "agent " + rt.ID + ": concurrency " + quoteTruncated(string(p)) + " is not reject, enqueue, interrupt or rollback",
 			Context: map[string]any{"agentId": rt.ID}}
 	}
-	if _, ok := in.store.(core.MessageDeleter); p == core.ConcurrencyRollback && !ok {
+	if p == core.ConcurrencyRollback && !in.store.Has(core.StoreMessageDelete) {
 		return &core.BreadError{Code: core.CodeInvalidConfig, Message: "agent " + rt.ID + ": concurrency rollback needs a store that removes messages (core.MessageDeleter)",
 			Context: map[string]any{"agentId": rt.ID}}
 	}
@@ -169,8 +169,7 @@ func (in *Instance) sessionPolicy(rt *agentRT) error {
 // rollback removes the last n messages of a session: those the run this
 // one interrupted had added.
 func (in *Instance) rollback(ctx context.Context, sessionID string, n int) error {
-	del, ok := in.store.(core.MessageDeleter)
-	if !ok {
+	if !in.store.Has(core.StoreMessageDelete) {
 		return nil
 	}
 	msgs, err := in.store.GetMessages(ctx, sessionID)
@@ -182,7 +181,7 @@ func (in *Instance) rollback(ctx context.Context, sessionID string, n int) error
 	for _, m := range msgs[len(msgs)-n:] {
 		ids = append(ids, m.ID)
 	}
-	if _, err := del.DeleteMessages(ctx, sessionID, ids); err != nil {
+	if _, err := in.store.DeleteMessages(ctx, sessionID, ids); err != nil {
 		return fmt.Errorf("bread: rolling back the interrupted run's messages: %w", err)
 	}
 	return nil

@@ -23,11 +23,10 @@ import (
 // loop iteration) is NOT_IMPLEMENTED: cancelling it alone would leave its
 // composition waiting for ever.
 func (in *Instance) CancelSuspended(ctx context.Context, runID string) (found bool, err error) {
-	rs := in.records.store
-	if rs == nil {
+	if !in.records.keeps {
 		return false, nil
 	}
-	rec, err := rs.GetRun(ctx, runID)
+	rec, err := in.store.GetRun(ctx, runID)
 	if err != nil || rec.Status != core.RunSuspended || rec.CheckpointID == "" {
 		return false, nil
 	}

@@ -16,7 +16,7 @@ const (
 
 // chokePoint is where every crumb of one public stream (a Run, a Resume, a
 // pipeline run) gets its seq, is appended to the crumb log, reaches the
-// listeners and is published on the transport. A stream can interleave
+// listeners and is published on the bus. A stream can interleave
 // several runs (pipeline steps, supervisor children), so numbering and
 // logging state is kept per run.
 //
@@ -80,11 +80,9 @@ func (in *Instance) newChokePoint(ctx context.Context) *chokePoint {
 		maxAge:   in.cfg.CrumbLog.MaxBufferAge,
 		runs:     map[string]*runSeq{},
 	}
-	cp.clog, _ = in.store.(core.CrumbLog)
-	if il, ok := in.store.(core.InlineCrumbLog); ok && cp.clog != nil {
-		cp.inline = il.AppendsInline()
+	if in.store.Has(core.StoreCrumbLog) {
+		cp.clog, cp.inline = in.observeCrumbLog(in.store), in.store.AppendsInline()
 	}
-	cp.clog = in.observeCrumbLog(cp.clog)
 	if cp.maxBytes <= 0 {
 		cp.maxBytes = defaultDeltaWindowBytes
 	}
@@ -367,7 +365,7 @@ func (cp *chokePoint) publish(c core.Crumb, b *core.CrumbBase) {
 	if f := cp.in.cfg.CrumbFilter; f != nil && !f(c) {
 		return
 	}
-	err := cp.in.transport.Publish(cp.pubCtx, core.Frame{RunID: b.RunID, Seq: b.Seq, Crumb: c})
+	err := cp.in.bus.Publish(cp.pubCtx, core.Frame{RunID: b.RunID, Seq: b.Seq, Crumb: c})
 	if err == nil {
 		return
 	}
@@ -379,7 +377,7 @@ func (cp *chokePoint) publish(c core.Crumb, b *core.CrumbBase) {
 	}
 	cp.mu.Unlock()
 	if warn {
-		cp.in.log.Warn("bread: transport publish failed; the run goes on", append(runAttrs(b.RunID, b.AgentID, b.SessionID), "error", err)...)
+		cp.in.log.Warn("bread: bus publish failed; the run goes on", append(runAttrs(b.RunID, b.AgentID, b.SessionID), "error", err)...)
 	}
 }
 

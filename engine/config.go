@@ -27,7 +27,7 @@ type Config struct {
 	BlobStore core.BlobStore
 	// Bus is the live crumb fabric between replicas; nil is the embedded
 	// in-process bus (core/stream, a single replica).
-	Bus core.BreadTransport
+	Bus core.BreadBus
 	// Providers are the named model providers.
 	Providers core.ProviderRegistry
 	Plugins   []core.BreadPlugin
@@ -38,7 +38,7 @@ type Config struct {
 	// Credentials is the default secret resolver for tools; nil reads the
 	// environment.
 	Credentials core.CredentialProvider
-	// CrumbFilter, when set, decides which crumbs reach the transport. The
+	// CrumbFilter, when set, decides which crumbs reach the bus. The
 	// log and local listeners see every crumb.
 	CrumbFilter func(core.Crumb) bool
 	// MaxConcurrentRuns caps runs in flight on this Instance; 0 is no cap.

@@ -12,15 +12,14 @@ import (
 // store the run fails with BLOB_STORE_NOT_CONFIGURED, at the moment a file
 // actually arrives.
 func (r *run) storeFile(ctx context.Context, f *core.GeneratedFile) error {
-	bs := r.in.cfg.BlobStore
-	if bs == nil {
+	if !r.in.blobs.Configured() {
 		return &core.BreadError{
 			Code:    core.CodeBlobStoreNotConfigured,
 			Message: "agent " + r.agent.ID + "'s model generated a file but no BlobStore is configured (Config.BlobStore)",
 			Context: map[string]any{"agentId": r.agent.ID, "runId": r.id, "mimeType": f.MediaType},
 		}
 	}
-	ref, err := bs.Put(ctx, bytes.NewReader(f.Data), f.MediaType)
+	ref, err := r.in.blobs.Put(ctx, bytes.NewReader(f.Data), f.MediaType)
 	if err != nil {
 		return core.Errorf(core.CodeAgentError, "storing a generated file failed: %w", err)
 	}

@@ -17,20 +17,23 @@ import (
 
 // Instance runs agents. It is the public surface every ingress (the HTTP
 // server, MCP, the CLI, your own code) uses: Start and Stop, Run, RunSync,
-// Cancel, On, and read access to the store, transport and registries.
+// Cancel, On, and read access to the store, bus and registries.
 //
 // Every crumb of every public stream passes one per-run choke point that
 // numbers it, appends it to the crumb log, calls the listeners and publishes
-// it on the transport.
+// it on the bus.
 type Instance struct {
-	cfg       Config
-	log       *slog.Logger
-	store     core.BreadStore
-	loops     core.LoopStore // nil when the store keeps no loops
-	records   *records       // run lifecycles, when the store keeps them
-	transport core.BreadTransport
-	agents    map[string]*agentRT
-	tasks     map[string]*taskRT
+	cfg Config
+	log *slog.Logger
+	// The ports, each behind its portable type, built once by New: every
+	// optional capability is found there, never asserted here.
+	store   *core.Storage
+	bus     *core.Bus
+	blobs   *core.Blobs // nil: no blob store
+	jobs    *core.Queue // Config.Jobs; nil: background runs on goroutines
+	records *records    // run lifecycles, when the store keeps them
+	agents  map[string]*agentRT
+	tasks   map[string]*taskRT
 
 	// Collected from plugins at Start.
 	pluginHooks   []core.Hooks
@@ -53,9 +56,9 @@ type Instance struct {
 	// bg owns the goroutines of background runs and their webhooks.
 	bg *background
 	// queue hands this Instance background-run jobs and schedule ticks:
-	// Config.Jobs, or an in-process queue for schedules when it is nil;
-	// nil when there is neither.
-	queue core.JobQueue
+	// jobs, or an in-process queue for schedules when it is nil; nil when
+	// there is neither.
+	queue *core.Queue
 
 	// relayed holds the run ids of remote runs whose crumbs are being
 	// relayed: the choke point numbers them but never logs them, and
@@ -89,24 +92,26 @@ func New(cfg Config) (*Instance, error) {
 				"stores/postgres (reads DATABASE_URL) or stores/memory",
 		}
 	}
-	in := &Instance{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		store:     cfg.Store,
-		transport: cfg.Bus,
-		agents:    make(map[string]*agentRT, len(cfg.Agents)),
-		tasks:     make(map[string]*taskRT, len(cfg.Tasks)),
-		runs:      map[string]context.CancelCauseFunc{},
-		sessions:  newSessionGate(),
-		bg:        newBackground(),
+	bus := cfg.Bus
+	if bus == nil {
+		bus = stream.New(stream.Options{})
 	}
-	in.loops, _ = cfg.Store.(core.LoopStore)
+	in := &Instance{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		store:    core.NewStorage(cfg.Store),
+		bus:      core.NewBus(bus),
+		blobs:    core.NewBlobs(cfg.BlobStore),
+		jobs:     core.NewQueue(cfg.Jobs),
+		agents:   make(map[string]*agentRT, len(cfg.Agents)),
+		tasks:    make(map[string]*taskRT, len(cfg.Tasks)),
+		runs:     map[string]context.CancelCauseFunc{},
+		sessions: newSessionGate(),
+		bg:       newBackground(),
+	}
 	in.records = newRecords(in, newID())
 	if in.log == nil {
 		in.log = slog.Default()
-	}
-	if in.transport == nil {
-		in.transport = stream.New(stream.Options{})
 	}
 	for _, t := range cfg.Tasks {
 		rt, err := compileTask(t)
@@ -131,7 +136,7 @@ func (in *Instance) addAgent(a *core.Agent) error {
 	if err != nil {
 		return err
 	}
-	if a.Loop != nil && in.loops == nil {
+	if a.Loop != nil && !in.store.Has(core.StoreLoops) {
 		return &core.BreadError{
 			Code:    core.CodeInvalidConfig,
 			Message: "agent " + a.ID + " runs loops, but the store does not record them (it is not a core.LoopStore)",
@@ -156,22 +161,21 @@ func (in *Instance) addAgent(a *core.Agent) error {
 	return nil
 }
 
-// Start prepares the Instance: it migrates the store, starts the transport,
+// Start prepares the Instance: it starts and migrates the store, starts the bus,
 // initialises plugins in order and merges what they contribute, then starts
 // remote agents. If a step fails, what was started is stopped again.
 func (in *Instance) Start(ctx context.Context) error {
 	if !in.started.CompareAndSwap(false, true) {
 		return errors.New("bread: Instance already started")
 	}
-	if m, ok := in.store.(core.Migrator); ok {
-		if err := m.Migrate(ctx); err != nil {
-			return fmt.Errorf("bread: migrate store: %w", err)
-		}
+	if err := in.store.Start(ctx); err != nil {
+		return fmt.Errorf("bread: start store: %w", err)
 	}
-	if s, ok := in.transport.(core.Starter); ok {
-		if err := s.Start(ctx); err != nil {
-			return fmt.Errorf("bread: start transport: %w", err)
-		}
+	if err := in.store.Migrate(ctx); err != nil {
+		return fmt.Errorf("bread: migrate store: %w", err)
+	}
+	if err := in.bus.Start(ctx); err != nil {
+		return fmt.Errorf("bread: start bus: %w", err)
 	}
 	for i, p := range in.cfg.Plugins {
 		if err := core.ValidateName("plugin", p.Name()); err != nil {
@@ -230,8 +234,7 @@ func (in *Instance) Start(ctx context.Context) error {
 // warnUnsupportedFeatures logs agents that ask for knowledge or documents
 // on a store without them: their tools are simply absent.
 func (in *Instance) warnUnsupportedFeatures() {
-	_, kg := in.store.(core.KnowledgeStore)
-	_, docs := in.store.(core.DocumentStore)
+	kg, docs := in.store.Has(core.StoreKnowledge), in.store.Has(core.StoreDocuments)
 	for _, a := range in.agents {
 		if a.Knowledge != nil && !kg {
 			in.log.Warn("bread: agent wants knowledge but the store is not a KnowledgeStore; core_kg_* tools are off", "agentId", a.ID)
@@ -297,15 +300,14 @@ func (in *Instance) Stop(ctx context.Context) error {
 			}
 		}
 		errs = append(errs, in.closePlugins(ctx, len(in.cfg.Plugins))...)
-		if c, ok := in.transport.(io.Closer); ok {
-			if err := c.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("bread: close transport: %w", err))
-			}
+		if err := in.bus.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("bread: close bus: %w", err))
 		}
-		if c, ok := in.store.(io.Closer); ok {
-			if err := c.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("bread: close store: %w", err))
-			}
+		if err := in.blobs.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("bread: close blob store: %w", err))
+		}
+		if err := in.store.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("bread: close store: %w", err))
 		}
 	})
 	return errors.Join(errs...)
@@ -347,13 +349,25 @@ func (in *Instance) On(l core.Listener) (remove func()) {
 	}
 }
 
-// Store returns the configured store.
-func (in *Instance) Store() core.BreadStore { return in.store }
+// Storage returns the configured store behind its portable type.
+func (in *Instance) Storage() *core.Storage { return in.store }
 
-// Bus returns the configured bus (or the embedded in-process one).
-func (in *Instance) Bus() core.BreadTransport { return in.transport }
+// Store returns the configured store as it was given.
+//
+// Deprecated: use Storage, which owns the store's optional capabilities.
+func (in *Instance) Store() core.BreadStore { return in.cfg.Store }
+
+// Bus returns the configured bus (or the embedded in-process one) behind
+// its portable type.
+func (in *Instance) Bus() *core.Bus { return in.bus }
+
+// Blobs returns the configured blob store behind its portable type; nil
+// (which answers BLOB_STORE_NOT_CONFIGURED) when there is none.
+func (in *Instance) Blobs() *core.Blobs { return in.blobs }
 
 // BlobStore returns the configured blob store, or nil.
+//
+// Deprecated: use Blobs.
 func (in *Instance) BlobStore() core.BlobStore { return in.cfg.BlobStore }
 
 // Credentials returns the default credential provider, or nil.

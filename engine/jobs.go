@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -56,8 +55,8 @@ func (in *Instance) enqueueRun(ctx context.Context, runID, agentID string, input
 	if err != nil {
 		return core.Detached{}, err
 	}
-	if in.records.store != nil {
-		if rec, err := in.records.store.GetRun(ctx, runID); err == nil {
+	if in.records.keeps {
+		if rec, err := in.store.GetRun(ctx, runID); err == nil {
 			return core.Detached{RunID: rec.ID, SessionID: rec.SessionID}, nil // already enqueued
 		}
 	}
@@ -98,8 +97,8 @@ func (in *Instance) checkBackground(input any, bg core.BackgroundOptions) (json.
 func (in *Instance) queueRun(ctx context.Context, rec core.RunRecord, p runJob, maxAttempts int) error {
 	now := core.NowMillis()
 	rec.Status, rec.StartedBy, rec.CreatedAt, rec.UpdatedAt = core.RunQueued, core.OwnerKey(core.IdentityFrom(ctx)), now, now
-	if in.records.store != nil {
-		if err := in.records.store.PutRun(ctx, rec); err != nil {
+	if in.records.keeps {
+		if err := in.store.PutRun(ctx, rec); err != nil {
 			return err
 		}
 	}
@@ -107,8 +106,8 @@ func (in *Instance) queueRun(ctx context.Context, rec core.RunRecord, p runJob, 
 	if err != nil {
 		return err
 	}
-	if err := in.cfg.Jobs.Enqueue(ctx, core.Job{Kind: core.JobKindRun, Key: p.RunID, Payload: payload, MaxAttempts: maxAttempts}); err != nil {
-		if in.records.store != nil {
+	if err := in.jobs.Enqueue(ctx, core.Job{Kind: core.JobKindRun, Key: p.RunID, Payload: payload, MaxAttempts: maxAttempts}); err != nil {
+		if in.records.keeps {
 			rec.Status, rec.ErrorCode, rec.UpdatedAt = core.RunFailed, core.CodeInternalError, core.NowMillis()
 			in.records.put(context.WithoutCancel(ctx), rec)
 		}
@@ -153,14 +152,13 @@ func (in *Instance) workRun(ctx context.Context, j core.Job) error {
 		in.log.Error("bread: dropping a background run job whose payload does not decode", "key", j.Key, "error", err)
 		return nil
 	}
-	rs := in.records.store
-	if rs == nil {
+	if !in.records.keeps {
 		if p.PipelineID != "" {
 			return in.execPipeline(ctx, p, 1, pipelineStart{})
 		}
 		return in.execRun(ctx, p, 1)
 	}
-	rec, err := rs.GetRun(ctx, p.RunID)
+	rec, err := in.store.GetRun(ctx, p.RunID)
 	if errors.Is(err, core.ErrRunNotFound) {
 		in.log.Info("bread: a background run's record is gone (its session was deleted); not running it", runAttrs(p.RunID, p.AgentID, p.Options.Session.ID)...)
 		return nil
@@ -187,10 +185,10 @@ func (in *Instance) workRun(ctx context.Context, j core.Job) error {
 		if rec.LeaseUntil >= now {
 			return &core.JobSnooze{After: time.Duration(rec.LeaseUntil-now)*time.Millisecond + in.records.lease/3}
 		}
-		if won, err = rs.LoseRun(ctx, rec.ID, now); err != nil {
+		if won, err = in.store.LoseRun(ctx, rec.ID, now); err != nil {
 			return err
 		}
-		if rec, err = rs.GetRun(ctx, p.RunID); err != nil {
+		if rec, err = in.store.GetRun(ctx, p.RunID); err != nil {
 			return err
 		}
 	}
@@ -220,7 +218,7 @@ func (in *Instance) workRun(ctx context.Context, j core.Job) error {
 // A background pipeline is retried by the policy of the agent of the step
 // it lost (a parallel or route step has none: it fails).
 func (in *Instance) retriesLost(ctx context.Context, r core.RunRecord) bool {
-	if in.cfg.Jobs == nil || r.Attempt == 0 {
+	if in.jobs == nil || r.Attempt == 0 {
 		return false
 	}
 	agentID := r.AgentID
@@ -238,7 +236,7 @@ func (in *Instance) retriesLost(ctx context.Context, r core.RunRecord) bool {
 func (in *Instance) retryLost(ctx context.Context, p runJob, rec core.RunRecord) error {
 	since := in.attemptStart(ctx, rec)
 	in.log.Warn("bread: retrying a lost background run", append(runAttrs(rec.ID, rec.AgentID, rec.SessionID), "attempt", rec.Attempt+1)...)
-	if del, ok := in.store.(core.MessageDeleter); ok && rec.SessionID != "" {
+	if in.store.Has(core.StoreMessageDelete) && rec.SessionID != "" {
 		msgs, err := in.store.GetMessages(ctx, rec.SessionID)
 		if err != nil {
 			return err
@@ -250,7 +248,7 @@ func (in *Instance) retryLost(ctx context.Context, p runJob, rec core.RunRecord)
 			}
 		}
 		if len(ids) > 0 {
-			if _, err := del.DeleteMessages(ctx, rec.SessionID, ids); err != nil {
+			if _, err := in.store.DeleteMessages(ctx, rec.SessionID, ids); err != nil {
 				return err
 			}
 		}
@@ -264,13 +262,12 @@ func (in *Instance) retryLost(ctx context.Context, p runJob, rec core.RunRecord)
 // last agent:run:start in its crumb log, else when the run was queued.
 func (in *Instance) attemptStart(ctx context.Context, rec core.RunRecord) int64 {
 	since := rec.CreatedAt
-	clog, ok := in.store.(core.CrumbLog)
-	if !ok {
+	if !in.store.Has(core.StoreCrumbLog) {
 		return since
 	}
 	var after int64
 	for {
-		entries, err := clog.GetCrumbs(ctx, rec.ID, after, 500)
+		entries, err := in.store.GetCrumbs(ctx, rec.ID, after, 500)
 		if err != nil || len(entries) == 0 {
 			return since
 		}
@@ -320,17 +317,17 @@ func (in *Instance) sendWebhook(p runJob, sessionID string) {
 // RUN_CANCELLED and its webhook is told. It reports false for a run that is
 // not queued (running: Cancel stops it; unknown; ended).
 func (in *Instance) CancelQueued(ctx context.Context, runID string) (bool, error) {
-	if in.cfg.Jobs == nil || in.records.store == nil {
+	if in.jobs == nil || !in.records.keeps {
 		return false, nil
 	}
-	rec, err := in.records.store.GetRun(ctx, runID)
+	rec, err := in.store.GetRun(ctx, runID)
 	if errors.Is(err, core.ErrRunNotFound) {
 		return false, nil
 	}
 	if err != nil || rec.Status != core.RunQueued {
 		return false, err
 	}
-	job, err := in.cfg.Jobs.CancelJob(ctx, runID)
+	job, err := in.jobs.CancelJob(ctx, runID)
 	if err != nil || job == nil {
 		return false, err
 	}
@@ -347,9 +344,9 @@ func (in *Instance) CancelQueued(ctx context.Context, runID string) (bool, error
 // startJobs starts the job queue once runs are admitted: Config.Jobs, or,
 // without one, an in-process queue that fires the schedules.
 func (in *Instance) startJobs(ctx context.Context) error {
-	in.queue = in.cfg.Jobs
+	in.queue = in.jobs
 	if in.queue == nil && len(in.cfg.Schedules) > 0 {
-		in.queue = memory.NewQueue(memory.QueueOptions{Logger: in.log})
+		in.queue = core.NewQueue(memory.NewQueue(memory.QueueOptions{Logger: in.log}))
 	}
 	if in.queue == nil {
 		return nil
@@ -367,16 +364,10 @@ func (in *Instance) stopJobs(ctx context.Context) error {
 	if in.queue == nil {
 		return nil
 	}
-	err := in.queue.Stop(ctx)
-	if err != nil {
-		err = fmt.Errorf("bread: stop the job queue: %w", err)
-	}
 	// Like the store and the bus, a queue that holds a connection is
-	// closed with the Instance.
-	if c, ok := in.queue.(io.Closer); ok {
-		if cerr := c.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("bread: close the job queue: %w", cerr)
-		}
+	// closed with the Instance: Queue.Stop closes it once stopped.
+	if err := in.queue.Stop(ctx); err != nil {
+		return fmt.Errorf("bread: stop the job queue: %w", err)
 	}
-	return err
+	return nil
 }

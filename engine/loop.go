@@ -95,7 +95,7 @@ func (l *loopRuntime) start(ctx context.Context, a startLoopArgs, tc core.ToolCo
 	id := newID()
 	rec := core.LoopRecord{ID: id, AgentID: r.agent.ID, SessionID: r.sessionID, RunID: r.id, Pool: l.cfg.Pool, Pipeline: a.Pipeline,
 		MaxIterations: l.cfg.MaxIterations, Status: core.LoopRunning, StartedAt: core.NowMillis()}
-	if err := r.in.loops.CreateLoop(ctx, rec); err != nil {
+	if err := r.in.store.CreateLoop(ctx, rec); err != nil {
 		return nil, err
 	}
 	l.active = &activeLoop{id: id, pipeline: a.Pipeline}
@@ -131,10 +131,10 @@ func loopProgress(loopID string, iterations, max int, out any) map[string]any {
 // while the loop was active), so its loop tools go on with it.
 func (l *loopRuntime) restore(ctx context.Context) {
 	r := l.r
-	if r.in.loops == nil {
+	if !r.in.store.Has(core.StoreLoops) {
 		return
 	}
-	open, err := r.in.loops.ListLoops(ctx, core.LoopFilter{SessionID: r.sessionID, AgentID: r.agent.ID, Status: core.LoopRunning})
+	open, err := r.in.store.ListLoops(ctx, core.LoopFilter{SessionID: r.sessionID, AgentID: r.agent.ID, Status: core.LoopRunning})
 	if err != nil {
 		return
 	}
@@ -143,7 +143,7 @@ func (l *loopRuntime) restore(ctx context.Context) {
 			continue
 		}
 		a := &activeLoop{id: rec.ID, pipeline: rec.Pipeline, iterations: rec.Iterations}
-		if d, err := r.in.loops.GetLoop(ctx, rec.ID); err == nil && len(d.Iterations) > 0 {
+		if d, err := r.in.store.GetLoop(ctx, rec.ID); err == nil && len(d.Iterations) > 0 {
 			var last any
 			if json.Unmarshal(d.Iterations[len(d.Iterations)-1].Output, &last) == nil {
 				a.last = last
@@ -297,10 +297,10 @@ func (in *Instance) recordIteration(ctx context.Context, emit func(core.Crumb), 
 		return nil, err
 	}
 	it := core.LoopIteration{ID: newID(), LoopID: lc.LoopID, Index: lc.Iteration, Input: input, Output: output, StartedAt: started, CompletedAt: core.NowMillis()}
-	if err := in.loops.AddLoopIteration(ctx, it); err != nil {
+	if err := in.store.AddLoopIteration(ctx, it); err != nil {
 		return nil, err
 	}
-	if err := in.loops.UpdateLoop(ctx, lc.LoopID, core.LoopUpdate{Iterations: lc.Iteration}); err != nil {
+	if err := in.store.UpdateLoop(ctx, lc.LoopID, core.LoopUpdate{Iterations: lc.Iteration}); err != nil {
 		return nil, err
 	}
 	final := out
@@ -328,7 +328,7 @@ func (l *loopRuntime) close(ctx context.Context, emit func(core.Crumb), status c
 		c.Result = result
 	}
 	l.active = nil
-	if err := l.r.in.loops.UpdateLoop(context.WithoutCancel(ctx), a.id, u); err != nil {
+	if err := l.r.in.store.UpdateLoop(context.WithoutCancel(ctx), a.id, u); err != nil {
 		return err
 	}
 	emit(c)
@@ -367,10 +367,10 @@ func (r *run) closeLoop(ctx context.Context, failed bool) {
 // answered, and returns what the host's loop tool call answers.
 func (in *Instance) finishIteration(ctx context.Context, out sink, host core.CheckpointRecord, lp *core.LoopProgress, output any) (any, error) {
 	rt, ok := in.agents[host.AgentID]
-	if !ok || rt.Loop == nil || in.loops == nil {
+	if !ok || rt.Loop == nil || !in.store.Has(core.StoreLoops) {
 		return nil, core.Errorf(core.CodePipelineStateLost, "agent %s of checkpoint %s no longer runs loops; loop %s cannot continue", host.AgentID, host.ID, lp.LoopID)
 	}
-	rec, err := in.loops.GetLoop(ctx, lp.LoopID)
+	rec, err := in.store.GetLoop(ctx, lp.LoopID)
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ func (in *Instance) RunPipelineBackground(ctx context.Context, pipelineID string
 	}
 	runID := newID()
 	p := runJob{RunID: runID, PipelineID: pipelineID, Input: raw, Webhook: bg.Webhook, Identity: core.IdentityFrom(ctx)}
-	if in.cfg.Jobs == nil {
+	if in.jobs == nil {
 		detached := context.WithoutCancel(ctx)
 		if !in.bg.goFn(func() {
 			stopAfter := context.AfterFunc(in.bg.ctx, func() { in.Cancel(runID) })
@@ -89,8 +89,8 @@ func (in *Instance) execPipeline(ctx context.Context, p runJob, attempt int, fro
 	rec := core.RunRecord{ID: p.RunID, AgentID: PipelineAgentID, PipelineID: p.PipelineID, Attempt: attempt}
 	in.records.running(ctx, rec)
 	j := &journal{in: in, runID: p.RunID, pipelineID: p.PipelineID}
-	if clog, ok := in.store.(core.CrumbLog); ok && attempt > 1 {
-		j.seq, _ = clog.MaxCrumbSeq(ctx, p.RunID) // an earlier attempt's journal
+	if in.store.Has(core.StoreCrumbLog) && attempt > 1 {
+		j.seq, _ = in.store.MaxCrumbSeq(ctx, p.RunID) // an earlier attempt's journal
 	}
 	j.put(ctx, &core.AgentRunStart{CrumbBase: j.base(PipelineAgentID), Input: input})
 
@@ -157,13 +157,13 @@ func (j *journal) put(ctx context.Context, c core.Crumb) {
 	j.seq++
 	b := c.Base()
 	b.Seq = j.seq
-	if clog, ok := j.in.store.(core.CrumbLog); ok {
+	if j.in.store.Has(core.StoreCrumbLog) {
 		entry := core.CrumbLogEntry{RunID: j.runID, Seq: j.seq, AgentID: b.AgentID, Type: c.CrumbType(), Crumb: c, CreatedAt: b.Timestamp}
-		if err := clog.AppendCrumbs(ctx, []core.CrumbLogEntry{entry}); err != nil {
+		if err := j.in.store.AppendCrumbs(ctx, []core.CrumbLogEntry{entry}); err != nil {
 			j.in.log.Warn("bread: logging a background pipeline's crumb failed", append(runAttrs(j.runID, b.AgentID, ""), "pipeline_id", j.pipelineID, "error", err)...)
 		}
 	}
-	if err := j.in.transport.Publish(ctx, core.Frame{RunID: j.runID, Seq: j.seq, Crumb: c}); err != nil {
+	if err := j.in.bus.Publish(ctx, core.Frame{RunID: j.runID, Seq: j.seq, Crumb: c}); err != nil {
 		j.in.log.Warn("bread: publishing a background pipeline's crumb failed", append(runAttrs(j.runID, b.AgentID, ""), "pipeline_id", j.pipelineID, "error", err)...)
 	}
 }
@@ -183,11 +183,10 @@ type progress struct {
 
 func (in *Instance) pipelineProgress(ctx context.Context, runID string) progress {
 	pr := progress{done: -1}
-	clog, ok := in.store.(core.CrumbLog)
-	if !ok {
+	if !in.store.Has(core.StoreCrumbLog) {
 		return pr
 	}
-	entries, err := clog.GetCrumbs(ctx, runID, 0, 0)
+	entries, err := in.store.GetCrumbs(ctx, runID, 0, 0)
 	if err != nil {
 		return pr
 	}

@@ -15,8 +15,8 @@ func (r *run) systemPrompt(ctx context.Context) (string, error) {
 	a := r.agent
 	sections := []string{strings.TrimSpace(a.Prompt)}
 	if kc := a.Knowledge; kc != nil && kc.AutoInject {
-		if ks, ok := r.in.store.(core.KnowledgeStore); ok {
-			text, err := knowledgeContext(ctx, ks, a.ID, r.sessionID, kc.MaxTokens)
+		if r.in.store.Has(core.StoreKnowledge) {
+			text, err := knowledgeContext(ctx, r.in.store, a.ID, r.sessionID, kc.MaxTokens)
 			if err != nil {
 				return "", err
 			}

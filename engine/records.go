@@ -22,7 +22,7 @@ const DefaultRunLease = 15 * time.Second
 // no-ops; claims work with every store.
 type records struct {
 	in    *Instance
-	store core.RunStore
+	keeps bool // the store keeps run records (core.StoreRuns)
 	owner string
 	lease time.Duration
 
@@ -31,12 +31,11 @@ type records struct {
 }
 
 func newRecords(in *Instance, owner string) *records {
-	rs, _ := in.store.(core.RunStore)
 	lease := in.cfg.RunLease
 	if lease <= 0 {
 		lease = DefaultRunLease
 	}
-	return &records{in: in, store: rs, owner: owner, lease: lease}
+	return &records{in: in, keeps: in.store.Has(core.StoreRuns), owner: owner, lease: lease}
 }
 
 // start launches the keeper goroutine (renew and sweep), owned by records
@@ -82,10 +81,10 @@ func (rc *records) keep() {
 			if _, err := rc.in.store.RenewCheckpointClaims(ctx, rc.owner, until); err != nil && ctx.Err() == nil {
 				rc.in.log.Warn("bread: renewing checkpoint claims failed; another instance may resume them again", "owner", rc.owner, "error", err)
 			}
-			if rc.store == nil {
+			if !rc.keeps {
 				continue
 			}
-			if _, err := rc.store.RenewRunLeases(ctx, rc.owner, until); err != nil && ctx.Err() == nil {
+			if _, err := rc.in.store.RenewRunLeases(ctx, rc.owner, until); err != nil && ctx.Err() == nil {
 				rc.in.log.Warn("bread: renewing run leases failed; other instances may declare this instance's runs lost", "owner", rc.owner, "error", err)
 			}
 		case <-sweep.C:
@@ -97,12 +96,12 @@ func (rc *records) keep() {
 // sweep ends every run whose lease lapsed: one LoseRun per run decides,
 // across replicas, who writes its RUN_LOST crumb.
 func (rc *records) sweep(ctx context.Context) {
-	if rc.store == nil {
+	if !rc.keeps {
 		return
 	}
 	for {
 		now := core.NowMillis()
-		lapsed, err := rc.store.ExpiredRuns(ctx, now, 100)
+		lapsed, err := rc.in.store.ExpiredRuns(ctx, now, 100)
 		if err != nil {
 			if ctx.Err() == nil {
 				rc.in.log.Warn("bread: looking for lost runs failed", "error", err)
@@ -110,7 +109,7 @@ func (rc *records) sweep(ctx context.Context) {
 			return
 		}
 		for _, r := range lapsed {
-			won, err := rc.store.LoseRun(ctx, r.ID, now)
+			won, err := rc.in.store.LoseRun(ctx, r.ID, now)
 			if err != nil {
 				if ctx.Err() == nil {
 					rc.in.log.Warn("bread: marking a run lost failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "error", err)...)
@@ -154,9 +153,9 @@ func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
 // tail and every replay of it ends.
 func (in *Instance) endDurably(ctx context.Context, r core.RunRecord, now int64, be *core.BreadError) {
 	var seq int64
-	clog, _ := in.store.(core.CrumbLog)
-	if clog != nil {
-		max, err := clog.MaxCrumbSeq(ctx, r.ID)
+	logs := in.store.Has(core.StoreCrumbLog)
+	if logs {
+		max, err := in.store.MaxCrumbSeq(ctx, r.ID)
 		if err != nil {
 			in.log.Warn("bread: reading a run's crumb log to end it failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "code", be.Code, "error", err)...)
 			return
@@ -167,13 +166,13 @@ func (in *Instance) endDurably(ctx context.Context, r core.RunRecord, now int64,
 		CrumbBase: core.CrumbBase{AgentID: r.AgentID, RunID: r.ID, SessionID: r.SessionID, Timestamp: now, Seq: seq},
 		Error:     be,
 	}
-	if clog != nil {
+	if logs {
 		entry := core.CrumbLogEntry{RunID: r.ID, Seq: seq, SessionID: r.SessionID, AgentID: r.AgentID, Type: core.TypeAgentError, Crumb: crumb, CreatedAt: now}
-		if err := clog.AppendCrumbs(ctx, []core.CrumbLogEntry{entry}); err != nil {
+		if err := in.store.AppendCrumbs(ctx, []core.CrumbLogEntry{entry}); err != nil {
 			in.log.Warn("bread: logging a run's end failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "code", be.Code, "error", err)...)
 		}
 	}
-	if err := in.transport.Publish(ctx, core.Frame{RunID: r.ID, Seq: seq, Crumb: crumb}); err != nil {
+	if err := in.bus.Publish(ctx, core.Frame{RunID: r.ID, Seq: seq, Crumb: crumb}); err != nil {
 		in.log.Warn("bread: publishing a run's end failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "code", be.Code, "error", err)...)
 	}
 }
@@ -211,10 +210,10 @@ func (rc *records) settle(ctx context.Context, cp core.CheckpointRecord, err err
 // its process died at the very end then removes the checkpoint instead of
 // continuing the run a second time. Without a RunStore it is false.
 func (rc *records) continued(ctx context.Context, cp core.CheckpointRecord) bool {
-	if rc.store == nil {
+	if !rc.keeps {
 		return false
 	}
-	rec, err := rc.store.GetRun(ctx, cp.RunID)
+	rec, err := rc.in.store.GetRun(ctx, cp.RunID)
 	if err != nil {
 		return false
 	}
@@ -244,7 +243,7 @@ func (rc *records) resumable(ctx context.Context, r core.RunRecord) bool {
 // resumed run's record keeps its starter, whoever resumes it (PutRun never
 // replaces StartedBy).
 func (rc *records) running(ctx context.Context, r core.RunRecord) {
-	if rc.store == nil {
+	if !rc.keeps {
 		return
 	}
 	if r.StartedBy == "" {
@@ -259,7 +258,7 @@ func (rc *records) running(ctx context.Context, r core.RunRecord) {
 
 // ended records how a run this instance ran stopped running.
 func (rc *records) ended(ctx context.Context, r core.RunRecord, res outcome, err error) {
-	if rc.store == nil {
+	if !rc.keeps {
 		return
 	}
 	r.Owner, r.LeaseUntil, r.UpdatedAt, r.CheckpointID = "", 0, core.NowMillis(), ""
@@ -281,7 +280,7 @@ func (rc *records) ended(ctx context.Context, r core.RunRecord, res outcome, err
 // put writes a record; like the crumb log, a failed write never fails the
 // run.
 func (rc *records) put(ctx context.Context, r core.RunRecord) {
-	if err := rc.store.PutRun(ctx, r); err != nil {
+	if err := rc.in.store.PutRun(ctx, r); err != nil {
 		rc.in.log.Warn("bread: recording a run's state failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "status", r.Status, "error", err)...)
 	}
 }

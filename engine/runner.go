@@ -177,8 +177,7 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 			return fail(err)
 		}
 	}
-	_, lists := in.records.store.(core.RunLister)
-	claimed := named && lists
+	claimed := named && in.store.Has(core.StoreRuns|core.StoreRunList)
 	if hold.undo > 0 {
 		if err := in.rollback(ctx, session.ID, hold.undo); err != nil {
 			return fail(err)

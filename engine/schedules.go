@@ -167,7 +167,7 @@ func (in *Instance) workTick(ctx context.Context, j core.Job) error {
 	runID := tickRunID(j.Key)
 	var d core.Detached
 	var err error
-	if in.cfg.Jobs != nil {
+	if in.jobs != nil {
 		d, err = in.enqueueRun(ctx, runID, s.AgentID, s.Input, opts, bg)
 	} else {
 		d, err = in.runBackground(ctx, runID, s.AgentID, s.Input, opts, bg)

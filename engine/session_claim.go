@@ -26,14 +26,13 @@ import (
 // record goes running when they resume) but do not claim it, as the
 // sessionGate does not gate them either.
 func (in *Instance) claimSession(ctx context.Context, rec core.RunRecord, policy core.ConcurrencyPolicy) error {
-	rl, ok := in.records.store.(core.RunLister)
-	if !ok || rec.SessionID == "" {
+	if !in.store.Has(core.StoreRuns|core.StoreRunList) || rec.SessionID == "" {
 		return nil
 	}
 	in.records.running(ctx, rec)
 	wait := max(in.records.lease/8, 50*time.Millisecond)
 	for {
-		runs, err := rl.ListRuns(ctx, core.RunFilter{SessionID: rec.SessionID, Status: core.RunRunning})
+		runs, err := in.store.ListRuns(ctx, core.RunFilter{SessionID: rec.SessionID, Status: core.RunRunning})
 		if err != nil {
 			in.records.ended(ctx, rec, outcome{}, err)
 			return err

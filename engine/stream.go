@@ -57,7 +57,7 @@ func (s *streamSink) end(c core.Crumb, err error) {
 	if err != nil {
 		s.reported = true
 	}
-	// Even when nobody reads any more, the log and the transport learn how
+	// Even when nobody reads any more, the log and the bus learn how
 	// the run ended.
 	s.cp.process(s.ctx, c)
 	if !s.stopped && !s.yield(c, err) {
@@ -215,7 +215,7 @@ type RunResult struct {
 }
 
 // RunSync runs agentID to completion and returns its output. It drains the
-// same stream Run yields, so listeners, the log and the transport see a
+// same stream Run yields, so listeners, the log and the bus see a
 // synchronous run exactly like a streamed one.
 func (in *Instance) RunSync(ctx context.Context, agentID string, input any, opts core.RunOptions) (RunResult, error) {
 	var res RunResult

@@ -165,15 +165,15 @@ func (in *Instance) callTask(ctx context.Context, t *taskRT, input any, call tas
 	}
 	id := newID()
 	started := time.Now()
-	audit, _ := in.store.(core.TaskRunStore)
+	audit := in.store.Has(core.StoreTaskRuns)
 	rec := core.TaskRunRecord{ID: id, TaskID: t.Name, Model: core.TaskModelInfo{Provider: t.Model.Provider, Model: t.Model.Model}, Input: rawInput, Status: core.TaskRunning, CreatedAt: started.UnixMilli()}
 	if call.emit != nil {
 		rec.AgentID, rec.SessionID, rec.RunID = call.agentID, call.sessionID, call.runID
 	}
-	if audit != nil {
-		if err := audit.CreateTaskRun(ctx, rec); err != nil {
+	if audit {
+		if err := in.store.CreateTaskRun(ctx, rec); err != nil {
 			in.log.Warn("bread: task run audit failed", "task", t.Name, "error", err)
-			audit = nil
+			audit = false
 		}
 	}
 	base := core.CrumbBase{AgentID: call.agentID, RunID: call.runID, SessionID: call.sessionID}
@@ -200,8 +200,8 @@ func (in *Instance) callTask(ctx context.Context, t *taskRT, input any, call tas
 	} else {
 		upd.Output, _ = asJSON(out)
 	}
-	if audit != nil {
-		if aerr := audit.FinishTaskRun(context.WithoutCancel(ctx), id, upd); aerr != nil {
+	if audit {
+		if aerr := in.store.FinishTaskRun(context.WithoutCancel(ctx), id, upd); aerr != nil {
 			in.log.Warn("bread: task run audit failed", "task", t.Name, "error", aerr)
 		}
 	}

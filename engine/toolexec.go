@@ -111,7 +111,7 @@ func (r *run) invokeTool(ctx context.Context, bt *boundTool, call toolCall, send
 	if key == "" {
 		key = r.id + ":" + call.ID
 	}
-	tc := core.ToolContext{AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID, ToolCallID: call.ID, IdempotencyKey: key, Credentials: creds, BlobStore: r.in.cfg.BlobStore, Emit: send}
+	tc := core.ToolContext{AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID, ToolCallID: call.ID, IdempotencyKey: key, Credentials: creds, Blobs: r.in.blobs, Emit: send}
 
 	var result any
 	if t.ExecuteStream != nil {

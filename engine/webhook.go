@@ -219,8 +219,8 @@ func (w *webhook) post(ctx context.Context, body []byte) (retry bool, err error)
 // endRecord is the run's record as its store holds it, or, without a run
 // store, one made from the crumb its stream ended with.
 func (in *Instance) endRecord(ctx context.Context, d core.Detached, last core.Crumb) core.RunRecord {
-	if in.records.store != nil {
-		if rec, err := in.records.store.GetRun(ctx, d.RunID); err == nil {
+	if in.records.keeps {
+		if rec, err := in.store.GetRun(ctx, d.RunID); err == nil {
 			return rec
 		}
 	}

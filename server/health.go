@@ -148,11 +148,11 @@ func (s *Server) readinessChecks() []Check {
 			return nil
 		}})
 	}
-	if p, ok := s.inst.Store().(core.Pinger); ok {
-		checks = append(checks, Check{Name: "store", Check: p.Ping})
+	if st := s.inst.Storage(); st.Has(core.StorePing) {
+		checks = append(checks, Check{Name: "store", Check: st.Ping})
 	}
-	if p, ok := s.inst.Bus().(core.Pinger); ok {
-		checks = append(checks, Check{Name: "bus", Check: p.Ping})
+	if bus := s.inst.Bus(); bus.Has(core.BusPing) {
+		checks = append(checks, Check{Name: "bus", Check: bus.Ping})
 	}
 	return append(checks, s.opts.Checks...)
 }

@@ -317,10 +317,7 @@ func (p *Plugin) directTool(name, agentID string, t core.Tool) exposed {
 			if base == nil {
 				base = core.EnvCredentials()
 			}
-			tc := core.ToolContext{AgentID: agentID, RunID: id, SessionID: id, ToolCallID: id, Credentials: core.ScopedCredentials(base, t.Credentials)}
-			if bp, ok := p.rt.(interface{ BlobStore() core.BlobStore }); ok {
-				tc.BlobStore = bp.BlobStore()
-			}
+			tc := core.ToolContext{AgentID: agentID, RunID: id, SessionID: id, ToolCallID: id, Credentials: core.ScopedCredentials(base, t.Credentials), Blobs: p.rt.Blobs()}
 			v, err := execute(ctx, t, raw, tc, progress(ctx, req))
 			if err != nil {
 				return errorResult(err), nil
