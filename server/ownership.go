@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 
 	"github.com/breadai/bread/core"
 )
@@ -20,7 +21,9 @@ import (
 // tenant.
 type Ownership struct {
 	// Store holds the run records and checkpoints it reads. A store that
-	// is not a core.RunStore records no starter: every run is allowed.
+	// keeps no run records (core.StoreRuns) records no starter: every run
+	// is allowed. It is put behind a core.Storage once, on first use (a
+	// *core.Storage, such as the engine's, is used as it is).
 	Store core.BreadStore
 	// Admin reports whether an identity may act on every run (nil:
 	// nobody).
@@ -36,6 +39,9 @@ type Ownership struct {
 	Sessions bool
 	// Logger receives store failures (which deny); nil uses slog.Default.
 	Logger *slog.Logger
+
+	once sync.Once
+	st   *core.Storage
 }
 
 // AuthorizeStream is a core.AuthorizeStreamFunc: nil identity (no auth),
@@ -55,11 +61,11 @@ func (o *Ownership) AuthorizeStream(ctx context.Context, id *core.AuthIdentity, 
 	if o.Admin != nil && o.Admin(id) {
 		return true
 	}
-	rs, ok := o.Store.(core.RunStore)
-	if !ok {
+	st := o.storage()
+	if !st.Has(core.StoreRuns) {
 		return true
 	}
-	rec, err := rs.GetRun(ctx, runID)
+	rec, err := st.GetRun(ctx, runID)
 	switch {
 	case errors.Is(err, core.ErrRunNotFound):
 		return true
@@ -102,7 +108,7 @@ func (o *Ownership) Authorize(inner core.AuthorizeFunc) core.AuthorizeFunc {
 		if _, ok := StreamTokenRun(id); ok {
 			return false
 		}
-		cp, err := o.Store.GetCheckpoint(ctx, args["checkpointId"])
+		cp, err := o.storage().GetCheckpoint(ctx, args["checkpointId"])
 		switch {
 		case errors.Is(err, core.ErrCheckpointNotFound):
 			return true // the route answers for an unknown checkpoint
@@ -122,17 +128,17 @@ func (o *Ownership) maySession(ctx context.Context, id *core.AuthIdentity, sessi
 	if o.Admin != nil && o.Admin(id) {
 		return true
 	}
-	ss, ok := o.Store.(core.SessionStarters)
-	if !ok {
+	st := o.storage()
+	if !st.Has(core.StoreSessionStarters) {
 		return true
 	}
-	starters, err := ss.SessionStarters(ctx, sessionID)
+	starters, err := st.SessionStarters(ctx, sessionID)
 	if err != nil {
 		o.logger().WarnContext(ctx, "bread: reading a session's run starters failed; refusing the request", "sessionId", sessionID, "error", err)
 		return false
 	}
 	if len(starters) == 0 {
-		_, err := o.Store.GetSession(ctx, sessionID)
+		_, err := st.GetSession(ctx, sessionID)
 		if errors.Is(err, core.ErrSessionNotFound) {
 			return true // the route answers 404
 		}
@@ -145,6 +151,12 @@ func (o *Ownership) maySession(ctx context.Context, id *core.AuthIdentity, sessi
 		}
 	}
 	return false
+}
+
+// storage is Store behind its portable type, built on first use.
+func (o *Ownership) storage() *core.Storage {
+	o.once.Do(func() { o.st = core.NewStorage(o.Store) })
+	return o.st
 }
 
 func (o *Ownership) logger() *slog.Logger {

@@ -19,18 +19,6 @@ const ActionRunFileRead = core.ActionRunFileRead
 // fetches for a file:generated crumb whose blob has key.
 func RunFilePath(runID, key string) string { return httpstream.RunFilePath(runID, key) }
 
-// blobSource is how the server reaches the engine's blob store
-// (*engine.Instance has it).
-type blobSource interface {
-	BlobStore() core.BlobStore
-}
-
-// blobKeyer is implemented by blob stores whose URLs do not end with the
-// key (stores/s3's presigned URLs do not, with a key prefix).
-type blobKeyer interface {
-	KeyOf(url string) (string, bool)
-}
-
 func (s *Server) blobRoutes(r core.Router) {
 	r.Handle(ActionRunFileRead, http.MethodGet, "/runs/{runId}/files/{key:.+}", http.HandlerFunc(s.readRunFile))
 }
@@ -48,17 +36,13 @@ func (s *Server) readRunFile(w http.ResponseWriter, r *http.Request) {
 		forbidden(w)
 		return
 	}
-	src, _ := s.inst.(blobSource)
-	var blobs core.BlobStore
-	if src != nil {
-		blobs = src.BlobStore()
-	}
-	if blobs == nil {
+	blobs := s.inst.Blobs()
+	if !blobs.Configured() {
 		writeError(w, http.StatusNotFound, core.CodeBlobStoreNotConfigured, "no blob store is configured")
 		return
 	}
-	clog, ok := s.inst.Store().(core.CrumbLog)
-	if !ok {
+	clog := s.inst.Storage()
+	if !clog.Has(core.StoreCrumbLog) {
 		writeError(w, http.StatusNotFound, core.CodeNotFound, "the store keeps no crumb log, so no run's files can be served")
 		return
 	}
@@ -100,7 +84,7 @@ func (s *Server) readRunFile(w http.ResponseWriter, r *http.Request) {
 
 // runAnnounced reports whether the run's logged crumbs announce a file
 // with key: a file:generated crumb or a file of agent:run:end.
-func runAnnounced(r *http.Request, clog core.CrumbLog, blobs core.BlobStore, runID, key string) (bool, error) {
+func runAnnounced(r *http.Request, clog core.CrumbLog, blobs *core.Blobs, runID, key string) (bool, error) {
 	entries, err := clog.GetCrumbs(r.Context(), runID, 0, 0)
 	if err != nil {
 		return false, err
@@ -123,16 +107,15 @@ func runAnnounced(r *http.Request, clog core.CrumbLog, blobs core.BlobStore, run
 }
 
 // names reports whether uri, as a run announced it, is the blob key: this
-// route's own path for it, the store's URL for it (KeyOf), or a URL whose
-// last path segment is the key (core/blobfs's file URLs).
-func names(blobs core.BlobStore, uri, runID, key string) bool {
+// route's own path for it, the store's URL for it (KeyOf, for a store
+// whose URLs do not end with the key: stores/s3's presigned ones), or a
+// URL whose last path segment is the key (core/blobfs's file URLs).
+func names(blobs *core.Blobs, uri, runID, key string) bool {
 	if uri == RunFilePath(runID, key) {
 		return true
 	}
-	if k, ok := blobs.(blobKeyer); ok {
-		if got, ok := k.KeyOf(uri); ok {
-			return got == key
-		}
+	if got, ok := blobs.KeyOf(uri); ok {
+		return got == key
 	}
 	u, err := url.Parse(uri)
 	if err != nil || u.Path == "" {

@@ -7,13 +7,14 @@ import (
 	"github.com/breadai/bread/core"
 )
 
-// loopStore returns the store's loop records, or answers 501.
-func (s *Server) loopStore(w http.ResponseWriter) (core.LoopStore, bool) {
-	ls, ok := s.inst.Store().(core.LoopStore)
-	if !ok {
+// loopStore returns the store, which records loops, or answers 501.
+func (s *Server) loopStore(w http.ResponseWriter) (*core.Storage, bool) {
+	st := s.inst.Storage()
+	if !st.Has(core.StoreLoops) {
 		writeError(w, http.StatusNotImplemented, core.CodeNotImplemented, "the configured store does not record loops")
+		return nil, false
 	}
-	return ls, ok
+	return st, true
 }
 
 func (s *Server) listLoops(w http.ResponseWriter, r *http.Request) {

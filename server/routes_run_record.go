@@ -31,8 +31,8 @@ type checkpointView struct {
 // watch a run may not read its state either.
 func (s *Server) readRun(w http.ResponseWriter, r *http.Request) {
 	runID := r.PathValue("runId")
-	rs, ok := s.inst.Store().(core.RunStore)
-	if !ok {
+	st := s.inst.Storage()
+	if !st.Has(core.StoreRuns) {
 		writeError(w, http.StatusNotImplemented, core.CodeNotImplemented, "the configured store does not record runs")
 		return
 	}
@@ -40,7 +40,7 @@ func (s *Server) readRun(w http.ResponseWriter, r *http.Request) {
 		forbidden(w)
 		return
 	}
-	rec, err := rs.GetRun(r.Context(), runID)
+	rec, err := st.GetRun(r.Context(), runID)
 	switch {
 	case errors.Is(err, core.ErrRunNotFound):
 		writeError(w, http.StatusNotFound, core.CodeRunNotFound, "run "+quote(runID)+" not found")
@@ -51,14 +51,14 @@ func (s *Server) readRun(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.Owner = "" // an instance id is the operator's business, not the client's
 	view := runView{RunRecord: rec}
-	if clog, ok := s.inst.Store().(core.CrumbLog); ok {
-		if view.LastSeq, err = clog.MaxCrumbSeq(r.Context(), runID); err != nil {
+	if st.Has(core.StoreCrumbLog) {
+		if view.LastSeq, err = st.MaxCrumbSeq(r.Context(), runID); err != nil {
 			writeFailure(w, r, s.log, err)
 			return
 		}
 	}
 	if rec.Status == core.RunSuspended && rec.CheckpointID != "" {
-		cp, err := s.inst.Store().GetCheckpoint(r.Context(), rec.CheckpointID)
+		cp, err := st.GetCheckpoint(r.Context(), rec.CheckpointID)
 		switch {
 		case err == nil:
 			view.Checkpoint = &checkpointView{ID: cp.ID, ToolName: cp.ToolName, Kind: cp.Kind, Prompt: cp.Prompt, Schema: cp.Schema}

@@ -20,7 +20,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, err.Error())
 		return
 	}
-	list, err := s.inst.Store().ListSessions(r.Context(), core.SessionFilter{Tags: tags})
+	list, err := s.inst.Storage().ListSessions(r.Context(), core.SessionFilter{Tags: tags})
 	if err != nil {
 		writeFailure(w, r, s.log, err)
 		return
@@ -47,7 +47,7 @@ func parseTags(raw []string) (map[string]string, error) {
 
 func (s *Server) readSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	sess, err := s.inst.Store().GetSession(r.Context(), id)
+	sess, err := s.inst.Storage().GetSession(r.Context(), id)
 	switch {
 	case errors.Is(err, core.ErrSessionNotFound):
 		writeError(w, http.StatusNotFound, core.CodeSessionNotFound, "session "+quote(id)+" not found")
@@ -59,7 +59,7 @@ func (s *Server) readSession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
-	if err := s.inst.Store().DeleteSession(r.Context(), r.PathValue("id")); err != nil {
+	if err := s.inst.Storage().DeleteSession(r.Context(), r.PathValue("id")); err != nil {
 		writeFailure(w, r, s.log, err)
 		return
 	}
@@ -95,7 +95,7 @@ func (s *Server) cleanupSessions(w http.ResponseWriter, r *http.Request) {
 			opts.OlderThan = time.Duration(*d * float64(24*time.Hour))
 		}
 	}
-	n, err := s.inst.Store().CleanupSessions(r.Context(), opts)
+	n, err := s.inst.Storage().CleanupSessions(r.Context(), opts)
 	if err != nil {
 		writeFailure(w, r, s.log, err)
 		return
@@ -142,7 +142,7 @@ func nonNil[T any](s []T) []T {
 // session may read what was said in it.
 func (s *Server) readMessages(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	st := s.inst.Store()
+	st := s.inst.Storage()
 	if _, err := st.GetSession(r.Context(), id); err != nil {
 		if errors.Is(err, core.ErrSessionNotFound) {
 			writeError(w, http.StatusNotFound, core.CodeSessionNotFound, "session "+quote(id)+" not found")

@@ -11,13 +11,14 @@ import (
 // maxTaskLimit bounds ?limit on GET /tasks.
 const maxTaskLimit = 10000
 
-// taskRuns returns the store's task-run audit, or answers 501.
-func (s *Server) taskRuns(w http.ResponseWriter) (core.TaskRunStore, bool) {
-	ts, ok := s.inst.Store().(core.TaskRunStore)
-	if !ok {
+// taskRuns returns the store, which audits task runs, or answers 501.
+func (s *Server) taskRuns(w http.ResponseWriter) (*core.Storage, bool) {
+	st := s.inst.Storage()
+	if !st.Has(core.StoreTaskRuns) {
 		writeError(w, http.StatusNotImplemented, core.CodeNotImplemented, "the configured store does not record task runs")
+		return nil, false
 	}
-	return ts, ok
+	return st, true
 }
 
 func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {

@@ -222,17 +222,17 @@ func (t *StreamTokens) Authorize(inner core.AuthorizeFunc) core.AuthorizeFunc {
 // Plugin returns the plugin (for engine.Config.Plugins) that serves
 // POST /runs/{runId}/stream-token (ActionRunStreamToken; authorizeStream,
 // the streams' policy, must allow the caller that run). store answers 404
-// for an unknown run when it is a core.RunStore.
+// for an unknown run when it keeps run records (core.StoreRuns).
 func (t *StreamTokens) Plugin(store core.BreadStore, authorizeStream core.AuthorizeStreamFunc) core.BreadPlugin {
 	if authorizeStream == nil {
 		authorizeStream = func(context.Context, *core.AuthIdentity, string) bool { return true }
 	}
-	return &streamTokenPlugin{t: t, store: store, authorize: authorizeStream}
+	return &streamTokenPlugin{t: t, store: core.NewStorage(store), authorize: authorizeStream}
 }
 
 type streamTokenPlugin struct {
 	t         *StreamTokens
-	store     core.BreadStore
+	store     *core.Storage
 	authorize core.AuthorizeStreamFunc
 }
 
@@ -256,8 +256,8 @@ func (p *streamTokenPlugin) mint(w http.ResponseWriter, r *http.Request) {
 		forbidden(w)
 		return
 	}
-	if rs, ok := p.store.(core.RunStore); ok {
-		_, err := rs.GetRun(r.Context(), runID)
+	if p.store.Has(core.StoreRuns) {
+		_, err := p.store.GetRun(r.Context(), runID)
 		switch {
 		case errors.Is(err, core.ErrRunNotFound):
 			writeError(w, http.StatusNotFound, core.CodeRunNotFound, "run "+quote(runID)+" not found")
