@@ -20,6 +20,9 @@ func TestPublic(t *testing.T) {
 		"100.64.0.1": false, "224.0.0.1": false, "ff02::1": false, "255.255.255.255": false,
 		"::ffff:127.0.0.1": false, "::ffff:169.254.169.254": false, "::ffff:8.8.8.8": true,
 		"64:ff9b::a00:1": false, "2002:a00:1::": false, "2001:db8::1": false,
+		// The IPv4 documentation ranges, like the IPv6 one, are not the internet.
+		"192.0.2.1": false, "198.51.100.7": false, "203.0.113.255": false,
+		"192.0.3.1": true, "198.51.101.1": true, "203.0.114.1": true,
 	} {
 		if got := Public(netip.MustParseAddr(addr)); got != want {
 			t.Errorf("Public(%s) = %v, want %v", addr, got, want)
