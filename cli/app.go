@@ -157,11 +157,14 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 	if err != nil {
 		return nil, nil, err
 	}
-	so := &server.Options{Host: cfg.Server.Host, Port: cfg.Server.Port, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: a.log,
+	so := &server.Options{
+		Host: cfg.Server.Host, Port: cfg.Server.Port, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: a.log,
 		CORS:              server.CORS{Origins: cfg.Server.CORSOrigins, MaxAge: cfg.Server.CORSMaxAge},
+		AllowCrossOrigin:  cfg.Server.AllowCrossOrigin,
 		ReadHeaderTimeout: cfg.Server.Timeouts.ReadHeader, IdleTimeout: cfg.Server.Timeouts.Idle, BodyReadTimeout: cfg.Server.Timeouts.BodyRead,
 		Streams: httpstream.Options{Heartbeat: w.heartbeat, Logger: a.log}, Public: cfg.Server.Public, AccessLog: cfg.Server.AccessLog,
-		Console: cfg.Server.Console}
+		Console: cfg.Server.Console,
+	}
 	if a.coordinator != nil {
 		so.Canceller = a.coordinator
 		so.Streams.Liveness = a.coordinator

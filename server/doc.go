@@ -11,7 +11,9 @@
 // and query parameters (403); a route registered without an action is 403.
 // With auth off only requests whose Host header is loopback pass (403
 // otherwise), and ListenAndServe refuses a public bind with
-// AUTH_NOT_CONFIGURED.
+// AUTH_NOT_CONFIGURED. Whatever the auth, a browser's unsafe request for a
+// page of another origin is 403 (net/http's CrossOriginProtection), unless
+// the origin is one of Options.CORS.Origins.
 //
 // Handler serves in-process and never refuses to build; the listen methods
 // check the bind first and shut down gracefully when their context ends.

@@ -48,8 +48,9 @@ func forbidden(w http.ResponseWriter) {
 	_, _ = w.Write([]byte(ForbiddenBody))
 }
 
-// ForbiddenBody is the body of every 403.
-const ForbiddenBody = `{"error":"Forbidden"}` + "\n"
+// ForbiddenBody is the body of every 403, byte for byte the seed's (the
+// original's JSON answer, with no trailing newline).
+const ForbiddenBody = `{"error":"Forbidden"}`
 
 func badRequest(w http.ResponseWriter, message string) {
 	writeError(w, http.StatusBadRequest, core.CodeBadRequest, message)

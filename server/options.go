@@ -56,8 +56,17 @@ type Options struct {
 	// for this long (default DefaultIdleTimeout).
 	IdleTimeout time.Duration
 	// CORS lets browser apps on the listed origins call the server; none by
-	// default.
+	// default. Its origins (but not "*") are also the cross-origin guard's
+	// trusted origins.
 	CORS CORS
+	// AllowCrossOrigin turns the cross-origin guard off. By default an
+	// unsafe request (POST, DELETE, ...) that a browser sends for a page
+	// of another origin than the server's, and not one of CORS.Origins, is
+	// 403 before any middleware or route: a web page cannot drive the
+	// server, even on loopback without auth. Clients that are not browsers
+	// are not affected either way. Turn it off only for a server no
+	// browser can reach.
+	AllowCrossOrigin bool
 	// BodyReadTimeout bounds reading a request body of unknown length
 	// (chunked), which happens once the request passed the Host guard and
 	// auth (default DefaultBodyReadTimeout). A body sent more slowly is

@@ -41,11 +41,11 @@ type Server struct {
 	drain     drainState
 }
 
-// New builds the server's handler: body cap, host guard (auth off) or
-// authentication (auth on), plugin middleware in plugin order, then the
-// routes: the server's own, the streaming routes (an httpstream.Ingress
-// built from Options.Streams), and the plugins'. It does not start inst; the
-// caller owns its lifecycle.
+// New builds the server's handler: body cap, CORS, the cross-origin guard,
+// host guard (auth off) or authentication (auth on), plugin middleware in
+// plugin order, then the routes: the server's own, the streaming routes (an
+// httpstream.Ingress built from Options.Streams), and the plugins'. It does
+// not start inst; the caller owns its lifecycle.
 func New(inst Engine, opts Options) (*Server, error) {
 	if inst == nil {
 		return nil, &core.BreadError{Code: core.CodeInvalidConfig, Message: "server.New needs an Instance"}
@@ -151,17 +151,25 @@ func New(inst Engine, opts Options) (*Server, error) {
 	if len(s.public) > 0 {
 		h = s.publicRoutes(mx, open, h)
 	}
-	// A body is read only once the route's guards (Host, authentication,
-	// Authorize) let the request through (bodyCap runs inside each route's
-	// gate); until then a refusal closes the connection instead of
-	// draining a stranger's body.
+	// A page of another origin may not drive the server through its
+	// visitor's browser: refused before any guard, middleware or route.
+	if !opts.AllowCrossOrigin {
+		var err error
+		if h, err = crossOriginGuard(opts.CORS.Origins, h); err != nil {
+			return nil, err
+		}
+	}
+	if len(opts.CORS.Origins) > 0 {
+		h = opts.CORS.middleware(h)
+	}
+	// A body is read only once the route's guards (cross-origin, Host,
+	// authentication, Authorize) let the request through (bodyCap runs
+	// inside each route's gate); until then a refusal closes the
+	// connection instead of draining a stranger's body.
 	h = closeUnlessAdmitted(h)
 	// A declared length over the cap costs nothing to refuse: at once,
 	// ahead of every guard and middleware.
 	h = declaredCap(opts.MaxBodyBytes, h)
-	if len(opts.CORS.Origins) > 0 {
-		h = opts.CORS.middleware(h)
-	}
 	h = s.recoverer(h)
 	if opts.AccessLog {
 		h = s.accessLog(h)

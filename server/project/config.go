@@ -144,6 +144,9 @@ type ServerConfig struct {
 	// (`server.cors.origins`); CORSMaxAge caches preflights.
 	CORSOrigins []string
 	CORSMaxAge  time.Duration
+	// AllowCrossOrigin turns the server's cross-origin guard off
+	// (`server.allowCrossOrigin: true`): see server.Options.AllowCrossOrigin.
+	AllowCrossOrigin bool
 	// Timeouts are `server.timeouts`; 0 is the server's default.
 	Timeouts TimeoutsConfig
 }
@@ -332,7 +335,8 @@ type serverFile struct {
 		Origins []string `yaml:"origins"`
 		MaxAge  string   `yaml:"maxAge"`
 	} `yaml:"cors"`
-	Timeouts struct {
+	AllowCrossOrigin bool `yaml:"allowCrossOrigin"`
+	Timeouts         struct {
 		ReadHeader string `yaml:"readHeader"`
 		Idle       string `yaml:"idle"`
 		BodyRead   string `yaml:"bodyRead"`
@@ -385,7 +389,7 @@ func (l *loader) loadConfig(path string) (Config, error) {
 	cfg := Config{
 		Entrypoints: raw.Entrypoints,
 		Server: ServerConfig{Port: raw.Server.Port, Host: raw.Server.Host, MaxBodyBytes: raw.Server.MaxBodyBytes,
-			Public: raw.Server.Public, AccessLog: raw.Server.AccessLog, Console: raw.Server.Console},
+			Public: raw.Server.Public, AccessLog: raw.Server.AccessLog, Console: raw.Server.Console, AllowCrossOrigin: raw.Server.AllowCrossOrigin},
 		ErrorHandling:      raw.ErrorHandling.core(),
 		MaxConcurrentRuns:  raw.Concurrency.Max,
 		SessionConcurrency: core.ConcurrencyPolicy(raw.Concurrency.Session),
@@ -427,7 +431,7 @@ func (l *loader) loadConfig(path string) (Config, error) {
 	}
 	cfg.Server.CORSOrigins = raw.Server.CORS.Origins
 	for i, o := range raw.Server.CORS.Origins {
-		if u, err := url.Parse(o); o != "*" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "") {
+		if u, err := url.Parse(o); o != "*" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.Fragment != "") {
 			return cfg, f.errorf(fmt.Sprintf("$.server.cors.origins[%d]", i), "origin %q is not \"*\" or a scheme and host such as https://app.example.com (no path)", o)
 		}
 	}

@@ -50,12 +50,18 @@ func TestServerCORS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Config.Server.CORSOrigins) != 2 || p.Config.Server.CORSMaxAge != 5*time.Minute {
-		t.Errorf("cors %v %v", p.Config.Server.CORSOrigins, p.Config.Server.CORSMaxAge)
+	if len(p.Config.Server.CORSOrigins) != 2 || p.Config.Server.CORSMaxAge != 5*time.Minute || p.Config.Server.AllowCrossOrigin {
+		t.Errorf("cors %v %v, allowCrossOrigin %v", p.Config.Server.CORSOrigins, p.Config.Server.CORSMaxAge, p.Config.Server.AllowCrossOrigin)
+	}
+	p, err = project.Load(writeProject(t, map[string]string{"bread.yaml": "store: memory\nserver: {allowCrossOrigin: true}\n"}), env(nil))
+	if err != nil || !p.Config.Server.AllowCrossOrigin {
+		t.Fatalf("allowCrossOrigin: true: %v", err)
 	}
 	for _, tt := range []struct{ yaml, loc string }{
 		{"store: memory\nserver:\n  cors:\n    origins: [\"https://app.example/path\"]\n", "bread.yaml:4"},
 		{"store: memory\nserver:\n  cors:\n    origins: [\"app.example\"]\n", "bread.yaml:4"},
+		{"store: memory\nserver:\n  cors:\n    origins: [\"https://app.example#top\"]\n", "bread.yaml:4"},
+		{"store: memory\nserver:\n  allowCrossOrigin: maybe\n", "bread.yaml:3"},
 		{"store: memory\nserver:\n  cors:\n    maxAge: soon\n", "bread.yaml:4"},
 		{"store: memory\nserver:\n  cors:\n    origin: [\"https://a\"]\n", "bread.yaml:4"},
 	} {

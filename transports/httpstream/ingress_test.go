@@ -292,7 +292,7 @@ func TestAuthorizeStream(t *testing.T) {
 
 	denied := e.open(t, "GET", "/runs/"+id+"/stream", "", "X-Identity", "bob")
 	body, _ := io.ReadAll(denied.res.Body)
-	if denied.res.StatusCode != 403 || string(body) != `{"error":"Forbidden"}`+"\n" {
+	if denied.res.StatusCode != 403 || string(body) != `{"error":"Forbidden"}` {
 		t.Fatalf("bob = %d %s", denied.res.StatusCode, body)
 	}
 	if got := types(e.open(t, "GET", "/runs/"+id+"/stream", "", "X-Identity", "alice").rest()); !strings.HasSuffix(got, core.TypeAgentRunEnd) {

@@ -32,7 +32,7 @@ func (h *handlers) passive() http.Handler {
 		if !h.g.AuthorizeStream(r.Context(), core.IdentityFrom(r.Context()), runID) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusForbidden)
-			_, _ = w.Write([]byte(`{"error":"Forbidden"}` + "\n")) // the seed's exact body
+			_, _ = w.Write([]byte(`{"error":"Forbidden"}`)) // the seed's exact body
 
 			return
 		}
