@@ -162,7 +162,8 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 		CORS:              server.CORS{Origins: cfg.Server.CORSOrigins, MaxAge: cfg.Server.CORSMaxAge},
 		AllowCrossOrigin:  cfg.Server.AllowCrossOrigin,
 		ReadHeaderTimeout: cfg.Server.Timeouts.ReadHeader, IdleTimeout: cfg.Server.Timeouts.Idle, BodyReadTimeout: cfg.Server.Timeouts.BodyRead,
-		Streams: httpstream.Options{Heartbeat: w.heartbeat, Logger: a.log}, Public: cfg.Server.Public, AccessLog: cfg.Server.AccessLog,
+		MaxConnections: cfg.Server.MaxConnections,
+		Streams:        httpstream.Options{Heartbeat: w.heartbeat, Logger: a.log}, Public: cfg.Server.Public, AccessLog: cfg.Server.AccessLog,
 		Console: cfg.Server.Console,
 	}
 	if a.coordinator != nil {

@@ -283,11 +283,11 @@ func cmdDev(ctx context.Context, a *app, args []string) int {
 	}
 	sw := &swapper{}
 	sw.cur.Store(first)
-	// The first generation's timeouts hold for the listener's life: a
-	// reload that changes them needs a restart.
+	// The first generation's timeouts and connection cap hold for the
+	// listener's life: a reload that changes them needs a restart.
 	hs := first.srv.HTTPServer(sw)
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(first.srv.Listener(ln)) }()
 	fmt.Fprintf(a.stderr, "bread dev: serving %s on http://%s (watching for changes)\n", a.project.Dir, ln.Addr())
 
 	changes, stopWatch, err := watch(ctx, a.project.Dir, a.log)

@@ -90,6 +90,7 @@ const (
 	// Wire and HTTP.
 	CodeProtocolDecodeError = "PROTOCOL_DECODE_ERROR"
 	CodeBodyTooLarge        = "BODY_TOO_LARGE"
+	CodeRequestTimeout      = "REQUEST_TIMEOUT" // a request body did not arrive within the server's deadline (408)
 	CodeBadRequest          = "BAD_REQUEST"
 	CodeUnauthorized        = "UNAUTHORIZED"
 	CodeForbidden           = "FORBIDDEN"

@@ -2,26 +2,30 @@ package server_test
 
 import (
 	"bufio"
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 )
 
 // rawRequest writes the head of a chunked POST and one chunk of a body it
 // never finishes, and returns the response the server sends meanwhile.
-func rawRequest(t *testing.T, addr, host string) (*http.Response, net.Conn) {
+func rawRequest(t *testing.T, addr, host, path, extra string) (*http.Response, net.Conn) {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	head := "POST /agents/writer/run HTTP/1.1\r\nHost: " + host + "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+	head := "POST " + path + " HTTP/1.1\r\nHost: " + host + "\r\n" + extra + "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
 	chunk := strings.Repeat("x", 4096)
 	if _, err := conn.Write([]byte(head + "1000\r\n" + chunk + "\r\n")); err != nil {
 		t.Fatal(err)
@@ -34,14 +38,46 @@ func rawRequest(t *testing.T, addr, host string) (*http.Response, net.Conn) {
 	return resp, conn
 }
 
+// waitClosed reads conn until the server closes it: EOF, or a reset when
+// the server closed with part of the request unread. The minute only
+// bounds the test.
+func waitClosed(conn net.Conn) error {
+	_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
+	_, err := io.Copy(io.Discard, conn)
+	if errors.Is(err, syscall.ECONNRESET) {
+		return nil
+	}
+	return err
+}
+
 // TestAForeignHostIsRefusedBeforeItsBodyIsRead: a request the Host guard
-// refuses is answered at once, without waiting for (or buffering) its body.
+// refuses is answered at once, without waiting for (or buffering) its
+// body, and its connection is closed without reading what is left of the
+// body: net/http would otherwise drain up to 256 KiB of it, at the
+// client's pace, first. The body deadline is an hour, so only a server
+// that reads nothing more closes within the test's minute.
 func TestAForeignHostIsRefusedBeforeItsBodyIsRead(t *testing.T) {
 	f := newFixture(t, engine.Config{})
-	ts := f.serve(t, server.Options{})
-	resp, _ := rawRequest(t, ts.Listener.Addr().String(), "evil.com")
+	ts := f.serve(t, server.Options{BodyReadTimeout: time.Hour})
+	for _, host := range []string{"evil.com", "localhost"} {
+		resp, conn := rawRequest(t, ts.Listener.Addr().String(), host, "/nowhere", "")
+		if host == "evil.com" {
+			resp, conn = rawRequest(t, ts.Listener.Addr().String(), host, "/agents/writer/run", "")
+		}
+		if want := map[string]int{"evil.com": http.StatusForbidden, "localhost": http.StatusNotFound}[host]; resp.StatusCode != want {
+			t.Fatalf("Host %s with an unfinished body = %d, want %d", host, resp.StatusCode, want)
+		}
+		if err := waitClosed(conn); err != nil {
+			t.Fatalf("Host %s: after the refusal: %v, want the server to close the connection", host, err)
+		}
+	}
+	// The same from a cross-site page.
+	resp, conn := rawRequest(t, ts.Listener.Addr().String(), "localhost", "/agents/writer/run", "Origin: https://evil.example\r\nSec-Fetch-Site: cross-site\r\n")
 	if resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("a foreign Host with an unfinished body = %d", resp.StatusCode)
+		t.Fatalf("a cross-site request with an unfinished body = %d", resp.StatusCode)
+	}
+	if err := waitClosed(conn); err != nil {
+		t.Fatalf("cross-site: after the refusal: %v, want the server to close the connection", err)
 	}
 }
 
@@ -50,8 +86,8 @@ func TestAForeignHostIsRefusedBeforeItsBodyIsRead(t *testing.T) {
 func TestASlowBodyTimesOut(t *testing.T) {
 	f := newFixture(t, engine.Config{})
 	ts := f.serve(t, server.Options{BodyReadTimeout: 200 * time.Millisecond})
-	resp, _ := rawRequest(t, ts.Listener.Addr().String(), "localhost")
-	if resp.StatusCode != http.StatusRequestTimeout {
-		t.Fatalf("a stalled body = %d, want 408", resp.StatusCode)
+	resp, _ := rawRequest(t, ts.Listener.Addr().String(), "localhost", "/agents/writer/run", "")
+	if resp.StatusCode != http.StatusRequestTimeout || errorCodeOf(t, resp) != core.CodeRequestTimeout {
+		t.Fatalf("a stalled body = %d, want 408 REQUEST_TIMEOUT", resp.StatusCode)
 	}
 }

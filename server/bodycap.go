@@ -2,42 +2,78 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/breadai/bread/core"
 )
 
-// bodyCap refuses bodies over max with 413 before any route sees them. A
-// declared Content-Length is checked up front; a body of unknown length
-// (chunked) is read up to max+1 bytes here, within readTimeout, so the
-// route gets a body that is known to fit and a streaming route never has
-// to turn a 200 into a 413 halfway. It runs after the Host guard and auth.
-func bodyCap(max int64, readTimeout time.Duration, next http.Handler) http.Handler {
+// bodyClock runs ahead of every guard and middleware. A declared
+// Content-Length over max costs nothing to refuse: 413 at once, reading
+// nothing. Any other request with a body gets a read deadline on its
+// connection, timeout from now: whoever reads the body (bodyCap, or a
+// plugin middleware before it) reads it within that time or fails, so a
+// body that never comes cannot hold its connection. The deadline is set
+// here rather than in the route because a plugin middleware may wrap the
+// ResponseWriter in a type http.ResponseController cannot see through.
+//
+// Until bodyCap admits the body, the response closes the connection, and
+// once the handler returns the deadline is moved to now: net/http would
+// otherwise read up to 256 KiB of what is left of the body, at the
+// client's pace, before closing. So a request refused before its body was
+// read (cross-origin, foreign Host, no credentials, Authorize says no, a
+// body too large or too slow) is answered at once and costs no reading.
+// (HTTP/1 only: an HTTP/2 stream holds no connection, and a past deadline
+// would reset it before its answer is out.)
+func bodyClock(max int64, timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.ContentLength > max:
+		if r.ContentLength > max {
 			tooLarge(w)
 			return
-		case r.ContentLength < 0:
-			rc := http.NewResponseController(w)
-			_ = rc.SetReadDeadline(time.Now().Add(readTimeout))
+		}
+		if r.ContentLength == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Connection", "close")
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil && r.ProtoMajor == 1 {
+			defer func() {
+				if w.Header().Get("Connection") == "close" {
+					_ = rc.SetReadDeadline(time.Now())
+				}
+			}()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bodyCap reads a request's whole body before the handler runs, once the
+// guards admitted the request: up to max bytes (413 over it), before
+// bodyClock's deadline (408 REQUEST_TIMEOUT past it, and the connection
+// closes). The handler gets a body known to fit and already received, so a
+// streaming route never turns a 200 into a 413 halfway. Reading the body's
+// end lifts the deadline (net/http clears it when it starts watching the
+// connection for the client going away), so a response may stream for
+// long. Memory grows with the bytes that arrive, not with the declared
+// length.
+func bodyCap(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 {
 			data, err := io.ReadAll(io.LimitReader(r.Body, max+1))
-			_ = rc.SetReadDeadline(time.Time{}) // the route may stream for long
-			if err != nil {
-				w.Header().Set("Connection", "close")
-				writeError(w, http.StatusRequestTimeout, core.CodeBadRequest, "the request body was not received in time")
-				return
+			if err == nil && int64(len(data)) > max {
+				err = &http.MaxBytesError{Limit: max}
 			}
-			if int64(len(data)) > max {
-				tooLarge(w)
+			if err != nil {
+				refuseBody(w, err) // closes the connection: bodyClock ends its reading
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(data))
 			r.ContentLength = int64(len(data))
-		default:
-			r.Body = http.MaxBytesReader(w, r.Body, max)
 		}
 		// Admitted: the connection may be kept alive after all.
 		w.Header().Del("Connection")
@@ -45,30 +81,21 @@ func bodyCap(max int64, readTimeout time.Duration, next http.Handler) http.Handl
 	})
 }
 
-// declaredCap refuses a request whose Content-Length is over max, without
-// reading anything.
-func declaredCap(max int64, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > max {
-			tooLarge(w)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// closeUnlessAdmitted marks every response to a request with a body as the
-// connection's last, until bodyCap admits the body: a request refused
-// before that (foreign Host, no credentials, Authorize says no, no route)
-// is answered at once, and net/http does not first try to drain its body
-// (up to 256 KiB, at the client's pace) to keep the connection alive.
-func closeUnlessAdmitted(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength != 0 {
-			w.Header().Set("Connection", "close")
-		}
-		next.ServeHTTP(w, r)
-	})
+// refuseBody answers a body that could not be read whole, and closes the
+// connection: the rest of the body, if any, is still on the wire.
+func refuseBody(w http.ResponseWriter, err error) {
+	var tooBig *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &tooBig):
+		tooLarge(w)
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, core.CodeRequestTimeout, "the request body was not received in time")
+	default:
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusBadRequest, core.CodeBadRequest, "the request body could not be read")
+	}
 }
 
 func tooLarge(w http.ResponseWriter) {

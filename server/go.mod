@@ -31,6 +31,7 @@ require (
 	github.com/breadai/bread/core v0.0.0
 	github.com/breadai/bread/engine v0.0.0
 	github.com/breadai/bread/transports/httpstream v0.0.0
+	golang.org/x/net v0.60.0
 )
 
 replace (

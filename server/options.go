@@ -67,11 +67,20 @@ type Options struct {
 	// are not affected either way. Turn it off only for a server no
 	// browser can reach.
 	AllowCrossOrigin bool
-	// BodyReadTimeout bounds reading a request body of unknown length
-	// (chunked), which happens once the request passed the Host guard and
-	// auth (default DefaultBodyReadTimeout). A body sent more slowly is
-	// 408 and the connection closes; streaming responses are not bounded.
+	// BodyReadTimeout bounds receiving a request's whole body, declared
+	// length or chunked, counted from the end of its headers (default
+	// DefaultBodyReadTimeout). A body sent more slowly is 408
+	// REQUEST_TIMEOUT and the connection closes. It is a read deadline on
+	// the connection, lifted once the body is in: responses, streams
+	// included, are not bounded.
 	BodyReadTimeout time.Duration
+	// MaxConnections caps the connections served at once (default
+	// DefaultMaxConnections, and never more than half the process's open
+	// file limit): past it, a new connection waits in the listen backlog
+	// until one closes, so a flood of connections cannot exhaust the
+	// process's descriptors. Applies to ListenAndServe, Serve and
+	// Listener.
+	MaxConnections int
 	// Public lists route actions served to anyone: without authentication
 	// or authorization when auth is on, and past the Host guard when it is
 	// off. Meant for probes and scrapers (health.live, health.ready,
@@ -124,5 +133,8 @@ const DefaultReadHeaderTimeout = 10 * time.Second
 // DefaultIdleTimeout closes keep-alive connections left idle.
 const DefaultIdleTimeout = 2 * time.Minute
 
-// DefaultBodyReadTimeout bounds reading a chunked request body.
+// DefaultBodyReadTimeout bounds receiving a request body.
 const DefaultBodyReadTimeout = 30 * time.Second
+
+// DefaultMaxConnections caps the connections a server serves at once.
+const DefaultMaxConnections = 4096

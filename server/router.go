@@ -23,7 +23,7 @@ var _ core.Router = (*router)(nil)
 // server adds its static paths (POST /sessions/cleanup) before the
 // parameterised ones.
 func (rt *router) Handle(action, method, path string, h http.Handler) {
-	route := rt.mux.Handle(path, rt.s.gate(action, bodyCap(rt.s.opts.MaxBodyBytes, rt.s.opts.BodyReadTimeout, h)))
+	route := rt.mux.Handle(path, rt.s.gate(action, bodyCap(rt.s.opts.MaxBodyBytes, h)))
 	if method != "" && method != "*" {
 		route.Methods(method)
 	}

@@ -77,6 +77,12 @@ func New(inst Engine, opts Options) (*Server, error) {
 	if opts.BodyReadTimeout <= 0 {
 		opts.BodyReadTimeout = DefaultBodyReadTimeout
 	}
+	if opts.MaxConnections < 0 {
+		return nil, core.Errorf(core.CodeInvalidConfig, "Options.MaxConnections %d is negative (0 for the default)", opts.MaxConnections)
+	}
+	if opts.MaxConnections == 0 {
+		opts.MaxConnections = defaultMaxConnections()
+	}
 	if opts.ReadyTimeout <= 0 {
 		opts.ReadyTimeout = DefaultReadyTimeout
 	}
@@ -162,14 +168,13 @@ func New(inst Engine, opts Options) (*Server, error) {
 	if len(opts.CORS.Origins) > 0 {
 		h = opts.CORS.middleware(h)
 	}
-	// A body is read only once the route's guards (cross-origin, Host,
-	// authentication, Authorize) let the request through (bodyCap runs
-	// inside each route's gate); until then a refusal closes the
-	// connection instead of draining a stranger's body.
-	h = closeUnlessAdmitted(h)
 	// A declared length over the cap costs nothing to refuse: at once,
-	// ahead of every guard and middleware.
-	h = declaredCap(opts.MaxBodyBytes, h)
+	// ahead of every guard and middleware; any other body is read against
+	// the clock from here on. A body is read only once the route's guards
+	// (cross-origin, Host, authentication, Authorize) let the request
+	// through (bodyCap runs inside each route's gate); until then a
+	// refusal closes the connection instead of draining a stranger's body.
+	h = bodyClock(opts.MaxBodyBytes, opts.BodyReadTimeout, h)
 	h = s.recoverer(h)
 	if opts.AccessLog {
 		h = s.accessLog(h)
@@ -201,7 +206,9 @@ func (s *Server) Actions() []string {
 
 // HTTPServer returns an http.Server for h with this server's connection
 // timeouts and error log, for a caller that serves the handler itself
-// (bread dev swaps handlers behind one listener).
+// (bread dev swaps handlers behind one listener); serve it on Listener(ln)
+// for the connection cap. There is no WriteTimeout: streams last as long
+// as their runs, and the body deadline is set per request.
 func (s *Server) HTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
@@ -314,7 +321,7 @@ func (s *Server) serve(ctx context.Context, ln net.Listener) error {
 	hs := s.HTTPServer(s.handler)
 	hs.BaseContext = func(net.Listener) context.Context { return base }
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(s.Listener(ln)) }()
 	s.log.Info("bread: listening", "addr", ln.Addr().String())
 
 	select {

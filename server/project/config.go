@@ -149,6 +149,9 @@ type ServerConfig struct {
 	AllowCrossOrigin bool
 	// Timeouts are `server.timeouts`; 0 is the server's default.
 	Timeouts TimeoutsConfig
+	// MaxConnections caps the connections served at once
+	// (`server.maxConnections`); 0 is the server's default.
+	MaxConnections int
 }
 
 // TimeoutsConfig is bread.yaml's server.timeouts.
@@ -336,6 +339,7 @@ type serverFile struct {
 		MaxAge  string   `yaml:"maxAge"`
 	} `yaml:"cors"`
 	AllowCrossOrigin bool `yaml:"allowCrossOrigin"`
+	MaxConnections   int  `yaml:"maxConnections"`
 	Timeouts         struct {
 		ReadHeader string `yaml:"readHeader"`
 		Idle       string `yaml:"idle"`
@@ -389,7 +393,8 @@ func (l *loader) loadConfig(path string) (Config, error) {
 	cfg := Config{
 		Entrypoints: raw.Entrypoints,
 		Server: ServerConfig{Port: raw.Server.Port, Host: raw.Server.Host, MaxBodyBytes: raw.Server.MaxBodyBytes,
-			Public: raw.Server.Public, AccessLog: raw.Server.AccessLog, Console: raw.Server.Console, AllowCrossOrigin: raw.Server.AllowCrossOrigin},
+			Public: raw.Server.Public, AccessLog: raw.Server.AccessLog, Console: raw.Server.Console, AllowCrossOrigin: raw.Server.AllowCrossOrigin,
+			MaxConnections: raw.Server.MaxConnections},
 		ErrorHandling:      raw.ErrorHandling.core(),
 		MaxConcurrentRuns:  raw.Concurrency.Max,
 		SessionConcurrency: core.ConcurrencyPolicy(raw.Concurrency.Session),
@@ -425,6 +430,9 @@ func (l *loader) loadConfig(path string) (Config, error) {
 	}
 	if p := raw.Server.Port; p < 0 || p > 65535 {
 		return cfg, f.errorf("$.server.port", "port %d is not a TCP port (1-65535; leave it out for 3000)", p)
+	}
+	if raw.Server.MaxConnections < 0 {
+		return cfg, f.errorf("$.server.maxConnections", "maxConnections %d is negative (leave it out for the server's default)", raw.Server.MaxConnections)
 	}
 	if raw.Server.MaxBodyBytes < 0 {
 		return cfg, f.errorf("$.server.maxBodyBytes", "maxBodyBytes %d is negative (leave it out for 1 MiB)", raw.Server.MaxBodyBytes)

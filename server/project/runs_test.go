@@ -53,15 +53,16 @@ func TestServerCORS(t *testing.T) {
 	if len(p.Config.Server.CORSOrigins) != 2 || p.Config.Server.CORSMaxAge != 5*time.Minute || p.Config.Server.AllowCrossOrigin {
 		t.Errorf("cors %v %v, allowCrossOrigin %v", p.Config.Server.CORSOrigins, p.Config.Server.CORSMaxAge, p.Config.Server.AllowCrossOrigin)
 	}
-	p, err = project.Load(writeProject(t, map[string]string{"bread.yaml": "store: memory\nserver: {allowCrossOrigin: true}\n"}), env(nil))
-	if err != nil || !p.Config.Server.AllowCrossOrigin {
-		t.Fatalf("allowCrossOrigin: true: %v", err)
+	p, err = project.Load(writeProject(t, map[string]string{"bread.yaml": "store: memory\nserver: {allowCrossOrigin: true, maxConnections: 100}\n"}), env(nil))
+	if err != nil || !p.Config.Server.AllowCrossOrigin || p.Config.Server.MaxConnections != 100 {
+		t.Fatalf("allowCrossOrigin: true, maxConnections: 100: %v", err)
 	}
 	for _, tt := range []struct{ yaml, loc string }{
 		{"store: memory\nserver:\n  cors:\n    origins: [\"https://app.example/path\"]\n", "bread.yaml:4"},
 		{"store: memory\nserver:\n  cors:\n    origins: [\"app.example\"]\n", "bread.yaml:4"},
 		{"store: memory\nserver:\n  cors:\n    origins: [\"https://app.example#top\"]\n", "bread.yaml:4"},
 		{"store: memory\nserver:\n  allowCrossOrigin: maybe\n", "bread.yaml:3"},
+		{"store: memory\nserver:\n  maxConnections: -1\n", "bread.yaml:3"},
 		{"store: memory\nserver:\n  cors:\n    maxAge: soon\n", "bread.yaml:4"},
 		{"store: memory\nserver:\n  cors:\n    origin: [\"https://a\"]\n", "bread.yaml:4"},
 	} {

@@ -1,0 +1,188 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/modeltest"
+	"github.com/breadai/bread/engine"
+	"github.com/breadai/bread/server"
+)
+
+// listen serves srv on a loopback port through Serve (so with its
+// timeouts and connection cap) until the test ends, and returns the
+// address.
+func listen(t *testing.T, srv *server.Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+// readCut reads the answer to a request whose body never finished, and
+// then requires the server to close the connection. The read deadline only
+// bounds the test: the server must act long before it.
+func readCut(t *testing.T, conn net.Conn) *http.Response {
+	t.Helper()
+	_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
+	br := bufio.NewReader(conn)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	res.Body = io.NopCloser(strings.NewReader(string(body)))
+	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("after the answer to a stalled body: %v, want the server to close the connection", err)
+	}
+	return res
+}
+
+func errorCodeOf(t *testing.T, res *http.Response) string {
+	t.Helper()
+	var b struct {
+		Error core.ClientError `json:"error"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&b); err != nil {
+		t.Fatalf("the answer is not an error object: %v", err)
+	}
+	return b.Error.Code
+}
+
+// TestStalledBodiesAreCut: a body that stops coming, declared length or
+// chunked, whole or in part, is answered 408 REQUEST_TIMEOUT once
+// BodyReadTimeout passes, and its connection is closed.
+func TestStalledBodiesAreCut(t *testing.T) {
+	f := newFixture(t, engine.Config{})
+	srv, err := server.New(f.inst, server.Options{BodyReadTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := listen(t, srv)
+	head := "POST /agents/writer/run HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+	for name, req := range map[string]string{
+		"declared, nothing sent":   head + "Content-Length: 100\r\n\r\n",
+		"declared, part sent":      head + "Content-Length: 100\r\n\r\n{\"input\":",
+		"chunked, nothing sent":    head + "Transfer-Encoding: chunked\r\n\r\n",
+		"chunked, one chunk sent":  head + "Transfer-Encoding: chunked\r\n\r\n9\r\n{\"input\":\r\n",
+		"chunked, half a chunk":    head + "Transfer-Encoding: chunked\r\n\r\n20\r\n{\"input\":",
+		"unmatched path, declared": "POST /nowhere HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := io.WriteString(conn, req); err != nil {
+				t.Fatal(err)
+			}
+			res := readCut(t, conn)
+			want := http.StatusRequestTimeout
+			if strings.Contains(name, "unmatched") {
+				want = http.StatusNotFound // refused before its body is read: at once, and closed
+			}
+			if res.StatusCode != want {
+				t.Fatalf("status %d, want %d", res.StatusCode, want)
+			}
+			if want == http.StatusRequestTimeout {
+				if code := errorCodeOf(t, res); code != core.CodeRequestTimeout {
+					t.Fatalf("code %s, want %s", code, core.CodeRequestTimeout)
+				}
+			}
+		})
+	}
+	if n := f.model.Calls(); n != 0 {
+		t.Errorf("the model was called %d times for bodies that never came", n)
+	}
+}
+
+// opaqueWriter hides the ResponseWriter it wraps from
+// http.ResponseController, as some middleware does.
+type opaqueWriter struct{ w http.ResponseWriter }
+
+func (o opaqueWriter) Header() http.Header         { return o.w.Header() }
+func (o opaqueWriter) Write(b []byte) (int, error) { return o.w.Write(b) }
+func (o opaqueWriter) WriteHeader(code int)        { o.w.WriteHeader(code) }
+
+// TestTheBodyDeadlineHoldsBehindAnOpaqueMiddleware: the deadline is set
+// before plugin middleware runs, so a middleware that wraps the writer
+// opaquely does not switch it off.
+func TestTheBodyDeadlineHoldsBehindAnOpaqueMiddleware(t *testing.T) {
+	mw := middlewarePlugin{"opaque", func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { next.ServeHTTP(opaqueWriter{w}, r) })
+	}}
+	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{mw}})
+	srv, err := server.New(f.inst, server.Options{BodyReadTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", listen(t, srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "POST /agents/writer/run HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if res := readCut(t, conn); res.StatusCode != http.StatusRequestTimeout || errorCodeOf(t, res) != core.CodeRequestTimeout {
+		t.Fatalf("status %d, want 408 REQUEST_TIMEOUT", res.StatusCode)
+	}
+}
+
+// TestStreamsOutliveTheBodyDeadline: the deadline covers the body only. A
+// run that streams for many times BodyReadTimeout ends normally, and the
+// connection then serves the next request (keep-alive).
+func TestStreamsOutliveTheBodyDeadline(t *testing.T) {
+	f := newFixture(t, engine.Config{}, modeltest.Slow(modeltest.Text("a", "b", "c", "d"), 50*time.Millisecond))
+	srv, err := server.New(f.inst, server.Options{BodyReadTimeout: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", listen(t, srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(time.Minute))
+	br := bufio.NewReader(conn)
+	for i := range 2 {
+		body := `{"input":"hi"}`
+		if _, err := io.WriteString(conn, "POST /agents/writer/run HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: "+
+			strconv.Itoa(len(body))+"\r\n\r\n"+body); err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		out, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK || !strings.Contains(string(out), `"output":"abcd"`) {
+			t.Fatalf("request %d: %d %v\n%s", i, res.StatusCode, err, out)
+		}
+	}
+}
