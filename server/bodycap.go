@@ -2,11 +2,13 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -15,11 +17,17 @@ import (
 // bodyClock runs ahead of every guard and middleware. A declared
 // Content-Length over max costs nothing to refuse: 413 at once, reading
 // nothing. Any other request with a body gets a read deadline on its
-// connection, timeout from now: whoever reads the body (bodyCap, or a
-// plugin middleware before it) reads it within that time or fails, so a
-// body that never comes cannot hold its connection. The deadline is set
-// here rather than in the route because a plugin middleware may wrap the
-// ResponseWriter in a type http.ResponseController cannot see through.
+// connection, timeout from now, and its body is capped at max: whoever
+// reads it (bodyCap, or an auth strategy or plugin middleware before it)
+// reads at most max bytes (then *http.MaxBytesError) within that time or
+// fails, so a body can neither grow past the cap nor hold its connection
+// by never coming. The deadline is set here rather than in the route
+// because a plugin middleware may wrap the ResponseWriter in a type
+// http.ResponseController cannot see through.
+//
+// The body itself is read by bodyCap, behind the guards: reading a
+// stranger's chunked body up front would let anyone make the server buffer
+// max bytes per connection and keep every refusal waiting for a body.
 //
 // Until bodyCap admits the body, the response closes the connection, and
 // once the handler returns the deadline is moved to now: net/http would
@@ -40,6 +48,9 @@ func bodyClock(max int64, timeout time.Duration, next http.Handler) http.Handler
 			return
 		}
 		w.Header().Set("Connection", "close")
+		capped := &cappedBody{ReadCloser: http.MaxBytesReader(w, r.Body, max)}
+		r = r.WithContext(context.WithValue(r.Context(), cappedBodyKey{}, capped))
+		r.Body = capped
 		rc := http.NewResponseController(w)
 		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil && r.ProtoMajor == 1 {
 			defer func() {
@@ -50,6 +61,26 @@ func bodyClock(max int64, timeout time.Duration, next http.Handler) http.Handler
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// cappedBody is the request body bodyClock hands on: an
+// http.MaxBytesReader that remembers whether anyone read past the cap, so
+// that bodyCap answers 413 even when a plugin middleware read the body,
+// met the cap and handed on what it had read.
+type cappedBody struct {
+	io.ReadCloser
+	over atomic.Bool
+}
+
+type cappedBodyKey struct{}
+
+func (c *cappedBody) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		c.over.Store(true)
+	}
+	return n, err
 }
 
 // bodyCap reads a request's whole body before the handler runs, once the
@@ -65,7 +96,7 @@ func bodyCap(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength != 0 {
 			data, err := io.ReadAll(io.LimitReader(r.Body, max+1))
-			if err == nil && int64(len(data)) > max {
+			if capped, ok := r.Context().Value(cappedBodyKey{}).(*cappedBody); err == nil && (int64(len(data)) > max || ok && capped.over.Load()) {
 				err = &http.MaxBytesError{Limit: max}
 			}
 			if err != nil {

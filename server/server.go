@@ -112,12 +112,14 @@ func New(inst Engine, opts Options) (*Server, error) {
 	s.authOn = s.authOn || slices.ContainsFunc(plugins, func(p core.BreadPlugin) bool { return p.Name() == AuthPluginName })
 
 	mx := mux.NewRouter()
-	mx.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	// No route is no exemption from the body cap: an oversize body is 413
+	// on an unknown path too, chunked or not.
+	mx.NotFoundHandler = bodyCap(opts.MaxBodyBytes, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, core.CodeNotFound, "no route for this path")
-	})
-	mx.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	}))
+	mx.MethodNotAllowedHandler = bodyCap(opts.MaxBodyBytes, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "this path does not serve that method")
-	})
+	}))
 	rt := &router{s: s, mux: mx}
 	s.mux = mx
 	// gorilla/mux tries routes in registration order, each with its path
