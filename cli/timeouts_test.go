@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -21,18 +20,7 @@ import (
 func TestIdleConnectionsAreClosed(t *testing.T) {
 	for _, command := range []string{"start", "dev"} {
 		t.Run(command, func(t *testing.T) {
-			dir := t.TempDir()
-			if err := os.CopyFS(dir, os.DirFS("../examples/hello-world")); err != nil {
-				t.Fatal(err)
-			}
-			cfg := filepath.Join(dir, "bread.yaml")
-			src, err := os.ReadFile(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(cfg, append(src, "\nserver: {timeouts: {idle: 1s}}\n"...), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			dir := helloWorld(t, "server: {timeouts: {idle: 1s}}")
 			port := freePort(t)
 			base := "http://127.0.0.1:" + strconv.Itoa(port)
 			logs := &syncWriter{w: &bytes.Buffer{}}

@@ -29,16 +29,7 @@ func send(t *testing.T, method, url string, n int, chunked bool, hdr ...string) 
 	if chunked {
 		req.ContentLength = -1
 	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return reply{status: res.StatusCode, header: res.Header, body: b}
+	return doRequest(t, req, hdr...)
 }
 
 // TestTheBodyCapRunsAheadOfRouting: an oversize body is 413 on a path no

@@ -20,11 +20,15 @@ import (
 	"github.com/breadai/bread/server"
 )
 
-// listen serves srv on a loopback port through Serve (so with its
-// timeouts and connection cap) until the test ends, and returns the
-// address.
-func listen(t *testing.T, srv *server.Server) string {
+// listen serves a server for f with opts on a loopback port through
+// Serve (so with its timeouts and connection cap) until the test ends, and
+// returns the address.
+func listen(t *testing.T, f *fixture, opts server.Options) string {
 	t.Helper()
+	srv, err := server.New(f.inst, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +43,21 @@ func listen(t *testing.T, srv *server.Server) string {
 		}
 	})
 	return ln.Addr().String()
+}
+
+// dial connects to addr, writes raw and returns the connection, closed
+// when the test ends.
+func dial(t *testing.T, addr, raw string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := io.WriteString(conn, raw); err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }
 
 // readCut reads the answer to a request whose body never finished, and
@@ -77,11 +96,7 @@ func errorCodeOf(t *testing.T, res *http.Response) string {
 // BodyReadTimeout passes, and its connection is closed.
 func TestStalledBodiesAreCut(t *testing.T) {
 	f := newFixture(t, engine.Config{})
-	srv, err := server.New(f.inst, server.Options{BodyReadTimeout: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := listen(t, srv)
+	addr := listen(t, f, server.Options{BodyReadTimeout: 100 * time.Millisecond})
 	head := "POST /agents/writer/run HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
 	for name, req := range map[string]string{
 		"declared, nothing sent":   head + "Content-Length: 100\r\n\r\n",
@@ -92,15 +107,7 @@ func TestStalledBodiesAreCut(t *testing.T) {
 		"unmatched path, declared": "POST /nowhere HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			conn, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			if _, err := io.WriteString(conn, req); err != nil {
-				t.Fatal(err)
-			}
-			res := readCut(t, conn)
+			res := readCut(t, dial(t, addr, req))
 			if res.StatusCode != http.StatusRequestTimeout {
 				t.Fatalf("status %d, want 408", res.StatusCode)
 			}
@@ -130,18 +137,8 @@ func TestTheBodyDeadlineHoldsBehindAnOpaqueMiddleware(t *testing.T) {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { next.ServeHTTP(opaqueWriter{w}, r) })
 	}}
 	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{mw}})
-	srv, err := server.New(f.inst, server.Options{BodyReadTimeout: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := net.Dial("tcp", listen(t, srv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := io.WriteString(conn, "POST /agents/writer/run HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n"); err != nil {
-		t.Fatal(err)
-	}
+	addr := listen(t, f, server.Options{BodyReadTimeout: 100 * time.Millisecond})
+	conn := dial(t, addr, "POST /agents/writer/run HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n")
 	if res := readCut(t, conn); res.StatusCode != http.StatusRequestTimeout || errorCodeOf(t, res) != core.CodeRequestTimeout {
 		t.Fatalf("status %d, want 408 REQUEST_TIMEOUT", res.StatusCode)
 	}
@@ -152,22 +149,17 @@ func TestTheBodyDeadlineHoldsBehindAnOpaqueMiddleware(t *testing.T) {
 // connection then serves the next request (keep-alive).
 func TestStreamsOutliveTheBodyDeadline(t *testing.T) {
 	f := newFixture(t, engine.Config{}, modeltest.Slow(modeltest.Text("a", "b", "c", "d"), 50*time.Millisecond))
-	srv, err := server.New(f.inst, server.Options{BodyReadTimeout: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := net.Dial("tcp", listen(t, srv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(time.Minute))
+	addr := listen(t, f, server.Options{BodyReadTimeout: 20 * time.Millisecond})
+	body := `{"input":"hi"}`
+	req := "POST /agents/writer/run HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	conn := dial(t, addr, req)
+	_ = conn.SetDeadline(time.Now().Add(time.Minute)) // bounds the test
 	br := bufio.NewReader(conn)
 	for i := range 2 {
-		body := `{"input":"hi"}`
-		if _, err := io.WriteString(conn, "POST /agents/writer/run HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: "+
-			strconv.Itoa(len(body))+"\r\n\r\n"+body); err != nil {
-			t.Fatal(err)
+		if i > 0 {
+			if _, err := io.WriteString(conn, req); err != nil {
+				t.Fatal(err)
+			}
 		}
 		res, err := http.ReadResponse(br, nil)
 		if err != nil {

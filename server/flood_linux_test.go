@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -64,21 +63,9 @@ func descriptorBudget(t *testing.T, want int) int {
 func deadBodies(t *testing.T, addr string, n int) []net.Conn {
 	t.Helper()
 	req := "POST /agents/writer/run HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
-	conns := make([]net.Conn, 0, n)
-	t.Cleanup(func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	for range n {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatalf("dial after %d connections: %v", len(conns), err)
-		}
-		conns = append(conns, c)
-		if _, err := io.WriteString(c, req); err != nil {
-			t.Fatal(err)
-		}
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		conns[i] = dial(t, addr, req)
 	}
 	return conns
 }
@@ -114,11 +101,7 @@ func waitGoroutines(t *testing.T, n int) {
 func TestDeadBodiesAreCutAndTheServerKeepsAnswering(t *testing.T) {
 	n := descriptorBudget(t, 3000)
 	f := newFixture(t, engine.Config{})
-	srv, err := server.New(f.inst, server.Options{BodyReadTimeout: 3 * time.Second, MaxConnections: n + 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := listen(t, srv)
+	addr := listen(t, f, server.Options{BodyReadTimeout: 3 * time.Second, MaxConnections: n + 100})
 	runtime.GC()
 	goroutines, rss := runtime.NumGoroutine(), rssKiB(t)
 
@@ -156,11 +139,7 @@ func TestDeadBodiesAreCutAndTheServerKeepsAnswering(t *testing.T) {
 func TestTheConnectionCapBoundsWhatAFloodHolds(t *testing.T) {
 	const limit, flood = 20, 120
 	f := newFixture(t, engine.Config{})
-	srv, err := server.New(f.inst, server.Options{BodyReadTimeout: 300 * time.Millisecond, MaxConnections: limit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := listen(t, srv)
+	addr := listen(t, f, server.Options{BodyReadTimeout: 300 * time.Millisecond, MaxConnections: limit})
 	runtime.GC()
 	base := runtime.NumGoroutine()
 	// Each served connection costs the server one goroutine; a few more

@@ -101,6 +101,13 @@ func do(t *testing.T, base, method, path, body string, hdr ...string) reply {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return doRequest(t, req, hdr...)
+}
+
+// doRequest sends req with the header pairs added ("Host" sets the Host
+// header) and reads the whole answer.
+func doRequest(t *testing.T, req *http.Request, hdr ...string) reply {
+	t.Helper()
 	for i := 0; i+1 < len(hdr); i += 2 {
 		if hdr[i] == "Host" {
 			req.Host = hdr[i+1]

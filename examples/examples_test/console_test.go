@@ -34,6 +34,20 @@ func chromium() string {
 	return ""
 }
 
+// needChromium returns the browser's path, or skips the test without one
+// (fails it under BREAD_TEST_REQUIRE).
+func needChromium(t *testing.T) string {
+	t.Helper()
+	chrome := chromium()
+	if chrome == "" {
+		if os.Getenv("BREAD_TEST_REQUIRE") != "" {
+			t.Fatal("chromium not found and BREAD_TEST_REQUIRE is set: install Debian's chromium package (.ci/run does)")
+		}
+		t.Skip("chromium not found: install Debian's chromium package (apt-get install chromium) or set BREAD_TEST_CHROMIUM")
+	}
+	return chrome
+}
+
 // screenshotDir is where TestConsoleInBrowser writes its PNGs:
 // BREAD_CONSOLE_SCREENSHOTS, or bread-console-screenshots in the temporary
 // directory (kept after the test, so a reviewer can look at them).
@@ -198,13 +212,7 @@ const slowAnswer = "word0 word1 word2 word3 word4 word5 word6 word7 word8 word9 
 // and its tool card, and the page at 360 px. The console's JavaScript must
 // log no error. Each state is saved as a PNG (see screenshotDir).
 func TestConsoleInBrowser(t *testing.T) {
-	chrome := chromium()
-	if chrome == "" {
-		if os.Getenv("BREAD_TEST_REQUIRE") != "" {
-			t.Fatal("chromium not found and BREAD_TEST_REQUIRE is set: install Debian's chromium package (.ci/run does)")
-		}
-		t.Skip("chromium not found: install Debian's chromium package (apt-get install chromium) or set BREAD_TEST_CHROMIUM")
-	}
+	chrome := needChromium(t)
 	t.Parallel()
 	shots := screenshotDir(t)
 	hello := startDev(t, slowProject(t, ""), nil).URL

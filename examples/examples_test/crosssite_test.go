@@ -54,13 +54,7 @@ func sessions(t *testing.T, base string) string {
 // server with `server.allowCrossOrigin: true` does start a run, so the
 // browser did send the request both times.
 func TestCrossSitePageInBrowser(t *testing.T) {
-	chrome := chromium()
-	if chrome == "" {
-		if os.Getenv("BREAD_TEST_REQUIRE") != "" {
-			t.Fatal("chromium not found and BREAD_TEST_REQUIRE is set: install Debian's chromium package (.ci/run does)")
-		}
-		t.Skip("chromium not found: install Debian's chromium package (apt-get install chromium) or set BREAD_TEST_CHROMIUM")
-	}
+	chrome := needChromium(t)
 	t.Parallel()
 	guarded := startServer(t, copyExample(t, "hello-world"), nil)
 	openDir := copyExample(t, "hello-world")
