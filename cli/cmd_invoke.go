@@ -70,19 +70,18 @@ func cmdInvoke(ctx context.Context, a *app, args []string) int {
 	var output any
 	streamed := false
 	for c, err := range inst.Run(ctx, agentID, input, opts) {
-		switch v := c.(type) {
-		case *core.TextDelta:
-			if !*asJSON && v.AgentID == agentID {
-				fmt.Fprint(a.stdout, v.Delta)
+		switch invokeStepOf(c, agentID) {
+		case invokeText:
+			if !*asJSON {
+				fmt.Fprint(a.stdout, c.(*core.TextDelta).Delta)
 				streamed = true
 			}
-		case *core.HumanRequired:
+		case invokeNeedsHuman:
+			v := c.(*core.HumanRequired)
 			fmt.Fprintf(a.stderr, "bread: agent %s needs a human (%s, checkpoint %s); invoke is non-interactive, use `bread chat` for runs that need input or approval\n", v.AgentID, v.ToolName, v.CheckpointID)
 			return ExitNeedsHITL
-		case *core.AgentRunEnd:
-			if v.AgentID == agentID {
-				output = v.Output
-			}
+		case invokeOutput:
+			output = c.(*core.AgentRunEnd).Output
 		}
 		if err != nil {
 			if streamed {
@@ -105,6 +104,41 @@ func cmdInvoke(ctx context.Context, a *app, args []string) int {
 		fmt.Fprintln(a.stdout, pretty(output))
 	}
 	return ExitOK
+}
+
+// invokeStep is what bread invoke does with one crumb of its run.
+type invokeStep uint8
+
+const (
+	// invokeSkips: nothing; the crumb is framing, a step (--trace prints
+	// tool calls), or another agent's.
+	invokeSkips invokeStep = iota
+	// invokeText: the invoked agent's text, streamed to stdout unless
+	// --json.
+	invokeText
+	// invokeNeedsHuman: the run waits for a human; invoke says so and
+	// exits with ExitNeedsHITL.
+	invokeNeedsHuman
+	// invokeOutput: the invoked agent's output, printed at the end.
+	invokeOutput
+)
+
+// invokeStepOf decides what invoke does with c, a crumb of a run of
+// agentID (the crumbs of its delegations and steps included).
+func invokeStepOf(c core.Crumb, agentID string) invokeStep {
+	switch v := c.(type) {
+	case *core.TextDelta:
+		if v.AgentID == agentID {
+			return invokeText
+		}
+	case *core.HumanRequired:
+		return invokeNeedsHuman
+	case *core.AgentRunEnd:
+		if v.AgentID == agentID {
+			return invokeOutput
+		}
+	}
+	return invokeSkips
 }
 
 // isToolCrumb selects what --trace prints: tool calls and their outcomes.

@@ -226,21 +226,37 @@ func progress(ctx context.Context, req *mcp.CallToolRequest) func(core.Crumb) {
 	n := 0
 	return func(c core.Crumb) {
 		n++
-		msg := c.CrumbType()
-		switch v := c.(type) {
-		case *core.TextDelta:
-			msg += ": " + v.Delta
-		case *core.ToolCall:
-			msg += " " + v.ToolName
-		case *core.ToolResult:
-			msg += " " + v.ToolName
-		case *core.ToolError:
-			msg += " " + v.ToolName + ": " + v.Error.Code
-		case *core.SubagentRunStart:
-			msg += " " + v.AgentID
-		}
-		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: msg})
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: progressMessage(c)})
 	}
+}
+
+// progressMessage names a crumb in a progress notification: its type, and
+// for the crumbs a client follows a run by, what they are about. Every
+// crumb type gets one (progress counts them all).
+func progressMessage(c core.Crumb) string {
+	msg := c.CrumbType()
+	switch v := c.(type) {
+	case *core.TextDelta:
+		msg += ": " + v.Delta
+	case *core.ToolCall:
+		msg += " " + v.ToolName
+	case *core.ToolResult:
+		msg += " " + v.ToolName
+	case *core.ToolError:
+		msg += " " + v.ToolName
+		if v.Error != nil {
+			msg += ": " + v.Error.Code
+		}
+	case *core.SubagentRunStart:
+		msg += " " + v.SubagentID
+	case *core.HumanRequired:
+		msg += " " + v.ToolName
+	case *core.AgentError:
+		if v.Error != nil {
+			msg += ": " + v.Error.Code
+		}
+	}
+	return msg
 }
 
 // taskTool exposes a task, run standalone (hooks and the audit record

@@ -178,6 +178,10 @@ func (t *Printer) render(c core.Crumb) error {
 		return t.line(t.paint(cyan, t.symbol("📎 ", "file: ")+v.URI) + t.paint(dim, " ("+v.MimeType+")"))
 	case *core.AgentError:
 		return t.line(t.paint(red+bold, "error: ") + t.paint(red, errText(v.Error)))
+	case *core.ToolInputStart, *core.ToolInputDelta, *core.ToolInputEnd:
+		// A call's arguments as they stream: the tool:call line shows
+		// them whole.
+		return nil
 	case *core.AgentRunEnd:
 		if t.midLine {
 			return t.line("")
@@ -226,12 +230,18 @@ func (t *Printer) frame(c core.Crumb) string {
 	return c.CrumbType()
 }
 
-// brief renders a payload as compact JSON, truncated.
+// brief renders a payload as compact JSON, a string as it is, truncated.
 func (t *Printer) brief(v any) string {
 	var s string
 	switch x := v.(type) {
 	case string:
 		s = x
+	case json.RawMessage:
+		// A payload read back from a crumb log or a bus: a JSON string
+		// prints as the string a live run's would.
+		if json.Unmarshal(x, &s) != nil {
+			s = string(x)
+		}
 	default:
 		b, err := json.Marshal(v)
 		if err != nil {
