@@ -10,8 +10,10 @@ require (
 )
 
 require (
+	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/breadai/bread/stores/internal/bunstore v0.0.0 // indirect
+	github.com/breadai/bread/stores/mysql v0.0.0 // indirect
 	github.com/breadai/bread/stores/postgres v0.0.0 // indirect
 	github.com/breadai/bread/stores/sqlite v0.0.0 // indirect
 	github.com/breadai/bread/typed v0.0.0 // indirect
@@ -21,6 +23,7 @@ require (
 	github.com/go-playground/locales v0.14.2 // indirect
 	github.com/go-playground/universal-translator v0.18.2 // indirect
 	github.com/go-playground/validator/v10 v10.30.6 // indirect
+	github.com/go-sql-driver/mysql v1.10.2 // indirect
 	github.com/goccy/go-yaml v1.19.2 // indirect
 	github.com/gorilla/mux v1.8.1 // indirect
 	github.com/invopop/jsonschema v0.14.0 // indirect
@@ -39,12 +42,14 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/tmthrgd/go-hex v0.0.0-20190904060850-447a3041c3bc // indirect
 	github.com/uptrace/bun v1.3.0 // indirect
+	github.com/uptrace/bun/dialect/mysqldialect v1.3.0 // indirect
 	github.com/uptrace/bun/dialect/pgdialect v1.3.0 // indirect
 	github.com/uptrace/bun/dialect/sqlitedialect v1.3.0 // indirect
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
@@ -70,6 +75,7 @@ replace (
 	github.com/breadai/bread/engine => ../../engine
 	github.com/breadai/bread/server => ../../server
 	github.com/breadai/bread/stores/internal/bunstore => ../../stores/internal/bunstore
+	github.com/breadai/bread/stores/mysql => ../../stores/mysql
 	github.com/breadai/bread/stores/postgres => ../../stores/postgres
 	github.com/breadai/bread/stores/sqlite => ../../stores/sqlite
 	github.com/breadai/bread/stores/teststores => ../../stores/teststores

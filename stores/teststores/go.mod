@@ -6,11 +6,19 @@ require (
 	github.com/breadai/bread/core v0.0.0
 	github.com/breadai/bread/stores/postgres v0.0.0
 	github.com/breadai/bread/stores/sqlite v0.0.0
+	github.com/go-sql-driver/mysql v1.10.2
 	github.com/jackc/pgx/v5 v5.12.0
 )
 
 require (
+	filippo.io/edwards25519 v1.2.0 // indirect
+	github.com/uptrace/bun/dialect/mysqldialect v1.3.0 // indirect
+	golang.org/x/mod v0.42.0 // indirect
+)
+
+require (
 	github.com/breadai/bread/stores/internal/bunstore v0.0.0 // indirect
+	github.com/breadai/bread/stores/mysql v0.0.0
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
@@ -39,6 +47,7 @@ require (
 replace (
 	github.com/breadai/bread/core => ../../core
 	github.com/breadai/bread/stores/internal/bunstore => ../internal/bunstore
+	github.com/breadai/bread/stores/mysql => ../mysql
 	github.com/breadai/bread/stores/postgres => ../postgres
 	github.com/breadai/bread/stores/sqlite => ../sqlite
 )

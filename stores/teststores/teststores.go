@@ -21,11 +21,12 @@ import (
 
 // Store is one kind of store a test can run on.
 type Store struct {
-	// Name is "memory", "sqlite" or "postgres": the subtest's name.
+	// Name is "memory", "sqlite", "postgres" or "mysql": the subtest's name.
 	Name string
 	// Open returns a new, empty, migrated store, closed when the test ends.
-	// The PostgreSQL one skips the test without BREAD_TEST_POSTGRES_URL
-	// (fails it under BREAD_TEST_REQUIRE=1).
+	// The PostgreSQL one skips the test without BREAD_TEST_POSTGRES_URL,
+	// the MySQL one without BREAD_TEST_MYSQL_URL (each fails it under
+	// BREAD_TEST_REQUIRE=1).
 	Open func(tb testing.TB) core.BreadStore
 }
 
@@ -35,6 +36,7 @@ func All() []Store {
 		{Name: "memory", Open: func(testing.TB) core.BreadStore { return memory.New() }},
 		{Name: "sqlite", Open: openSQLite},
 		{Name: "postgres", Open: openPostgres},
+		{Name: "mysql", Open: openMySQL},
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // TestEachStoreIsFreshAndKeeps: every store opens empty, keeps a session,
-// and two opens of one kind share nothing (a PostgreSQL schema each).
+// and two opens of one kind share nothing (a PostgreSQL schema, a MySQL database each).
 func TestEachStoreIsFreshAndKeeps(t *testing.T) {
 	var names []string
 	teststores.Each(t, func(t *testing.T, s teststores.Store) {
@@ -24,7 +24,7 @@ func TestEachStoreIsFreshAndKeeps(t *testing.T) {
 			t.Fatal("a second store of the same kind sees the first one's session")
 		}
 	})
-	if len(names) != 3 {
-		t.Fatalf("stores %v, want memory, sqlite and postgres", names)
+	if len(names) != 4 {
+		t.Fatalf("stores %v, want memory, sqlite, postgres and mysql", names)
 	}
 }

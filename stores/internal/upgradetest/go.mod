@@ -12,6 +12,14 @@ require (
 )
 
 require (
+	filippo.io/edwards25519 v1.2.0 // indirect
+	github.com/breadai/bread/stores/mysql v0.0.0 // indirect
+	github.com/go-sql-driver/mysql v1.10.2 // indirect
+	github.com/uptrace/bun/dialect/mysqldialect v1.3.0 // indirect
+	golang.org/x/mod v0.42.0 // indirect
+)
+
+require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/breadai/bread/stores/internal/bunstore v0.0.0 // indirect
 	github.com/breadai/bread/stores/teststores v0.0.0
@@ -56,6 +64,7 @@ replace (
 	github.com/breadai/bread/core => ../../../core
 	github.com/breadai/bread/engine => ../../../engine
 	github.com/breadai/bread/stores/internal/bunstore => ../bunstore
+	github.com/breadai/bread/stores/mysql => ../../mysql
 	github.com/breadai/bread/stores/postgres => ../../postgres
 	github.com/breadai/bread/stores/sqlite => ../../sqlite
 	github.com/breadai/bread/stores/teststores => ../../teststores
