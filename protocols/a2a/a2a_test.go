@@ -816,7 +816,7 @@ func TestErrorTable(t *testing.T) {
 			// Another request holds the checkpoint while it resumes it.
 			cp := asked.Status.Message.Parts[1].(a2a.DataPart).Data["checkpointId"].(string)
 			now := time.Now()
-			if _, err := s.in.Store().ClaimCheckpoint(t.Context(), cp, "another-request", now.UnixMilli(), now.Add(time.Minute).UnixMilli()); err != nil {
+			if _, err := s.in.Storage().ClaimCheckpoint(t.Context(), cp, "another-request", now.UnixMilli(), now.Add(time.Minute).UnixMilli()); err != nil {
 				t.Fatal(err)
 			}
 			check(t, s.url+"/a2a", []row{
@@ -857,8 +857,8 @@ func TestErrorTable(t *testing.T) {
 			next(t, streamInBackground(t, s, ctx, second))
 			check(t, url, []row{{-32000, "a full instance", sendBody("message/send", "", "third", textPart("go"))}})
 			// A record that says working, of a run no replica runs.
-			runs := s.in.Store().(core.RunStore)
-			if _, err := s.in.Store().CreateSession(t.Context(), core.NewSession{ID: "ghost", AgentID: "assistant"}); err != nil {
+			runs := s.in.Storage()
+			if _, err := runs.CreateSession(t.Context(), core.NewSession{ID: "ghost", AgentID: "assistant"}); err != nil {
 				t.Fatal(err)
 			}
 			now := time.Now()

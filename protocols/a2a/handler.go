@@ -144,7 +144,7 @@ func (h *handler) askFromCheckpoint(ctx context.Context, rec core.RunRecord, t *
 	if err != nil {
 		return
 	}
-	cp, err := h.p.rt.Store().GetCheckpoint(ctx, id)
+	cp, err := h.p.rt.Storage().GetCheckpoint(ctx, id)
 	if err != nil {
 		return
 	}
