@@ -48,7 +48,7 @@ func bodyClock(max int64, timeout time.Duration, next http.Handler) http.Handler
 			return
 		}
 		w.Header().Set("Connection", "close")
-		capped := &cappedBody{ReadCloser: http.MaxBytesReader(w, r.Body, max)}
+		capped := &cappedBody{body: r.Body, max: max, left: max}
 		r = r.WithContext(context.WithValue(r.Context(), cappedBodyKey{}, capped))
 		r.Body = capped
 		rc := http.NewResponseController(w)
@@ -63,25 +63,42 @@ func bodyClock(max int64, timeout time.Duration, next http.Handler) http.Handler
 	})
 }
 
-// cappedBody is the request body bodyClock hands on: an
-// http.MaxBytesReader that remembers whether anyone read past the cap, so
-// that bodyCap answers 413 even when a plugin middleware read the body,
-// met the cap and handed on what it had read.
+// cappedBody is the request body bodyClock hands on. Like
+// http.MaxBytesReader it reads at most max bytes of the body and then fails
+// with *http.MaxBytesError; it also remembers that it did, so that bodyCap
+// answers 413 even when a plugin middleware read the body, met the cap and
+// handed on what it had read.
 type cappedBody struct {
-	io.ReadCloser
-	over atomic.Bool
+	body      io.ReadCloser
+	max, left int64
+	over      atomic.Bool
 }
 
 type cappedBodyKey struct{}
 
 func (c *cappedBody) Read(p []byte) (int, error) {
-	n, err := c.ReadCloser.Read(p)
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		c.over.Store(true)
+	if c.over.Load() {
+		return 0, &http.MaxBytesError{Limit: c.max}
 	}
-	return n, err
+	if int64(len(p)) > c.left+1 {
+		p = p[:c.left+1] // one byte past the cap tells a body at the cap from one over it
+	}
+	n, err := c.body.Read(p)
+	if int64(n) <= c.left {
+		c.left -= int64(n)
+		return n, err
+	}
+	c.over.Store(true)
+	n, c.left = int(c.left), 0
+	return n, &http.MaxBytesError{Limit: c.max}
 }
+
+func (c *cappedBody) Close() error { return c.body.Close() }
+
+// receivedBody is an admitted body, read whole.
+type receivedBody struct{ bytes.Reader }
+
+func (*receivedBody) Close() error { return nil }
 
 // bodyCap reads a request's whole body before the handler runs, once the
 // guards admitted the request: up to max bytes (413 over it), before
@@ -103,8 +120,9 @@ func bodyCap(max int64, next http.Handler) http.Handler {
 				refuseBody(w, err) // closes the connection: bodyClock ends its reading
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(data))
-			r.ContentLength = int64(len(data))
+			body := &receivedBody{}
+			body.Reset(data)
+			r.Body, r.ContentLength = body, int64(len(data))
 		}
 		// Admitted: the connection may be kept alive after all.
 		w.Header().Del("Connection")
