@@ -124,9 +124,11 @@ func (a *app) busFactories() map[string]BusFactory {
 
 // inprocessOptions are the in-process bus's options (core/stream).
 type inprocessOptions struct {
-	MaxFramesPerRun  int `json:"maxFramesPerRun"`
-	MaxRuns          int `json:"maxRuns"`
-	MaxSubscriberLag int `json:"maxSubscriberLag"`
+	MaxBytesPerRun        int `json:"maxBytesPerRun"`
+	MaxFramesPerRun       int `json:"maxFramesPerRun"`
+	MaxPendingBytesPerRun int `json:"maxPendingBytesPerRun"`
+	MaxRuns               int `json:"maxRuns"`
+	MaxSubscriberLag      int `json:"maxSubscriberLag"`
 }
 
 // redisOptions are the Redis bus's options.

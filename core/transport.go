@@ -11,6 +11,18 @@ type Frame struct {
 	RunID string
 	Seq   int64
 	Crumb Crumb
+	// Durable is the publisher's retention floor for the run: every frame
+	// of the run with a Seq below it is held by the crumb log (or, like
+	// pipeline:step:*, never will be), and none at or above it may be
+	// assumed to be. A bus that replays must keep every frame at or
+	// above the floor, whatever its own bound, and may drop the ones below:
+	// a reader catches up from the log up to the floor and from the
+	// bus after it, so a reconnect at any moment loses nothing.
+	// Zero means the run has no durable history (the store keeps no crumb
+	// log, its logging failed, a relayed remote run): retention is the
+	// bus's own bound. It never travels on the wire; the choke point
+	// sets it from the log writes it has seen committed.
+	Durable int64
 }
 
 // Capability says what a bus can do.
@@ -41,7 +53,9 @@ func (c Capability) String() string {
 // The contract, checked by core/transporttest: delivery is at-least-once;
 // order is preserved per run (not across runs); frames survive a JSON round
 // trip; a subscriber's failure never reaches the publisher. The store is the
-// durable history; a bus's own replay is a bounded convenience.
+// durable history; a bus's own replay is bounded, but keeps every frame at
+// or above its Frame.Durable floor, so that the log and the replay
+// together hold every frame of a run.
 //
 // Publish must not block on slow subscribers. A bus may also implement
 // Subscriber, Watcher, Starter, Pinger and io.Closer.

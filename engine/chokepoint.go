@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -21,10 +22,22 @@ const (
 // logging state is kept per run.
 //
 // Sequencing: a non-delta crumb takes ++seq. text:delta and reasoning:delta
-// carry the current seq as a watermark and are buffered per run and type into
-// one aggregated log entry, which takes its own ++seq when it is flushed: on
-// the next non-delta crumb of the run, at MaxBufferBytes, MaxBufferAge after
-// the window opened, or when the stream ends.
+// carry the current seq as a watermark and are buffered per run into one
+// aggregated log entry, which takes its own ++seq when it is flushed: on the
+// next non-delta crumb of the run, on a delta of the other type, at
+// MaxBufferBytes, MaxBufferAge after the window opened, or when the stream
+// ends. A run has at most one open window, so the deltas carrying watermark
+// w are exactly the text of the aggregated entry w+1: a reader that
+// resumes at w finds their whole text in the entry after w, or in the
+// transport's replay when the entry is not committed yet, and the log keeps
+// the live order of text and reasoning.
+//
+// Durability: every frame is published with Frame.Durable, the run's
+// retention floor: the highest seq whose log entry, and every logged entry
+// before it, the store has committed (1 before the first commit; 0 when the
+// run is not logged). The log holds every frame below the floor, so a
+// transport that keeps every frame at or above it (core/stream, Redis)
+// loses nothing a reconnect needs.
 //
 // Logging is best-effort. Writes go, in order, through one writer goroutine
 // owned by the choke point, so the stream does not wait on the store; a log
@@ -55,12 +68,27 @@ type chokePoint struct {
 type runSeq struct {
 	id            string
 	counter       int64
-	windows       [2]*deltaWindow // text, reasoning
-	noLog         bool            // logging disabled, relayed, or unsupported
-	relayed       bool            // a remote run relayed through this stream
-	agentID       string          // for log lines about the run
+	window        *deltaWindow // the open delta window, text or reasoning
+	noLog         bool         // logging disabled, relayed, or unsupported
+	relayed       bool         // a remote run relayed through this stream
+	agentID       string       // for log lines about the run
 	sessionID     string
 	publishWarned bool
+	// durable is the retention floor published with every frame (see
+	// chokePoint): written by the writer (or the inline append) as entries
+	// commit, read by publish without cp.mu.
+	durable atomic.Int64
+}
+
+// newRunSeq is a run's state with its counter at seq; a logged run's floor
+// starts there (everything up to seq is logged already, or nothing is).
+func (cp *chokePoint) newRunSeq(runID, agentID, sessionID string, seq int64) *runSeq {
+	_, relayed := cp.in.relayed.Load(runID)
+	rs := &runSeq{id: runID, relayed: relayed, noLog: cp.clog == nil || relayed, agentID: agentID, sessionID: sessionID, counter: seq}
+	if !rs.noLog {
+		rs.durable.Store(max(seq, 1))
+	}
+	return rs
 }
 
 type deltaWindow struct {
@@ -97,19 +125,20 @@ func (in *Instance) newChokePoint(ctx context.Context) *chokePoint {
 // the one other writer of the state and take the same lock.
 func (cp *chokePoint) process(ctx context.Context, c core.Crumb) {
 	b := c.Base()
+	var rs *runSeq
 	if b.RunID != "" {
-		cp.sequence(ctx, c, b)
+		rs = cp.sequence(ctx, c, b)
 		if h, ok := c.(*core.HumanRequired); ok && core.EndsCall(h) {
 			cp.sync()
 		}
 	}
 	cp.in.notify(ctx, c)
-	if b.RunID != "" {
-		cp.publish(c, b)
+	if rs != nil {
+		cp.publish(rs, c, b)
 	}
 }
 
-func (cp *chokePoint) sequence(ctx context.Context, c core.Crumb, b *core.CrumbBase) {
+func (cp *chokePoint) sequence(ctx context.Context, c core.Crumb, b *core.CrumbBase) *runSeq {
 	cp.mu.Lock()
 	rs := cp.runs[b.RunID]
 	cp.mu.Unlock()
@@ -120,14 +149,17 @@ func (cp *chokePoint) sequence(ctx context.Context, c core.Crumb, b *core.CrumbB
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	typ := c.CrumbType()
-	if slot, ok := deltaSlot(typ); ok {
+	if core.IsDelta(typ) {
+		if w := rs.window; w != nil && w.crumbType != typ {
+			cp.flushWindow(rs)
+		}
 		b.Seq = rs.counter
 		if !rs.noLog {
-			cp.addDelta(rs, slot, typ, b, deltaText(c))
+			cp.addDelta(rs, typ, b, deltaText(c))
 		}
-		return
+		return rs
 	}
-	cp.flushWindows(rs)
+	cp.flushWindow(rs)
 	rs.counter++
 	b.Seq = rs.counter
 	if !rs.noLog && logged(typ) {
@@ -136,20 +168,22 @@ func (cp *chokePoint) sequence(ctx context.Context, c core.Crumb, b *core.CrumbB
 			Type: typ, Crumb: c, CreatedAt: stamp(b.Timestamp),
 		})
 	}
+	return rs
 }
 
 // openRun starts the state of a run the first time one of its crumbs passes.
 // A resumed run's counter is seeded from the log, so its continuation extends
 // the original numbering.
 func (cp *chokePoint) openRun(ctx context.Context, b *core.CrumbBase) *runSeq {
-	_, relayed := cp.in.relayed.Load(b.RunID)
-	rs := &runSeq{id: b.RunID, relayed: relayed, noLog: cp.clog == nil || relayed, agentID: b.AgentID, sessionID: b.SessionID}
+	rs := cp.newRunSeq(b.RunID, b.AgentID, b.SessionID, 0)
 	if !rs.noLog {
-		max, err := cp.clog.MaxCrumbSeq(ctx, b.RunID)
+		seq, err := cp.clog.MaxCrumbSeq(ctx, b.RunID)
 		if err != nil {
 			cp.disable(rs, err)
+		} else {
+			rs.counter = seq
+			rs.durable.Store(max(seq, 1))
 		}
-		rs.counter = max
 	}
 	cp.mu.Lock()
 	cp.runs[b.RunID] = rs
@@ -161,8 +195,7 @@ func (cp *chokePoint) openRun(ctx context.Context, b *core.CrumbBase) *runSeq {
 // before its first crumb: nothing of it is logged, so its counter starts at
 // zero and the crumb log is not asked (a read per run).
 func (cp *chokePoint) openFresh(runID, agentID, sessionID string) {
-	_, relayed := cp.in.relayed.Load(runID)
-	rs := &runSeq{id: runID, relayed: relayed, noLog: cp.clog == nil || relayed, agentID: agentID, sessionID: sessionID}
+	rs := cp.newRunSeq(runID, agentID, sessionID, 0)
 	cp.mu.Lock()
 	if cp.runs[runID] == nil {
 		cp.runs[runID] = rs
@@ -179,16 +212,6 @@ func stamp(ts int64) int64 {
 	return core.NowMillis()
 }
 
-func deltaSlot(typ string) (int, bool) {
-	switch typ {
-	case core.TypeTextDelta:
-		return 0, true
-	case core.TypeReasoningDelta:
-		return 1, true
-	}
-	return 0, false
-}
-
 func deltaText(c core.Crumb) string {
 	switch d := c.(type) {
 	case *core.TextDelta:
@@ -203,42 +226,36 @@ func logged(typ string) bool {
 	return typ != core.TypePipelineStepStart && typ != core.TypePipelineStepEnd
 }
 
-// addDelta appends to the run's open window of that type, opening one (with
-// its age timer) when needed. Called with cp.mu held.
-func (cp *chokePoint) addDelta(rs *runSeq, slot int, typ string, b *core.CrumbBase, text string) {
-	w := rs.windows[slot]
+// addDelta appends to the run's open window, opening one (with its age
+// timer) when needed; the caller closed a window of the other type. Called
+// with cp.mu held.
+func (cp *chokePoint) addDelta(rs *runSeq, typ string, b *core.CrumbBase, text string) {
+	w := rs.window
 	if w == nil {
 		w = &deltaWindow{crumbType: typ, agentID: b.AgentID, sessionID: b.SessionID, timestamp: b.Timestamp}
 		w.timer = time.AfterFunc(cp.maxAge, func() {
 			cp.mu.Lock()
 			defer cp.mu.Unlock()
-			if rs.windows[slot] == w {
-				cp.flushWindow(rs, slot)
+			if rs.window == w {
+				cp.flushWindow(rs)
 			}
 		})
-		rs.windows[slot] = w
+		rs.window = w
 	}
 	w.text.WriteString(text)
 	if w.text.Len() >= cp.maxBytes {
-		cp.flushWindow(rs, slot)
+		cp.flushWindow(rs)
 	}
 }
 
-// flushWindows closes a run's open windows, text before reasoning. Called
-// with cp.mu held.
-func (cp *chokePoint) flushWindows(rs *runSeq) {
-	for slot := range rs.windows {
-		if rs.windows[slot] != nil {
-			cp.flushWindow(rs, slot)
-		}
+// flushWindow turns the run's open window, if any, into one aggregated log
+// entry with its own seq. Called with cp.mu held.
+func (cp *chokePoint) flushWindow(rs *runSeq) {
+	w := rs.window
+	if w == nil {
+		return
 	}
-}
-
-// flushWindow turns an open window into one aggregated log entry with its
-// own seq. Called with cp.mu held.
-func (cp *chokePoint) flushWindow(rs *runSeq, slot int) {
-	w := rs.windows[slot]
-	rs.windows[slot] = nil
+	rs.window = nil
 	w.timer.Stop()
 	if rs.noLog {
 		return
@@ -266,6 +283,8 @@ func (cp *chokePoint) enqueue(rs *runSeq, e core.CrumbLogEntry) {
 		cp.one[0] = core.CrumbLogEntry{}
 		if err != nil {
 			cp.disable(rs, err)
+		} else {
+			rs.durable.Store(e.Seq)
 		}
 		return
 	}
@@ -339,6 +358,8 @@ func (cp *chokePoint) drain() int {
 				cp.mu.Lock()
 				cp.disable(rs, err)
 				cp.mu.Unlock()
+			} else {
+				rs.durable.Store(batch[end-1].Seq)
 			}
 		}
 		start = end
@@ -358,20 +379,20 @@ func (cp *chokePoint) disable(rs *runSeq, err error) {
 		return
 	}
 	rs.noLog = true
+	rs.durable.Store(0) // nothing more will be logged: transports bound the replay themselves
 	cp.in.log.Warn("bread: crumb log disabled for run after a failed store write", append(runAttrs(rs.id, rs.agentID, rs.sessionID), "error", err)...)
 }
 
-func (cp *chokePoint) publish(c core.Crumb, b *core.CrumbBase) {
+func (cp *chokePoint) publish(rs *runSeq, c core.Crumb, b *core.CrumbBase) {
 	if f := cp.in.cfg.CrumbFilter; f != nil && !f(c) {
 		return
 	}
-	err := cp.in.bus.Publish(cp.pubCtx, core.Frame{RunID: b.RunID, Seq: b.Seq, Crumb: c})
+	err := cp.in.bus.Publish(cp.pubCtx, core.Frame{RunID: b.RunID, Seq: b.Seq, Crumb: c, Durable: rs.durable.Load()})
 	if err == nil {
 		return
 	}
 	cp.mu.Lock()
-	rs := cp.runs[b.RunID]
-	warn := rs != nil && !rs.publishWarned
+	warn := !rs.publishWarned
 	if warn {
 		rs.publishWarned = true
 	}
@@ -408,7 +429,7 @@ func (cp *chokePoint) sync() {
 func (cp *chokePoint) finish() {
 	cp.mu.Lock()
 	for _, rs := range cp.runs {
-		cp.flushWindows(rs)
+		cp.flushWindow(rs)
 		if rs.relayed {
 			cp.in.relayed.Delete(rs.id)
 		}

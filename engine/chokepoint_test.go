@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -176,16 +177,17 @@ func TestChokePointNumbering(t *testing.T) {
 			wantLog:  []string{"agent:run:start#1", "text:delta#2=Bread is good", "agent:run:end#3"},
 		},
 		{
-			name: "text and reasoning keep separate windows, text flushed first",
+			name: "a delta of the other type closes the window: the log keeps the live order",
 			crumbs: []core.Crumb{
 				&core.AgentRunStart{CrumbBase: b("r")},
 				&core.ReasoningDelta{CrumbBase: b("r"), Delta: "hmm"},
+				&core.ReasoningDelta{CrumbBase: b("r"), Delta: "?"},
 				&core.TextDelta{CrumbBase: b("r"), Delta: "yes"},
 				&core.ReasoningDelta{CrumbBase: b("r"), Delta: "!"},
 				&core.AgentRunEnd{CrumbBase: b("r")},
 			},
-			wantSeqs: []int64{1, 1, 1, 1, 4},
-			wantLog:  []string{"agent:run:start#1", "text:delta#2=yes", "reasoning:delta#3=hmm!", "agent:run:end#4"},
+			wantSeqs: []int64{1, 1, 1, 2, 3, 5},
+			wantLog:  []string{"agent:run:start#1", "reasoning:delta#2=hmm?", "text:delta#3=yes", "reasoning:delta#4=!", "agent:run:end#5"},
 		},
 		{
 			name: "pipeline steps are numbered but not logged",
@@ -400,4 +402,119 @@ func TestChokePointPublishFailureWarnsOnceAndGoesOn(t *testing.T) {
 	if len(h.log.logged()) != 3 {
 		t.Errorf("a failed publish must not affect the log")
 	}
+}
+
+// The invariant a lossless reconnect rests on: the deltas that carry
+// watermark w are exactly, in order, the text of the aggregated entry w+1,
+// however text, reasoning, other crumbs and size-triggered flushes mix.
+func TestChokePointWindowCoversItsWatermark(t *testing.T) {
+	for _, mode := range logModes {
+		t.Run(mode.name, func(t *testing.T) {
+			fl := &fakeLog{inline: mode.inline}
+			h := newCPHarness(t, fl, func(c *Config) { c.CrumbLog.MaxBufferBytes = 7 })
+			rng := rand.New(rand.NewPCG(1, 2))
+			var live []core.Crumb
+			h.send(&core.AgentRunStart{CrumbBase: b("r")})
+			for i := range 2000 {
+				var c core.Crumb
+				switch n := rng.IntN(10); {
+				case n < 5:
+					c = &core.TextDelta{CrumbBase: b("r"), Delta: strconv.Itoa(i)}
+				case n < 9:
+					c = &core.ReasoningDelta{CrumbBase: b("r"), Delta: strconv.Itoa(i)}
+				default:
+					c = &core.ToolCall{CrumbBase: b("r")}
+				}
+				h.send(c)
+				live = append(live, c)
+			}
+			h.cp.finish()
+			byWatermark := map[int64]string{}
+			var types = map[int64]string{}
+			for _, c := range live {
+				if d, ok := c.(*core.TextDelta); ok {
+					byWatermark[d.Seq] += d.Delta
+					types[d.Seq] += "t"
+				}
+				if d, ok := c.(*core.ReasoningDelta); ok {
+					byWatermark[d.Seq] += d.Delta
+					types[d.Seq] += "r"
+				}
+			}
+			aggregates := 0
+			for _, e := range fl.logged() {
+				var text string
+				switch d := e.Crumb.(type) {
+				case *core.TextDelta:
+					text = d.Delta
+				case *core.ReasoningDelta:
+					text = d.Delta
+				default:
+					continue
+				}
+				aggregates++
+				if want := byWatermark[e.Seq-1]; text != want {
+					t.Fatalf("entry %d holds %q; the deltas at watermark %d were %q", e.Seq, text, e.Seq-1, want)
+				}
+				if ts := types[e.Seq-1]; strings.Contains(ts, "t") && strings.Contains(ts, "r") {
+					t.Fatalf("watermark %d mixes text and reasoning: %s", e.Seq-1, ts)
+				}
+				delete(byWatermark, e.Seq-1)
+			}
+			if aggregates < 100 || len(byWatermark) != 0 {
+				t.Fatalf("%d aggregates; watermarks with no entry: %v", aggregates, byWatermark)
+			}
+		})
+	}
+}
+
+// Every frame carries the run's retention floor: 1 until the log commits
+// anything, then the highest committed seq, never ahead of the store.
+func TestChokePointPublishesTheDurableFloor(t *testing.T) {
+	gate := make(chan struct{})
+	fl := &gatedLog{fakeLog: fakeLog{}, gate: gate}
+	h := newCPHarness(t, fl, nil)
+	floors := func() (out []int64) {
+		h.tr.mu.Lock()
+		defer h.tr.mu.Unlock()
+		for _, f := range h.tr.frames {
+			out = append(out, f.Durable)
+		}
+		return out
+	}
+	h.send(&core.AgentRunStart{CrumbBase: b("r")}, &core.TextDelta{CrumbBase: b("r"), Delta: "a"}, &core.ToolCall{CrumbBase: b("r")})
+	// The writer is stuck on its first write: nothing is committed.
+	if got, want := floors(), []int64{1, 1, 1}; !slices.Equal(got, want) {
+		t.Fatalf("floors before any commit %v, want %v", got, want)
+	}
+	close(gate)
+	h.cp.sync()
+	h.send(&core.TextDelta{CrumbBase: b("r"), Delta: "b"})
+	if got := floors(); got[3] != 3 {
+		t.Fatalf("floor after the log committed through seq 3: %v", got)
+	}
+	h.cp.finish()
+
+	// Without a log, and for a run whose logging failed, there is no floor.
+	for _, store := range []core.BreadStore{struct{ core.BreadStore }{}, &fakeLog{failRun: "r", inline: true}} {
+		h := newCPHarness(t, store, nil)
+		h.send(&core.AgentRunStart{CrumbBase: b("r")}, &core.TextDelta{CrumbBase: b("r"), Delta: "a"})
+		h.cp.finish()
+		for _, f := range h.tr.frames {
+			if f.Durable != 0 {
+				t.Errorf("%T: a frame of an unlogged run carries floor %d", store, f.Durable)
+			}
+		}
+	}
+}
+
+// gatedLog holds every write until gate is closed.
+type gatedLog struct {
+	fakeLog
+	gate chan struct{}
+}
+
+func (g *gatedLog) AppendCrumbs(ctx context.Context, es []core.CrumbLogEntry) error {
+	<-g.gate
+	return g.fakeLog.AppendCrumbs(ctx, es)
 }

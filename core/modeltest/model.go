@@ -24,6 +24,10 @@ type Turn struct {
 	// Reached, when set, is closed when Stream is called: a test can wait
 	// for the runner to reach this turn.
 	Reached chan struct{}
+	// Pace, when set, is called before event i (from 0) and may wait: a
+	// test paces a long turn by what its client has read, without
+	// sleeping. An error ends the call with it.
+	Pace func(ctx context.Context, i int) error
 }
 
 // Model is a scripted core.LanguageModel, safe for concurrent use. Calls take
@@ -77,10 +81,16 @@ func (m *Model) Stream(ctx context.Context, req core.ModelRequest) iter.Seq2[cor
 	m.mu.Unlock()
 
 	return func(yield func(core.ModelEvent, error) bool) {
-		for _, ev := range turn.Events {
+		for i, ev := range turn.Events {
 			if err := wait(ctx, turn.Delay); err != nil {
 				yield(core.ModelEvent{}, err)
 				return
+			}
+			if turn.Pace != nil {
+				if err := turn.Pace(ctx, i); err != nil {
+					yield(core.ModelEvent{}, err)
+					return
+				}
 			}
 			if !yield(ev, nil) {
 				return

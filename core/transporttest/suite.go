@@ -20,6 +20,11 @@ type Features struct {
 	// Retained is how many frames per run the transport promises to retain
 	// for replay (0: assume at least 100).
 	Retained int
+	// Durable: the transport keeps every frame at or above the run's
+	// Frame.Durable floor for replay, however many (the suite publishes
+	// 20 times Retained of them). Every duplex transport of this project
+	// does: it is what makes a reconnect at any moment lossless.
+	Durable bool
 	// StalledSubscriberFrames is how many frames the suite publishes past a
 	// subscriber that stops reading, to prove Publish does not block
 	// (0: 20000).
@@ -71,6 +76,7 @@ func Run(t *testing.T, f Features, newTransport Harness) {
 		{"DeltasSharingAWatermarkAllArrive", s.watermarks},
 		{"EveryCrumbTypeSurvives", s.everyType},
 		{"ConcurrentPublishersOnManyRuns", s.concurrent},
+		{"KeepsEveryFrameAtOrAboveTheDurableFloor", s.durableFloor},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -289,6 +295,58 @@ func (s *suite) concurrent(t *testing.T) {
 			}
 		}
 	}
+}
+
+// durableFloor publishes a long window of deltas that the log does not hold
+// yet (their seq is the floor), far past the transport's own bound, then
+// raises the floor: a subscriber from before the window gets every delta
+// at or above the floor, in order.
+func (s *suite) durableFloor(t *testing.T) {
+	if !s.f.Durable {
+		t.Skip("transporttest: the transport does not claim Features.Durable")
+	}
+	tr := s.newTransport(t)
+	run := runID(t, "r")
+	n := 20 * s.f.Retained
+	pub := func(f core.Frame) {
+		t.Helper()
+		if err := tr.Publish(context.Background(), f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := frame(run, 1)
+	first.Durable = 1
+	pub(first)
+	window := func(seq int64, from int) {
+		for i := range n {
+			pub(core.Frame{RunID: run, Seq: seq, Durable: seq, Crumb: &core.TextDelta{CrumbBase: base(run, seq), Delta: fmt.Sprint(from+i, " ")}})
+		}
+	}
+	check := func(after, seq int64, from int) {
+		t.Helper()
+		sub := s.subscribeNoProbe(t, tr, run, after)
+		sub.waitCount(t, n+1)
+		got := sub.got()
+		if got[0].Seq != seq {
+			t.Fatalf("the replay after seq %d starts at seq %d", after, got[0].Seq)
+		}
+		for i, f := range got[1 : n+1] {
+			d, ok := f.Crumb.(*core.TextDelta)
+			if !ok || f.Seq != seq || d.Delta != fmt.Sprint(from+i, " ") {
+				t.Fatalf("delta %d of the window at the floor: seq %d, %#v", i, f.Seq, f.Crumb)
+			}
+		}
+		sub.cancel()
+	}
+	window(1, 0)
+	check(0, 1, 0)
+	// The window's log entry took seq 2 and is committed: the floor moves
+	// past the window, and the frames below it may go.
+	next := frame(run, 3)
+	next.Durable = 3
+	pub(next)
+	window(3, n)
+	check(2, 3, n)
 }
 
 // publish publishes text:delta-free durable frames first..last.

@@ -14,7 +14,11 @@ import (
 const replayPage = 1000
 
 // maxSubscriptionFailures ends a passive stream whose subscription keeps
-// failing without delivering anything; the client reconnects.
+// failing while neither it nor the log brings anything new: the bus is
+// closing (the server stops), or the run's log failed and the bus dropped
+// frames no one holds any more. A subscription that fails while the stream
+// makes progress (a reader slower than the run) is resumed from the log as
+// often as it fails.
 const maxSubscriptionFailures = 3
 
 // passive serves GET /runs/{runId}/stream: catch-up from the crumb log,
@@ -51,6 +55,7 @@ func (h *handlers) passive() http.Handler {
 			}
 			h.log.Warn("bread: reading a run's record failed; streaming it anyway", append(st.attrs(runID), "error", err)...)
 		}
+		w.Header().Set(DeltaSeqHeader, DeltaSeqWatermark)
 		s := h.openBuffered(w, r)
 		s.beats = true
 		s.flush()
@@ -101,23 +106,54 @@ func afterSeq(r *http.Request) (int64, error) {
 	return n, nil
 }
 
+// position is where a passive stream is in its run: how far it has read
+// the crumb log, and what it has put on the wire.
+//
+// The engine's choke point publishes every frame with the run's durable
+// floor, and the bus keeps every frame at or above it while the log holds
+// every one below it. So the stream subscribes first (the bus replays from
+// logged-1, which covers the floor at that moment), reads the log after
+// logged (which covers it too), then drains the subscription: every frame
+// after the client's position is in one of the two. A bus frame the log
+// already gave is dropped (a durable one at or below logged, a delta below
+// it: its watermark's entry is logged). The log's aggregated deltas go out
+// with the watermark they cover (entry w+1 as seq w), so on the wire every
+// delta carries its watermark, as live ones do, and a reconnecting client's
+// Last-Event-ID is always a position the log and the bus both understand.
+// wire applies the exact Dedup rule to what goes out: when a failed
+// subscription is resumed from the log, the deltas of the watermark the
+// stream was in come again from their first byte, and only the part the
+// client has not had goes out.
+type position struct {
+	logged int64 // the log is read after this seq
+	wire   Dedup
+	sent   int // frames written
+}
+
 // tail streams a run. It subscribes before it reads the log, so a frame
 // published while the log is read is buffered rather than lost, then drains
-// the subscription through the dedup rule. A subscription that fails (the
-// bus dropped a slow reader) is resumed from the log.
+// the subscription (see position). A subscription that fails (the bus
+// dropped a slow reader) is resumed from the log.
 func (h *handlers) tail(ctx context.Context, s *response, runID string, after int64, finished bool, st *runState) {
 	clog, _ := h.inst.Store().(core.CrumbLog)
 	sub := h.sub
-	d := Dedup{Last: after}
-	for failures := 0; ; {
+	p := &position{logged: after, wire: Dedup{Last: after}}
+	for idle := 0; ; {
 		var live *liveFeed
 		if sub != nil {
-			// One below the last seq: the deltas of the open window carry
-			// the last seq as their watermark and are in no log entry yet,
-			// so the bus must replay them (the dedup rule keeps them).
-			live = follow(ctx, sub, runID, max(d.Last-1, 0))
+			// One below: the deltas at watermark logged are in no log
+			// entry yet, so the bus must replay them too.
+			live = follow(ctx, sub, runID, max(p.logged-1, 0))
 		}
-		terminal, ok := h.replay(ctx, s, clog, runID, &d, st)
+		// The new subscription replays the watermark the wire is in from
+		// its first byte: it is at or above the durable floor, unless the
+		// run has no log (then the bus's own bound may have cut it, and
+		// counting from zero would drop what the client never had).
+		if clog != nil {
+			p.wire.Restart(true)
+		}
+		sent := p.sent
+		terminal, ok := h.replay(ctx, s, clog, runID, p, st)
 		// A finished run has nothing more to send once the log is
 		// replayed, whatever position the client resumed from.
 		if terminal || !ok || live == nil || finished {
@@ -126,30 +162,29 @@ func (h *handlers) tail(ctx context.Context, s *response, runID string, after in
 			}
 			return
 		}
-		before := d.Last
-		end := h.drain(ctx, s, live, runID, &d, st, clog)
+		end := h.drain(ctx, s, live, runID, p, st, clog)
 		live.stop()
 		if end != subscriptionFailed {
 			return
 		}
-		if d.Last != before {
-			failures = 0
-		} else if failures++; failures >= maxSubscriptionFailures {
+		if p.sent != sent {
+			idle = 0
+		} else if idle++; idle >= maxSubscriptionFailures {
 			h.log.Warn("bread: run stream subscription keeps failing; closing the stream", st.attrs(runID)...)
 			return
 		}
 	}
 }
 
-// replay writes the log entries after d.Last, page by page. It reports
+// replay writes the log entries after p.logged, page by page. It reports
 // whether a terminal crumb went out and whether the client is still there.
-func (h *handlers) replay(ctx context.Context, s *response, clog core.CrumbLog, runID string, d *Dedup, st *runState) (terminal, ok bool) {
+func (h *handlers) replay(ctx context.Context, s *response, clog core.CrumbLog, runID string, p *position, st *runState) (terminal, ok bool) {
 	if clog == nil {
 		return false, true
 	}
 	filter := h.inst.CrumbFilter()
 	for {
-		entries, err := clog.GetCrumbs(ctx, runID, d.Last, replayPage)
+		entries, err := clog.GetCrumbs(ctx, runID, p.logged, replayPage)
 		if err != nil {
 			if ctx.Err() == nil {
 				h.log.Warn("bread: run stream catch-up from the crumb log failed; serving live frames only", append(st.attrs(runID), "error", err)...)
@@ -157,9 +192,7 @@ func (h *handlers) replay(ctx context.Context, s *response, clog core.CrumbLog, 
 			return false, ctx.Err() == nil
 		}
 		for _, e := range entries {
-			if e.Seq > d.Last {
-				d.Last = e.Seq
-			}
+			p.logged = max(p.logged, e.Seq)
 			if e.Crumb == nil {
 				continue
 			}
@@ -167,7 +200,15 @@ func (h *handlers) replay(ctx context.Context, s *response, clog core.CrumbLog, 
 			if filter != nil && !filter(e.Crumb) {
 				continue
 			}
-			if !s.crumb(core.Frame{RunID: runID, Seq: e.Seq, Crumb: ClientSafe(e.Crumb)}) {
+			f := core.Frame{RunID: runID, Seq: e.Seq, Crumb: e.Crumb}
+			if core.IsDelta(e.Type) {
+				// An aggregate: the deltas of watermark e.Seq-1, from
+				// their first byte.
+				f.Seq--
+				f.Crumb = withDelta(e.Crumb, f.Seq, deltaOf(e.Crumb))
+				p.wire.Restart(true)
+			}
+			if !h.send(s, p, f) {
 				return false, false
 			}
 			if core.IsTerminal(e.Type) {
@@ -180,6 +221,23 @@ func (h *handlers) replay(ctx context.Context, s *response, clog core.CrumbLog, 
 	}
 }
 
+// send writes f when the wire has not had it (or the part of a delta it
+// has not had); it reports whether the client is still there.
+func (h *handlers) send(s *response, p *position, f core.Frame) bool {
+	f, ok := p.wire.Frame(f)
+	if !ok {
+		return true
+	}
+	f.Crumb = ClientSafe(f.Crumb)
+	p.sent++
+	return s.crumb(f)
+}
+
+func deltaOf(c core.Crumb) string {
+	_, text, _ := deltaText(c)
+	return text
+}
+
 type drainEnd int
 
 const (
@@ -189,9 +247,9 @@ const (
 	subscriptionFailed
 )
 
-// drain writes live frames that pass the dedup rule, with a heartbeat while
-// the run is idle.
-func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID string, d *Dedup, st *runState, clog core.CrumbLog) drainEnd {
+// drain writes the live frames the log has not given, with a heartbeat
+// while the run is idle.
+func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID string, p *position, st *runState, clog core.CrumbLog) drainEnd {
 	// Checked every third of the interval, a keep-alive goes out once the
 	// stream has been quiet for two thirds of it: no silence on the wire
 	// lasts longer than Heartbeat, from the moment the stream opens (a
@@ -217,10 +275,10 @@ func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID
 			}
 			typ := f.Crumb.CrumbType()
 			st.saw(f.Crumb)
-			if !d.Accept(f.Seq, typ) {
-				continue
+			if f.Seq < p.logged || (f.Seq == p.logged && !core.IsDelta(typ)) {
+				continue // the log gave it
 			}
-			if !s.crumb(core.Frame{RunID: runID, Seq: f.Seq, Crumb: ClientSafe(f.Crumb)}) {
+			if !h.send(s, p, core.Frame{RunID: runID, Seq: f.Seq, Crumb: f.Crumb}) {
 				return clientGone
 			}
 			if core.IsTerminal(typ) {
@@ -249,7 +307,7 @@ func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID
 				return clientGone
 			}
 		case <-check:
-			if end, lost := h.lost(ctx, s, runID, d, st, clog); lost {
+			if end, lost := h.lost(ctx, s, runID, p, st, clog); lost {
 				return end
 			}
 		}
@@ -289,7 +347,7 @@ func (st *runState) attrs(runID string) []any {
 // lost ends the stream with agent:error RUN_LOST when its run started, does
 // not wait for a human, and no replica runs it any more. The log is read
 // once more first: the run may have ended just before its replica let go.
-func (h *handlers) lost(ctx context.Context, s *response, runID string, d *Dedup, st *runState, clog core.CrumbLog) (drainEnd, bool) {
+func (h *handlers) lost(ctx context.Context, s *response, runID string, p *position, st *runState, clog core.CrumbLog) (drainEnd, bool) {
 	if !st.started || st.suspended {
 		return 0, false
 	}
@@ -297,7 +355,7 @@ func (h *handlers) lost(ctx context.Context, s *response, runID string, d *Dedup
 	if err != nil || alive {
 		return 0, false
 	}
-	terminal, ok := h.replay(ctx, s, clog, runID, d, st)
+	terminal, ok := h.replay(ctx, s, clog, runID, p, st)
 	switch {
 	case !ok:
 		return clientGone, true
@@ -308,10 +366,10 @@ func (h *handlers) lost(ctx context.Context, s *response, runID string, d *Dedup
 	}
 	h.log.Warn("bread: run lost: no replica holds it any more", st.attrs(runID)...)
 	lost := &core.AgentError{
-		CrumbBase: core.CrumbBase{AgentID: st.agentID, RunID: runID, SessionID: st.sessionID, Timestamp: time.Now().UnixMilli(), Seq: d.Last},
+		CrumbBase: core.CrumbBase{AgentID: st.agentID, RunID: runID, SessionID: st.sessionID, Timestamp: time.Now().UnixMilli(), Seq: p.wire.Last},
 		Error:     &core.BreadError{Code: core.CodeRunLost, Message: "the replica running this run stopped; it will not finish"},
 	}
-	if !s.crumb(core.Frame{RunID: runID, Seq: d.Last, Crumb: lost}) {
+	if !s.crumb(core.Frame{RunID: runID, Seq: p.wire.Last, Crumb: lost}) {
 		return clientGone, true
 	}
 	return terminalSent, true

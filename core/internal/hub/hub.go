@@ -10,8 +10,18 @@ import (
 
 // Options bound a Hub's memory.
 type Options struct {
-	// MaxPerKey is how many items each key's replay buffer keeps (default 1000).
+	// MaxBytesPerKey is how many bytes (as the Hub's size function counts
+	// them) each key's replay buffer keeps of items below the key's floor
+	// (default 256 KiB).
+	MaxBytesPerKey int
+	// MaxPerKey, when positive, also bounds the items below the floor that
+	// each buffer keeps.
 	MaxPerKey int
+	// MaxPendingBytesPerKey bounds a buffer whatever its floor (default
+	// 64 MiB): past it the oldest items go even at or above the floor. Only
+	// a publisher whose floor stopped moving (a crumb log that stopped
+	// committing) reaches it.
+	MaxPendingBytesPerKey int
 	// MaxKeys is how many keys keep a replay buffer (default 1000).
 	MaxKeys int
 	// MaxQueue is how many undelivered items a subscriber may fall behind
@@ -26,6 +36,7 @@ var ErrSlowSubscriber = errors.New("hub: subscriber fell too far behind")
 type Hub[T any] struct {
 	opts Options
 	seq  func(T) int64
+	size func(T) int
 
 	mu      sync.Mutex
 	buffers map[string]*list.Element // of *ring[T]
@@ -33,10 +44,12 @@ type Hub[T any] struct {
 	subs    map[string]map[*sub[T]]struct{}
 }
 
+// ring is one key's replay buffer, oldest first: items[head:] are live.
 type ring[T any] struct {
 	key   string
-	items []T // circular once full
-	start int
+	items []T
+	head  int
+	bytes int
 }
 
 type sub[T any] struct {
@@ -45,10 +58,13 @@ type sub[T any] struct {
 	overflow bool
 }
 
-// New returns a Hub that orders replay by seq.
-func New[T any](opts Options, seq func(T) int64) *Hub[T] {
-	if opts.MaxPerKey <= 0 {
-		opts.MaxPerKey = 1000
+// New returns a Hub that orders replay by seq and bounds buffers by size.
+func New[T any](opts Options, seq func(T) int64, size func(T) int) *Hub[T] {
+	if opts.MaxBytesPerKey <= 0 {
+		opts.MaxBytesPerKey = 256 << 10
+	}
+	if opts.MaxPendingBytesPerKey <= 0 {
+		opts.MaxPendingBytesPerKey = 64 << 20
 	}
 	if opts.MaxKeys <= 0 {
 		opts.MaxKeys = 1000
@@ -59,6 +75,7 @@ func New[T any](opts Options, seq func(T) int64) *Hub[T] {
 	return &Hub[T]{
 		opts:    opts,
 		seq:     seq,
+		size:    size,
 		buffers: map[string]*list.Element{},
 		lru:     list.New(),
 		subs:    map[string]map[*sub[T]]struct{}{},
@@ -66,11 +83,14 @@ func New[T any](opts Options, seq func(T) int64) *Hub[T] {
 }
 
 // Publish buffers v under key and queues it for every subscriber of key. It
-// never blocks on a subscriber.
-func (h *Hub[T]) Publish(key string, v T) {
+// never blocks on a subscriber. floor is the publisher's retention floor
+// (core.Frame.Durable): items with a seq at or above it stay buffered until
+// a later floor passes them; 0 means none is durable elsewhere, and the
+// buffer keeps what its bounds allow.
+func (h *Hub[T]) Publish(key string, v T, floor int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.buffer(key).push(v, h.opts.MaxPerKey)
+	h.buffer(key).push(h, v, floor)
 	for s := range h.subs[key] {
 		if s.overflow {
 			continue
@@ -99,25 +119,46 @@ func (h *Hub[T]) buffer(key string) *ring[T] {
 	}
 	// Room for a short run's frames up front: growing from empty took
 	// three allocations for three frames.
-	r := &ring[T]{key: key, items: make([]T, 0, min(4, h.opts.MaxPerKey))}
+	r := &ring[T]{key: key, items: make([]T, 0, 4)}
 	h.buffers[key] = h.lru.PushBack(r)
 	return r
 }
 
-func (r *ring[T]) push(v T, max int) {
-	if len(r.items) < max {
-		r.items = append(r.items, v)
-		return
+// push appends v, then drops the oldest items while the buffer is over its
+// bounds and the oldest is below floor (seqs only grow along the buffer, so
+// every later item is at or above floor too), or while it is over the
+// pending bound. The newest item always stays.
+func (r *ring[T]) push(h *Hub[T], v T, floor int64) {
+	r.items = append(r.items, v)
+	r.bytes += h.size(v)
+	o := &h.opts
+	for len(r.items)-r.head > 1 {
+		n := len(r.items) - r.head
+		over := r.bytes > o.MaxBytesPerKey || (o.MaxPerKey > 0 && n > o.MaxPerKey)
+		if !over {
+			break
+		}
+		oldest := r.items[r.head]
+		if floor > 0 && h.seq(oldest) >= floor && r.bytes <= o.MaxPendingBytesPerKey {
+			break
+		}
+		r.bytes -= h.size(oldest)
+		var zero T
+		r.items[r.head] = zero
+		r.head++
 	}
-	r.items[r.start] = v
-	r.start = (r.start + 1) % len(r.items)
+	// Reuse the array once the dropped head is most of it.
+	if r.head > 64 && r.head > len(r.items)/2 {
+		n := copy(r.items, r.items[r.head:])
+		clear(r.items[n:])
+		r.items, r.head = r.items[:n], 0
+	}
 }
 
 // each calls f for the buffered items in publish order.
 func (r *ring[T]) each(f func(T)) {
-	n := len(r.items)
-	for i := range n {
-		f(r.items[(r.start+i)%n])
+	for _, v := range r.items[r.head:] {
+		f(v)
 	}
 }
 

@@ -1,9 +1,12 @@
 // Package streamtest serves a core.Mounter, such as an httpstream.Ingress,
 // over plain net/http, for tests that must not depend on the server module:
-// the tests of httpstream and of the remote agents in transports/httpchunked
-// and transports/httpsse. It authenticates and authorizes nothing; wrap the
+// the tests of httpstream and of the remote agent client in
+// transports/httpremote. It authenticates and authorizes nothing; wrap the
 // handler with middleware for that. Programs serve an Ingress through
 // package server instead.
+//
+// LongRun and Cuts are the scenario of the reconnect tests: a long run
+// paced by its client, and the seeded points where the client drops.
 package streamtest
 
 import (
