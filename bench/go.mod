@@ -13,8 +13,17 @@ require (
 )
 
 require (
+	filippo.io/edwards25519 v1.2.0 // indirect
+	github.com/go-sql-driver/mysql v1.10.2 // indirect
+	github.com/uptrace/bun/dialect/mysqldialect v1.3.0 // indirect
+	golang.org/x/mod v0.42.0 // indirect
+)
+
+require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/breadai/bread/stores/internal/bunstore v0.0.0 // indirect
+	github.com/breadai/bread/stores/mysql v0.0.0
+	github.com/breadai/bread/stores/teststores v0.0.0
 	github.com/breadai/bread/transports/httpstream v0.0.0 // indirect
 	github.com/breadai/bread/typed v0.0.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
@@ -63,8 +72,10 @@ replace (
 	github.com/breadai/bread/providers/replay => ../providers/replay
 	github.com/breadai/bread/server => ../server
 	github.com/breadai/bread/stores/internal/bunstore => ../stores/internal/bunstore
+	github.com/breadai/bread/stores/mysql => ../stores/mysql
 	github.com/breadai/bread/stores/postgres => ../stores/postgres
 	github.com/breadai/bread/stores/sqlite => ../stores/sqlite
+	github.com/breadai/bread/stores/teststores => ../stores/teststores
 	github.com/breadai/bread/transports/httpstream => ../transports/httpstream
 	github.com/breadai/bread/typed => ../typed
 )

@@ -38,7 +38,8 @@ const runBody = `{"input":"hi"}`
 // BenchmarkShortRun measures short runs (a replay model answering one text
 // delta: three NDJSON frames) with 16 concurrent clients, through the real
 // server on the memory store, on a SQLite file and, when
-// BREAD_TEST_POSTGRES_URL names a server, on PostgreSQL, beside a plain net/http
+// BREAD_TEST_POSTGRES_URL names a server, on PostgreSQL, and when
+// BREAD_TEST_MYSQL_URL does, on MySQL, beside a plain net/http
 // handler writing the same bytes with a flush per line. Both servers are
 // driven in the same benchmark iteration, alternating halves, so the ratio
 // compares them under the same load on the machine.
@@ -50,6 +51,7 @@ func BenchmarkShortRun(b *testing.B) {
 		{"memory", func(*testing.B) core.BreadStore { return memory.New() }},
 		{"sqlite", sqliteStore},
 		{"postgres", postgresStore},
+		{"mysql", mysqlStore},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			bread := startBread(b, bc.store(b), 1)

@@ -11,7 +11,9 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for the schema's setup
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/stores/mysql"
 	"github.com/breadai/bread/stores/postgres"
+	"github.com/breadai/bread/stores/teststores"
 )
 
 // postgresStore is a PostgreSQL store in a fresh schema of the server
@@ -42,6 +44,21 @@ func postgresStore(b *testing.B) core.BreadStore {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	s, err := postgres.New(postgres.Options{URL: u.String()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// mysqlStore is a MySQL store in a fresh database of the server
+// BREAD_TEST_MYSQL_URL names, dropped at cleanup; the benchmark is skipped
+// without it.
+func mysqlStore(b *testing.B) core.BreadStore {
+	if os.Getenv("BREAD_TEST_MYSQL_URL") == "" {
+		b.Skip("BREAD_TEST_MYSQL_URL is not set")
+	}
+	s, err := mysql.New(mysql.Options{URL: teststores.MySQLURL(b)})
 	if err != nil {
 		b.Fatal(err)
 	}
