@@ -19,6 +19,7 @@ import (
 	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/protocols/agui"
 	"github.com/breadai/bread/server"
+	"github.com/breadai/bread/stores/teststores"
 	"github.com/breadai/bread/typed"
 )
 
@@ -32,10 +33,18 @@ type stack struct {
 }
 
 type setup struct {
+	store  core.BreadStore // nil: a memory store
 	opts   agui.Options
 	agents []*core.Agent
 	tasks  []*core.Task
 	auth   *server.Auth
+}
+
+// eachStore runs f on the memory store, SQLite and PostgreSQL: an answer
+// to an interrupt reads its checkpoint back, a thread's next turn its
+// session, from the store.
+func eachStore(t *testing.T, f func(t *testing.T, open func(testing.TB) core.BreadStore)) {
+	teststores.Each(t, func(t *testing.T, s teststores.Store) { f(t, s.Open) })
 }
 
 func scripted(id string, turns ...modeltest.Turn) *core.Agent {
@@ -51,7 +60,10 @@ func newStack(t *testing.T, s setup) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := engine.New(engine.Config{Store: memory.New(), Bus: quietBus{stream.New(stream.Options{})}, Agents: s.agents, Tasks: s.tasks, Plugins: []core.BreadPlugin{p}})
+	if s.store == nil {
+		s.store = memory.New()
+	}
+	in, err := engine.New(engine.Config{Store: s.store, Bus: quietBus{stream.New(stream.Options{})}, Agents: s.agents, Tasks: s.tasks, Plugins: []core.BreadPlugin{p}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,19 +190,34 @@ func failTool() core.Tool {
 }
 
 func TestRunText(t *testing.T) {
-	s := newStack(t, setup{agents: []*core.Agent{scripted("assistant", modeltest.Text("Hel", "lo"))}})
-	status, evs, _ := s.post(t, runInput("thread-1", "hi"), nil)
-	if status != http.StatusOK {
-		t.Fatalf("status %d", status)
-	}
-	wantTypes(t, evs, "RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED")
-	if evs[0]["threadId"] != "thread-1" || evs[5]["threadId"] != "thread-1" || evs[5]["result"] != "Hello" {
-		t.Errorf("run events %v / %v", evs[0], evs[5])
-	}
-	// threadId is the bread session: a second turn lands in the same one.
-	if _, err := s.in.Store().GetSession(t.Context(), "thread-1"); err != nil {
-		t.Fatalf("session thread-1: %v", err)
-	}
+	eachStore(t, func(t *testing.T, open func(testing.TB) core.BreadStore) {
+		model := modeltest.New(modeltest.Text("Hel", "lo"), modeltest.Text("Again"))
+		a := &core.Agent{ID: "assistant", Model: core.ModelRef{Provider: "own", Model: "m"}, Providers: model.Registry("own")}
+		s := newStack(t, setup{store: open(t), agents: []*core.Agent{a}})
+		status, evs, _ := s.post(t, runInput("thread-1", "hi"), nil)
+		if status != http.StatusOK {
+			t.Fatalf("status %d", status)
+		}
+		wantTypes(t, evs, "RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED")
+		if evs[0]["threadId"] != "thread-1" || evs[5]["threadId"] != "thread-1" || evs[5]["result"] != "Hello" {
+			t.Errorf("run events %v / %v", evs[0], evs[5])
+		}
+		// threadId is the bread session: a second turn lands in the same
+		// one, whose history the store gives back.
+		if _, err := s.in.Storage().GetSession(t.Context(), "thread-1"); err != nil {
+			t.Fatalf("session thread-1: %v", err)
+		}
+		if status, evs, _ := s.post(t, runInput("thread-1", "and now?"), nil); status != http.StatusOK || evs[len(evs)-1]["result"] != "Again" {
+			t.Fatalf("second turn: %d %v", status, evs)
+		}
+		reqs := model.Requests()
+		history, _ := json.Marshal(reqs[len(reqs)-1].Messages)
+		for _, want := range []string{"hi", "Hello", "and now?"} {
+			if !strings.Contains(string(history), want) {
+				t.Errorf("the second turn's history lacks %q: %s", want, history)
+			}
+		}
+	})
 }
 
 func TestRunToolsWithStreamedArguments(t *testing.T) {
@@ -335,83 +362,87 @@ func humanAgent(turns ...modeltest.Turn) *core.Agent {
 }
 
 func TestHumanInterruptAndResume(t *testing.T) {
-	s := newStack(t, setup{agents: []*core.Agent{humanAgent(
-		modeltest.ToolCall("human_confirm", map[string]string{"url": "https://bread.dev"}),
-		modeltest.Text("Published."))}})
-	_, evs, _ := s.post(t, runInput("thread-h", "publish"), nil)
-	// The engine emits no tool:call for a human tool: the suspension is the
-	// run's last word.
-	wantTypes(t, evs, "RUN_STARTED", "RUN_FINISHED")
-	fin := evs[len(evs)-1]
-	outcome, _ := fin["outcome"].(map[string]any)
-	ints, _ := outcome["interrupts"].([]any)
-	if outcome["type"] != "interrupt" || len(ints) != 1 {
-		t.Fatalf("RUN_FINISHED %v", fin)
-	}
-	in := ints[0].(map[string]any)
-	id, _ := in["id"].(string)
-	if id == "" || in["reason"] != agui.ReasonHumanInput || in["message"] != "May I publish?" {
-		t.Fatalf("interrupt %v", in)
-	}
-
-	// Unhappy first: an unknown interrupt, an interrupt of another thread,
-	// a resolved interrupt without payload, a cancelled human_input.
-	for _, tt := range []struct {
-		name, body, code string
-		status           int
-	}{
-		{"unknown interrupt", resumeInput("thread-h", "nope", "resolved", map[string]any{}), core.CodeCheckpointNotFound, 404},
-		{"other thread", resumeInput("thread-other", id, "resolved", map[string]any{}), core.CodeCheckpointNotFound, 404},
-		{"no payload", resumeInput("thread-h", id, "resolved", nil), core.CodeValidationError, 400},
-		{"cancelled input", resumeInput("thread-h", id, "cancelled", nil), core.CodeValidationError, 400},
-	} {
-		status, _, code := s.post(t, tt.body, nil)
-		if status != tt.status || code != tt.code {
-			t.Errorf("%s: %d %s, want %d %s", tt.name, status, code, tt.status, tt.code)
+	eachStore(t, func(t *testing.T, open func(testing.TB) core.BreadStore) {
+		s := newStack(t, setup{store: open(t), agents: []*core.Agent{humanAgent(
+			modeltest.ToolCall("human_confirm", map[string]string{"url": "https://bread.dev"}),
+			modeltest.Text("Published."))}})
+		_, evs, _ := s.post(t, runInput("thread-h", "publish"), nil)
+		// The engine emits no tool:call for a human tool: the suspension is the
+		// run's last word.
+		wantTypes(t, evs, "RUN_STARTED", "RUN_FINISHED")
+		fin := evs[len(evs)-1]
+		outcome, _ := fin["outcome"].(map[string]any)
+		ints, _ := outcome["interrupts"].([]any)
+		if outcome["type"] != "interrupt" || len(ints) != 1 {
+			t.Fatalf("RUN_FINISHED %v", fin)
 		}
-	}
+		in := ints[0].(map[string]any)
+		id, _ := in["id"].(string)
+		if id == "" || in["reason"] != agui.ReasonHumanInput || in["message"] != "May I publish?" {
+			t.Fatalf("interrupt %v", in)
+		}
 
-	status, evs, _ := s.post(t, resumeInput("thread-h", id, "resolved", map[string]any{"ok": true}), nil)
-	if status != http.StatusOK {
-		t.Fatalf("resume status %d", status)
-	}
-	wantTypes(t, evs, "RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED")
-	if evs[0]["threadId"] != "thread-h" || evs[len(evs)-1]["result"] != "Published." || evs[len(evs)-1]["outcome"] != nil {
-		t.Errorf("resumed run %v / %v", evs[0], evs[len(evs)-1])
-	}
-	// The checkpoint is claimed once.
-	if status, _, code := s.post(t, resumeInput("thread-h", id, "resolved", map[string]any{"ok": true}), nil); status != 404 || code != core.CodeCheckpointNotFound {
-		t.Errorf("second resume: %d %s", status, code)
-	}
+		// Unhappy first: an unknown interrupt, an interrupt of another thread,
+		// a resolved interrupt without payload, a cancelled human_input.
+		for _, tt := range []struct {
+			name, body, code string
+			status           int
+		}{
+			{"unknown interrupt", resumeInput("thread-h", "nope", "resolved", map[string]any{}), core.CodeCheckpointNotFound, 404},
+			{"other thread", resumeInput("thread-other", id, "resolved", map[string]any{}), core.CodeCheckpointNotFound, 404},
+			{"no payload", resumeInput("thread-h", id, "resolved", nil), core.CodeValidationError, 400},
+			{"cancelled input", resumeInput("thread-h", id, "cancelled", nil), core.CodeValidationError, 400},
+		} {
+			status, _, code := s.post(t, tt.body, nil)
+			if status != tt.status || code != tt.code {
+				t.Errorf("%s: %d %s, want %d %s", tt.name, status, code, tt.status, tt.code)
+			}
+		}
+
+		status, evs, _ := s.post(t, resumeInput("thread-h", id, "resolved", map[string]any{"ok": true}), nil)
+		if status != http.StatusOK {
+			t.Fatalf("resume status %d", status)
+		}
+		wantTypes(t, evs, "RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED")
+		if evs[0]["threadId"] != "thread-h" || evs[len(evs)-1]["result"] != "Published." || evs[len(evs)-1]["outcome"] != nil {
+			t.Errorf("resumed run %v / %v", evs[0], evs[len(evs)-1])
+		}
+		// The checkpoint is claimed once.
+		if status, _, code := s.post(t, resumeInput("thread-h", id, "resolved", map[string]any{"ok": true}), nil); status != 404 || code != core.CodeCheckpointNotFound {
+			t.Errorf("second resume: %d %s", status, code)
+		}
+	})
 }
 
 func TestApprovalInterruptCancelled(t *testing.T) {
-	a := scripted("assistant", modeltest.ToolCall("tool_add", addArgs{A: 1, B: 2}), modeltest.Text("Skipped."))
-	a.Tools = []core.Tool{addTool()}
-	a.Permissions = core.Permissions{Ask: []string{"tool:add"}}
-	s := newStack(t, setup{agents: []*core.Agent{a}})
-	_, evs, _ := s.post(t, runInput("t-a", "add"), nil)
-	fin := evs[len(evs)-1]
-	ints, _ := fin["outcome"].(map[string]any)["interrupts"].([]any)
-	if len(ints) != 1 {
-		t.Fatalf("RUN_FINISHED %v", fin)
-	}
-	in := ints[0].(map[string]any)
-	if in["reason"] != agui.ReasonToolApproval || in["responseSchema"] == nil {
-		t.Fatalf("interrupt %v", in)
-	}
-	// An answer that is not an approval is refused and the checkpoint stays.
-	if status, _, code := s.post(t, resumeInput("t-a", in["id"].(string), "resolved", "yes"), nil); status != 400 || code != core.CodeValidationError {
-		t.Fatalf("bad approval: %d %s", status, code)
-	}
-	_, evs, _ = s.post(t, resumeInput("t-a", in["id"].(string), "cancelled", nil), nil)
-	if evs[0]["type"] != "RUN_STARTED" || evs[len(evs)-1]["result"] != "Skipped." {
-		t.Fatalf("cancelled approval %v", evs)
-	}
-	// Cancelling is a refusal: the gated tool never ran.
-	if find(evs, "TOOL_CALL_RESULT") != nil {
-		t.Errorf("the refused tool ran: %v", evs)
-	}
+	eachStore(t, func(t *testing.T, open func(testing.TB) core.BreadStore) {
+		a := scripted("assistant", modeltest.ToolCall("tool_add", addArgs{A: 1, B: 2}), modeltest.Text("Skipped."))
+		a.Tools = []core.Tool{addTool()}
+		a.Permissions = core.Permissions{Ask: []string{"tool:add"}}
+		s := newStack(t, setup{store: open(t), agents: []*core.Agent{a}})
+		_, evs, _ := s.post(t, runInput("t-a", "add"), nil)
+		fin := evs[len(evs)-1]
+		ints, _ := fin["outcome"].(map[string]any)["interrupts"].([]any)
+		if len(ints) != 1 {
+			t.Fatalf("RUN_FINISHED %v", fin)
+		}
+		in := ints[0].(map[string]any)
+		if in["reason"] != agui.ReasonToolApproval || in["responseSchema"] == nil {
+			t.Fatalf("interrupt %v", in)
+		}
+		// An answer that is not an approval is refused and the checkpoint stays.
+		if status, _, code := s.post(t, resumeInput("t-a", in["id"].(string), "resolved", "yes"), nil); status != 400 || code != core.CodeValidationError {
+			t.Fatalf("bad approval: %d %s", status, code)
+		}
+		_, evs, _ = s.post(t, resumeInput("t-a", in["id"].(string), "cancelled", nil), nil)
+		if evs[0]["type"] != "RUN_STARTED" || evs[len(evs)-1]["result"] != "Skipped." {
+			t.Fatalf("cancelled approval %v", evs)
+		}
+		// Cancelling is a refusal: the gated tool never ran.
+		if find(evs, "TOOL_CALL_RESULT") != nil {
+			t.Errorf("the refused tool ran: %v", evs)
+		}
+	})
 }
 
 func TestMalformedInput(t *testing.T) {
@@ -536,87 +567,89 @@ func interruptsOf(t *testing.T, fin map[string]any) []string {
 // finishes again with the other still pending, and answering several in
 // one RunAgentInput resumes them in order, the last continuing the run.
 func TestSeveralInterruptsOfOneTurn(t *testing.T) {
-	twoHumans := func() *core.Agent {
-		a := scripted("assistant",
-			modeltest.ToolCalls(
-				modeltest.Call{ID: "c1", Name: "human_confirm", Args: map[string]string{"url": "https://bread.dev"}},
+	eachStore(t, func(t *testing.T, open func(testing.TB) core.BreadStore) {
+		twoHumans := func() *core.Agent {
+			a := scripted("assistant",
+				modeltest.ToolCalls(
+					modeltest.Call{ID: "c1", Name: "human_confirm", Args: map[string]string{"url": "https://bread.dev"}},
+					modeltest.Call{ID: "c2", Name: "human_channel", Args: map[string]string{}},
+				),
+				modeltest.Text("Published on the blog."))
+			a.HumanTools = []core.HumanToolDef{
+				{Name: "confirm", Prompt: "May I publish?", Schema: json.RawMessage(`{"type":"object"}`)},
+				{Name: "channel", Prompt: "Which channel?", Schema: json.RawMessage(`{"type":"object"}`)},
+			}
+			return a
+		}
+		t.Run("one at a time", func(t *testing.T) {
+			s := newStack(t, setup{store: open(t), agents: []*core.Agent{twoHumans()}})
+			_, evs, _ := s.post(t, runInput("th", "publish"), nil)
+			ids := interruptsOf(t, evs[len(evs)-1])
+			if len(ids) != 2 {
+				t.Fatalf("one interrupt per human call: %v", evs[len(evs)-1])
+			}
+			_, evs, _ = s.post(t, resumeInput("th", ids[0], "resolved", map[string]any{"ok": true}), nil)
+			if got := interruptsOf(t, evs[len(evs)-1]); len(got) != 1 || got[0] != ids[1] {
+				t.Fatalf("after the first answer the other is still pending: %v", got)
+			}
+			_, evs, _ = s.post(t, resumeInput("th", ids[1], "resolved", map[string]any{"channel": "blog"}), nil)
+			if fin := evs[len(evs)-1]; fin["result"] != "Published on the blog." || fin["outcome"] != nil {
+				t.Fatalf("the last answer continues the run: %v", fin)
+			}
+		})
+		t.Run("together", func(t *testing.T) {
+			s := newStack(t, setup{store: open(t), agents: []*core.Agent{twoHumans()}})
+			_, evs, _ := s.post(t, runInput("th", "publish"), nil)
+			ids := interruptsOf(t, evs[len(evs)-1])
+			body, _ := json.Marshal(map[string]any{"threadId": "th", "messages": []any{}, "resume": []any{
+				map[string]any{"interruptId": ids[1], "status": "resolved", "payload": map[string]any{"channel": "blog"}},
+				map[string]any{"interruptId": ids[0], "status": "resolved", "payload": map[string]any{"ok": true}},
+			}})
+			// An entry naming no pending interrupt refuses the whole request
+			// before anything is resumed.
+			bad := strings.Replace(string(body), ids[0], "nope", 1)
+			if status, _, code := s.post(t, bad, nil); status != 404 || code != core.CodeCheckpointNotFound {
+				t.Fatalf("a request with an unknown interrupt: %d %s", status, code)
+			}
+			status, evs, _ := s.post(t, string(body), nil)
+			if status != http.StatusOK {
+				t.Fatalf("status %d", status)
+			}
+			fin := evs[len(evs)-1]
+			if fin["type"] != "RUN_FINISHED" || fin["result"] != "Published on the blog." || fin["outcome"] != nil {
+				t.Fatalf("both answered: the run finishes with its result and no interrupt: %v", evs)
+			}
+			if n := len(findAll(evs, "RUN_STARTED")); n != 1 {
+				t.Errorf("one AG-UI run for the request, got %d RUN_STARTED", n)
+			}
+		})
+		t.Run("two of three together", func(t *testing.T) {
+			a := twoHumans()
+			a.HumanTools = append(a.HumanTools, core.HumanToolDef{Name: "when", Prompt: "When?", Schema: json.RawMessage(`{"type":"object"}`)})
+			a.Providers = modeltest.New(modeltest.ToolCalls(
+				modeltest.Call{ID: "c1", Name: "human_confirm", Args: map[string]string{}},
 				modeltest.Call{ID: "c2", Name: "human_channel", Args: map[string]string{}},
-			),
-			modeltest.Text("Published on the blog."))
-		a.HumanTools = []core.HumanToolDef{
-			{Name: "confirm", Prompt: "May I publish?", Schema: json.RawMessage(`{"type":"object"}`)},
-			{Name: "channel", Prompt: "Which channel?", Schema: json.RawMessage(`{"type":"object"}`)},
-		}
-		return a
-	}
-	t.Run("one at a time", func(t *testing.T) {
-		s := newStack(t, setup{agents: []*core.Agent{twoHumans()}})
-		_, evs, _ := s.post(t, runInput("th", "publish"), nil)
-		ids := interruptsOf(t, evs[len(evs)-1])
-		if len(ids) != 2 {
-			t.Fatalf("one interrupt per human call: %v", evs[len(evs)-1])
-		}
-		_, evs, _ = s.post(t, resumeInput("th", ids[0], "resolved", map[string]any{"ok": true}), nil)
-		if got := interruptsOf(t, evs[len(evs)-1]); len(got) != 1 || got[0] != ids[1] {
-			t.Fatalf("after the first answer the other is still pending: %v", got)
-		}
-		_, evs, _ = s.post(t, resumeInput("th", ids[1], "resolved", map[string]any{"channel": "blog"}), nil)
-		if fin := evs[len(evs)-1]; fin["result"] != "Published on the blog." || fin["outcome"] != nil {
-			t.Fatalf("the last answer continues the run: %v", fin)
-		}
-	})
-	t.Run("together", func(t *testing.T) {
-		s := newStack(t, setup{agents: []*core.Agent{twoHumans()}})
-		_, evs, _ := s.post(t, runInput("th", "publish"), nil)
-		ids := interruptsOf(t, evs[len(evs)-1])
-		body, _ := json.Marshal(map[string]any{"threadId": "th", "messages": []any{}, "resume": []any{
-			map[string]any{"interruptId": ids[1], "status": "resolved", "payload": map[string]any{"channel": "blog"}},
-			map[string]any{"interruptId": ids[0], "status": "resolved", "payload": map[string]any{"ok": true}},
-		}})
-		// An entry naming no pending interrupt refuses the whole request
-		// before anything is resumed.
-		bad := strings.Replace(string(body), ids[0], "nope", 1)
-		if status, _, code := s.post(t, bad, nil); status != 404 || code != core.CodeCheckpointNotFound {
-			t.Fatalf("a request with an unknown interrupt: %d %s", status, code)
-		}
-		status, evs, _ := s.post(t, string(body), nil)
-		if status != http.StatusOK {
-			t.Fatalf("status %d", status)
-		}
-		fin := evs[len(evs)-1]
-		if fin["type"] != "RUN_FINISHED" || fin["result"] != "Published on the blog." || fin["outcome"] != nil {
-			t.Fatalf("both answered: the run finishes with its result and no interrupt: %v", evs)
-		}
-		if n := len(findAll(evs, "RUN_STARTED")); n != 1 {
-			t.Errorf("one AG-UI run for the request, got %d RUN_STARTED", n)
-		}
-	})
-	t.Run("two of three together", func(t *testing.T) {
-		a := twoHumans()
-		a.HumanTools = append(a.HumanTools, core.HumanToolDef{Name: "when", Prompt: "When?", Schema: json.RawMessage(`{"type":"object"}`)})
-		a.Providers = modeltest.New(modeltest.ToolCalls(
-			modeltest.Call{ID: "c1", Name: "human_confirm", Args: map[string]string{}},
-			modeltest.Call{ID: "c2", Name: "human_channel", Args: map[string]string{}},
-			modeltest.Call{ID: "c3", Name: "human_when", Args: map[string]string{}},
-		), modeltest.Text("Scheduled.")).Registry("own")
-		s := newStack(t, setup{agents: []*core.Agent{a}})
-		_, evs, _ := s.post(t, runInput("th3", "publish"), nil)
-		ids := interruptsOf(t, evs[len(evs)-1])
-		if len(ids) != 3 {
-			t.Fatalf("three interrupts: %v", ids)
-		}
-		body, _ := json.Marshal(map[string]any{"threadId": "th3", "messages": []any{}, "resume": []any{
-			map[string]any{"interruptId": ids[0], "status": "resolved", "payload": map[string]any{}},
-			map[string]any{"interruptId": ids[1], "status": "resolved", "payload": map[string]any{}},
-		}})
-		_, evs, _ = s.post(t, string(body), nil)
-		if got := interruptsOf(t, evs[len(evs)-1]); len(got) != 1 || got[0] != ids[2] {
-			t.Fatalf("after answering two of three, exactly the third is pending: %v", got)
-		}
-		_, evs, _ = s.post(t, resumeInput("th3", ids[2], "resolved", map[string]any{}), nil)
-		if fin := evs[len(evs)-1]; fin["result"] != "Scheduled." {
-			t.Fatalf("the last answer continues the run: %v", fin)
-		}
+				modeltest.Call{ID: "c3", Name: "human_when", Args: map[string]string{}},
+			), modeltest.Text("Scheduled.")).Registry("own")
+			s := newStack(t, setup{store: open(t), agents: []*core.Agent{a}})
+			_, evs, _ := s.post(t, runInput("th3", "publish"), nil)
+			ids := interruptsOf(t, evs[len(evs)-1])
+			if len(ids) != 3 {
+				t.Fatalf("three interrupts: %v", ids)
+			}
+			body, _ := json.Marshal(map[string]any{"threadId": "th3", "messages": []any{}, "resume": []any{
+				map[string]any{"interruptId": ids[0], "status": "resolved", "payload": map[string]any{}},
+				map[string]any{"interruptId": ids[1], "status": "resolved", "payload": map[string]any{}},
+			}})
+			_, evs, _ = s.post(t, string(body), nil)
+			if got := interruptsOf(t, evs[len(evs)-1]); len(got) != 1 || got[0] != ids[2] {
+				t.Fatalf("after answering two of three, exactly the third is pending: %v", got)
+			}
+			_, evs, _ = s.post(t, resumeInput("th3", ids[2], "resolved", map[string]any{}), nil)
+			if fin := evs[len(evs)-1]; fin["result"] != "Scheduled." {
+				t.Fatalf("the last answer continues the run: %v", fin)
+			}
+		})
 	})
 }
 

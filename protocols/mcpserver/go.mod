@@ -11,7 +11,39 @@ require (
 )
 
 require (
+	filippo.io/edwards25519 v1.2.0 // indirect
+	github.com/breadai/bread/stores/internal/bunstore v0.0.0 // indirect
+	github.com/breadai/bread/stores/mysql v0.0.0 // indirect
+	github.com/breadai/bread/stores/postgres v0.0.0 // indirect
+	github.com/breadai/bread/stores/sqlite v0.0.0 // indirect
+	github.com/dustin/go-humanize v1.1.0 // indirect
+	github.com/go-sql-driver/mysql v1.10.2 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/pgx/v5 v5.12.0 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/jinzhu/inflection v1.0.0 // indirect
+	github.com/mattn/go-isatty v0.0.24 // indirect
+	github.com/ncruces/go-strftime v1.1.0 // indirect
+	github.com/puzpuzpuz/xsync/v3 v3.5.1 // indirect
+	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
+	github.com/tmthrgd/go-hex v0.0.0-20190904060850-447a3041c3bc // indirect
+	github.com/uptrace/bun v1.3.0 // indirect
+	github.com/uptrace/bun/dialect/mysqldialect v1.3.0 // indirect
+	github.com/uptrace/bun/dialect/pgdialect v1.3.0 // indirect
+	github.com/uptrace/bun/dialect/sqlitedialect v1.3.0 // indirect
+	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
+	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
+	golang.org/x/mod v0.42.0 // indirect
+	modernc.org/libc v1.80.1 // indirect
+	modernc.org/mathutil v1.7.1 // indirect
+	modernc.org/memory v1.12.1 // indirect
+	modernc.org/sqlite v1.62.0 // indirect
+)
+
+require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
+	github.com/breadai/bread/stores/teststores v0.0.0
 	github.com/breadai/bread/transports/httpstream v0.0.0 // indirect
 	github.com/breadai/bread/typed v0.0.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
@@ -44,6 +76,11 @@ replace (
 	github.com/breadai/bread/core => ../../core
 	github.com/breadai/bread/engine => ../../engine
 	github.com/breadai/bread/server => ../../server
+	github.com/breadai/bread/stores/internal/bunstore => ../../stores/internal/bunstore
+	github.com/breadai/bread/stores/mysql => ../../stores/mysql
+	github.com/breadai/bread/stores/postgres => ../../stores/postgres
+	github.com/breadai/bread/stores/sqlite => ../../stores/sqlite
+	github.com/breadai/bread/stores/teststores => ../../stores/teststores
 	github.com/breadai/bread/transports/httpstream => ../../transports/httpstream
 	github.com/breadai/bread/typed => ../../typed
 )

@@ -20,6 +20,7 @@ import (
 	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/protocols/mcpserver"
 	"github.com/breadai/bread/server"
+	"github.com/breadai/bread/stores/teststores"
 )
 
 // quietBus is the in-process bus, mounting no streaming routes of its own:
@@ -44,12 +45,19 @@ func (s *stack) seen() []core.Crumb {
 }
 
 type setup struct {
+	store  core.BreadStore // nil: a memory store
 	opts   mcpserver.Options
 	model  *modeltest.Model
 	agents []*core.Agent
 	tasks  []*core.Task
 	auth   *server.Auth
 	more   []core.BreadPlugin
+}
+
+// eachStore runs f on every store of stores/teststores: a suspended run is
+// resumed, and a cancelled run's record read, from the store.
+func eachStore(t *testing.T, f func(t *testing.T, open func(testing.TB) core.BreadStore)) {
+	teststores.Each(t, func(t *testing.T, s teststores.Store) { f(t, s.Open) })
 }
 
 func newStack(t *testing.T, s setup) *stack {
@@ -75,7 +83,10 @@ func newStack(t *testing.T, s setup) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err = engine.New(engine.Config{Store: memory.New(), Bus: quietBus{stream.New(stream.Options{})}, Providers: s.model.Registry("scripted"), Agents: s.agents, Tasks: s.tasks, Plugins: append(s.more, p)})
+	if s.store == nil {
+		s.store = memory.New()
+	}
+	in, err = engine.New(engine.Config{Store: s.store, Bus: quietBus{stream.New(stream.Options{})}, Providers: s.model.Registry("scripted"), Agents: s.agents, Tasks: s.tasks, Plugins: append(s.more, p)})
 	if err != nil {
 		t.Fatal(err)
 	}

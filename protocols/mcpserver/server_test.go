@@ -148,70 +148,81 @@ func TestProgressFromCrumbs(t *testing.T) {
 
 // A run that waits for a human answers with the checkpoint to resume.
 func TestSuspendedRunNamesCheckpoint(t *testing.T) {
-	a := echo()
-	a.Tools = []core.Tool{{Name: "publish", Description: "Publishes.", Execute: func(context.Context, json.RawMessage, core.ToolContext) (any, error) { return "published", nil }}}
-	a.Permissions = core.Permissions{Ask: []string{"tool:publish"}}
-	model := modeltest.New(modeltest.ToolCall("tool_publish", map[string]any{}), modeltest.Text("done"))
-	st := newStack(t, setup{model: model, agents: []*core.Agent{a}, opts: mcpserver.Options{Agents: []string{"echo"}}})
-	cs := st.connect(t, "", nil, nil)
-	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"input": "go"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cp, _ := res.Meta["bread/checkpointId"].(string)
-	if !res.IsError || cp == "" || !strings.Contains(text(res), "waiting for a human's approval") || !strings.Contains(text(res), cp) {
-		t.Fatalf("result %+v", res)
-	}
-	var out any
-	for c, err := range st.in.Resume(t.Context(), cp, map[string]any{"approved": true}) {
+	eachStore(t, func(t *testing.T, open func(testing.TB) core.BreadStore) {
+		a := echo()
+		a.Tools = []core.Tool{{Name: "publish", Description: "Publishes.", Execute: func(context.Context, json.RawMessage, core.ToolContext) (any, error) { return "published", nil }}}
+		a.Permissions = core.Permissions{Ask: []string{"tool:publish"}}
+		model := modeltest.New(modeltest.ToolCall("tool_publish", map[string]any{}), modeltest.Text("done"))
+		st := newStack(t, setup{store: open(t), model: model, agents: []*core.Agent{a}, opts: mcpserver.Options{Agents: []string{"echo"}}})
+		cs := st.connect(t, "", nil, nil)
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"input": "go"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e, ok := c.(*core.AgentRunEnd); ok {
-			out = e.Output
+		cp, _ := res.Meta["bread/checkpointId"].(string)
+		if !res.IsError || cp == "" || !strings.Contains(text(res), "waiting for a human's approval") || !strings.Contains(text(res), cp) {
+			t.Fatalf("result %+v", res)
 		}
-	}
-	if out != "done" {
-		t.Fatalf("resumed output %v", out)
-	}
+		var out any
+		for c, err := range st.in.Resume(t.Context(), cp, map[string]any{"approved": true}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e, ok := c.(*core.AgentRunEnd); ok {
+				out = e.Output
+			}
+		}
+		if out != "done" {
+			t.Fatalf("resumed output %v", out)
+		}
+	})
 }
 
 // Cancelling the call cancels the run, over Streamable HTTP (both
 // revisions) and stdio.
 func TestCancellationCancelsTheRun(t *testing.T) {
 	cases := []string{"2026-07-28", "2025-11-25", "stdio"}
-	for _, c := range cases {
-		t.Run(c, func(t *testing.T) {
-			reached := make(chan struct{})
-			model := modeltest.New(modeltest.Block(reached))
-			st := newStack(t, setup{model: model, agents: []*core.Agent{echo()}, opts: mcpserver.Options{Agents: []string{"echo"}}})
-			var cs *mcp.ClientSession
-			if c == "stdio" {
-				cs = stdioSession(t, st.plugin, nil)
-			} else {
-				cs = st.connect(t, c, nil, nil)
-			}
-			ctx, cancel := context.WithCancel(t.Context())
-			done := make(chan error, 1)
-			go func() {
-				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"input": "wait"}})
-				done <- err
-			}()
-			<-reached
-			cancel()
-			if err := <-done; !errors.Is(err, context.Canceled) {
-				t.Errorf("CallTool = %v", err)
-			}
-			eventually(t, "the run to be cancelled", func() bool {
-				for _, cr := range st.seen() {
-					if e, ok := cr.(*core.AgentError); ok && e.Error.Code == core.CodeRunCancelled {
-						return true
-					}
+	eachStore(t, func(t *testing.T, open func(testing.TB) core.BreadStore) {
+		for _, c := range cases {
+			t.Run(c, func(t *testing.T) {
+				reached := make(chan struct{})
+				model := modeltest.New(modeltest.Block(reached))
+				st := newStack(t, setup{store: open(t), model: model, agents: []*core.Agent{echo()}, opts: mcpserver.Options{Agents: []string{"echo"}}})
+				var cs *mcp.ClientSession
+				if c == "stdio" {
+					cs = stdioSession(t, st.plugin, nil)
+				} else {
+					cs = st.connect(t, c, nil, nil)
 				}
-				return false
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan error, 1)
+				go func() {
+					_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"input": "wait"}})
+					done <- err
+				}()
+				<-reached
+				cancel()
+				if err := <-done; !errors.Is(err, context.Canceled) {
+					t.Errorf("CallTool = %v", err)
+				}
+				var run string
+				eventually(t, "the run to be cancelled", func() bool {
+					for _, cr := range st.seen() {
+						if e, ok := cr.(*core.AgentError); ok && e.Error.Code == core.CodeRunCancelled {
+							run = e.RunID
+							return true
+						}
+					}
+					return false
+				})
+				// The store says so too, for any replica that reads the run.
+				eventually(t, "the run's record to say cancelled", func() bool {
+					rec, err := st.in.Storage().GetRun(t.Context(), run)
+					return err == nil && rec.Status == core.RunCancelled && rec.ErrorCode == core.CodeRunCancelled
+				})
 			})
-		})
-	}
+		}
+	})
 }
 
 // notifications/cancelled on its own request (what a client that keeps the
