@@ -103,14 +103,14 @@ func (a *app) legacyTransport(t *project.Component, w *wiring) error {
 // Options.Buses.
 func (a *app) busFactories() map[string]BusFactory {
 	f := map[string]BusFactory{
-		"inprocess": func(_ context.Context, c *project.Component, _ *project.Project) (core.BreadTransport, error) {
+		"inprocess": func(_ context.Context, c *project.Component, _ *project.Project) (core.BreadBus, error) {
 			var o inprocessOptions
 			if err := decode(c, &o); err != nil {
 				return nil, err
 			}
 			return stream.New(stream.Options(o)), nil
 		},
-		"redis": func(_ context.Context, c *project.Component, _ *project.Project) (core.BreadTransport, error) {
+		"redis": func(_ context.Context, c *project.Component, _ *project.Project) (core.BreadBus, error) {
 			var o redisOptions
 			if err := decode(c, &o); err != nil {
 				return nil, err
@@ -159,7 +159,7 @@ func (a *app) checkBus(c *project.Component) error {
 }
 
 // bus builds the configured bus; nil is the engine's in-process default.
-func (a *app) bus(ctx context.Context, c *project.Component) (core.BreadTransport, error) {
+func (a *app) bus(ctx context.Context, c *project.Component) (core.BreadBus, error) {
 	if c == nil {
 		return nil, nil
 	}
@@ -176,7 +176,7 @@ func (a *app) bus(ctx context.Context, c *project.Component) (core.BreadTranspor
 // redisBus builds the Redis bus and, on the same Redis, the cluster
 // coordinator: run leases, cancels that reach the replica running a run,
 // and RUN_LOST for tails of runs whose replica died.
-func (a *app) redisBus(o redisOptions) (core.BreadTransport, error) {
+func (a *app) redisBus(o redisOptions) (core.BreadBus, error) {
 	if o.URL == "" {
 		o.URL = a.getenv("REDIS_URL") // as postgres defaults to $DATABASE_URL
 	}

@@ -62,7 +62,7 @@ type StoreFactory func(ctx context.Context, c *project.Component, p *project.Pro
 // BusFactory builds a replica bus from its bread.yaml component. The engine
 // starts and closes the bus (core.Starter, io.Closer); a bus that is a
 // core.Subscriber feeds the passive run streams.
-type BusFactory func(ctx context.Context, c *project.Component, p *project.Project) (core.BreadTransport, error)
+type BusFactory func(ctx context.Context, c *project.Component, p *project.Project) (core.BreadBus, error)
 
 // PluginFactory builds a plugin from its bread.yaml component.
 type PluginFactory func(ctx context.Context, c *project.Component, p *project.Project) (core.BreadPlugin, error)

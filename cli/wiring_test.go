@@ -245,7 +245,7 @@ func (b *countingBus) Publish(ctx context.Context, f core.Frame) error {
 func TestABusFromOptions(t *testing.T) {
 	bus := &countingBus{Transport: stream.New(stream.Options{})}
 	var saw *breadproject.Component
-	opts := cli.Options{Buses: map[string]cli.BusFactory{"counting": func(_ context.Context, c *breadproject.Component, _ *breadproject.Project) (core.BreadTransport, error) {
+	opts := cli.Options{Buses: map[string]cli.BusFactory{"counting": func(_ context.Context, c *breadproject.Component, _ *breadproject.Project) (core.BreadBus, error) {
 		saw = c
 		return bus, nil
 	}}}

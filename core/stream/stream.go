@@ -47,8 +47,8 @@ type Transport struct {
 }
 
 var (
-	_ core.BreadTransport = (*Transport)(nil)
-	_ core.Subscriber     = (*Transport)(nil)
+	_ core.BreadBus   = (*Transport)(nil)
+	_ core.Subscriber = (*Transport)(nil)
 )
 
 // New returns an embedded transport.

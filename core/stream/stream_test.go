@@ -12,7 +12,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	transporttest.Run(t, transporttest.Features{Replay: true, Durable: true}, func(t *testing.T) core.BreadTransport {
+	transporttest.Run(t, transporttest.Features{Replay: true, Durable: true}, func(t *testing.T) core.BreadBus {
 		// A small buffer, so the durable floor case publishes far past it.
 		return stream.New(stream.Options{MaxSubscriberLag: 50000, MaxBytesPerRun: 8 << 10})
 	})

@@ -154,7 +154,7 @@ func (s *subscription) expectQuiet(t *testing.T, d time.Duration) {
 
 // waitAttached gives a subscription without a probe frame a moment to
 // attach; transports exposing a subscriber count are waited on exactly.
-func (s *subscription) waitAttached(ctx context.Context, tr core.BreadTransport, run string) {
+func (s *subscription) waitAttached(ctx context.Context, tr core.BreadBus, run string) {
 	if c, ok := tr.(interface{ Subscribers(runID string) int }); ok {
 		for ctx.Err() == nil && c.Subscribers(run) == 0 {
 			time.Sleep(time.Millisecond)

@@ -35,7 +35,7 @@ type Features struct {
 
 // Harness returns a fresh, started transport for one test. Cleanup (closing
 // it) is the harness's job, through t.Cleanup.
-type Harness func(t *testing.T) core.BreadTransport
+type Harness func(t *testing.T) core.BreadBus
 
 // Run runs every case against transports made by newTransport.
 func Run(t *testing.T, f Features, newTransport Harness) {
@@ -350,7 +350,7 @@ func (s *suite) durableFloor(t *testing.T) {
 }
 
 // publish publishes text:delta-free durable frames first..last.
-func (s *suite) publish(t *testing.T, tr core.BreadTransport, run string, first, last int64) {
+func (s *suite) publish(t *testing.T, tr core.BreadBus, run string, first, last int64) {
 	t.Helper()
 	for i := first; i <= last; i++ {
 		if err := tr.Publish(context.Background(), frame(run, i)); err != nil {
@@ -363,7 +363,7 @@ func (s *suite) publish(t *testing.T, tr core.BreadTransport, run string, first,
 // subscribes from afterSeq, returning once the subscription has delivered a
 // frame, which proves it is live. With afterSeq > 0 the probe must already
 // have been published by an earlier subscribe.
-func (s *suite) subscribe(t *testing.T, tr core.BreadTransport, run string, afterSeq int64) *subscription {
+func (s *suite) subscribe(t *testing.T, tr core.BreadBus, run string, afterSeq int64) *subscription {
 	t.Helper()
 	if afterSeq == 0 {
 		s.publish(t, tr, run, 1, 1)
@@ -374,7 +374,7 @@ func (s *suite) subscribe(t *testing.T, tr core.BreadTransport, run string, afte
 	return s.subscribeNoProbe(t, tr, run, afterSeq)
 }
 
-func (s *suite) subscribeNoProbe(t *testing.T, tr core.BreadTransport, run string, afterSeq int64) *subscription {
+func (s *suite) subscribeNoProbe(t *testing.T, tr core.BreadBus, run string, afterSeq int64) *subscription {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	sub := &subscription{timeout: s.f.Timeout, cancel: cancel, done: make(chan struct{}), stop: -1, changed: make(chan struct{}, 1)}

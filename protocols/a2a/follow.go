@@ -127,7 +127,7 @@ func (p *Plugin) follow(ctx context.Context, runID string, m *mapper, yield func
 }
 
 // subscriber is the bus as a Subscriber when it is a duplex one.
-func subscriber(bus core.BreadTransport) core.Subscriber {
+func subscriber(bus core.BreadBus) core.Subscriber {
 	if bus == nil || bus.Capability() != core.Duplex {
 		return nil
 	}

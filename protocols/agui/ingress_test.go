@@ -23,7 +23,7 @@ import (
 	"github.com/breadai/bread/typed"
 )
 
-type quietBus struct{ core.BreadTransport }
+type quietBus struct{ core.BreadBus }
 
 func (quietBus) Mount(core.Router, core.Runtime) {}
 

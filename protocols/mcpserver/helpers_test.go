@@ -25,7 +25,7 @@ import (
 
 // quietBus is the in-process bus, mounting no streaming routes of its own:
 // these tests need only the plugin's.
-type quietBus struct{ core.BreadTransport }
+type quietBus struct{ core.BreadBus }
 
 func (quietBus) Mount(core.Router, core.Runtime) {}
 

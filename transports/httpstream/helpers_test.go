@@ -32,7 +32,7 @@ type env struct {
 type setup struct {
 	cfg   engine.Config
 	opts  httpstream.Options
-	bus   core.BreadTransport // the engine's bus; nil is the in-process one
+	bus   core.BreadBus // the engine's bus; nil is the in-process one
 	turns []modeltest.Turn
 	// middleware wraps the mounted routes (the first is outermost).
 	middleware []func(http.Handler) http.Handler

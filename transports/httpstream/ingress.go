@@ -127,7 +127,7 @@ func (g *Ingress) Mount(r core.Router, rt core.Runtime) {
 }
 
 // subscriber returns the bus as a Subscriber when it is a duplex one.
-func subscriber(bus core.BreadTransport) core.Subscriber {
+func subscriber(bus core.BreadBus) core.Subscriber {
 	if bus == nil || bus.Capability() != core.Duplex {
 		return nil
 	}

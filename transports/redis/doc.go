@@ -1,4 +1,4 @@
-// Package redis is a duplex core.BreadTransport on Redis Streams: the live
+// Package redis is a duplex core.BreadBus on Redis Streams: the live
 // crumb fabric between replicas of one bread app.
 //
 // Every run is one stream, bread:run:{<runId>} (the braces are a Redis

@@ -14,7 +14,7 @@ import (
 )
 
 // newInstance runs a scripted agent with tr as its transport.
-func newInstance(t *testing.T, tr core.BreadTransport) *engine.Instance {
+func newInstance(t *testing.T, tr core.BreadBus) *engine.Instance {
 	t.Helper()
 	model := modeltest.New(modeltest.Text("Bread ", "is ", "baked."))
 	in, err := engine.New(engine.Config{

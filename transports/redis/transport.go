@@ -12,7 +12,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// Transport is a duplex core.BreadTransport on Redis Streams. It is safe for
+// Transport is a duplex core.BreadBus on Redis Streams. It is safe for
 // concurrent use. Create it with New; Close it when done.
 type Transport struct {
 	opts Options
@@ -51,10 +51,10 @@ type counters struct {
 }
 
 var (
-	_ core.BreadTransport = (*Transport)(nil)
-	_ core.Subscriber     = (*Transport)(nil)
-	_ core.Starter        = (*Transport)(nil)
-	_ io.Closer           = (*Transport)(nil)
+	_ core.BreadBus   = (*Transport)(nil)
+	_ core.Subscriber = (*Transport)(nil)
+	_ core.Starter    = (*Transport)(nil)
+	_ io.Closer       = (*Transport)(nil)
 )
 
 // New returns a Transport. It does no I/O: Start checks the connection, and

@@ -41,7 +41,7 @@ func main() {
 
 // quietBus is the in-process bus; the project serves no streaming routes,
 // only /mcp.
-type quietBus struct{ core.BreadTransport }
+type quietBus struct{ core.BreadBus }
 
 func (quietBus) Mount(core.Router, core.Runtime) {}
 
