@@ -36,6 +36,7 @@ type runBlobs struct {
 var (
 	_ core.BlobStore          = (*runBlobs)(nil)
 	_ core.BlobDeleter        = (*runBlobs)(nil)
+	_ core.BlobKeyer          = (*runBlobs)(nil)
 	_ core.MiddlewareProvider = (*runBlobs)(nil)
 )
 
@@ -86,7 +87,7 @@ func (b *runBlobs) Delete(ctx context.Context, key string) error {
 
 // KeyOf lets the server map the store's own URLs back to keys.
 func (b *runBlobs) KeyOf(url string) (string, bool) {
-	if k, ok := b.inner.(interface{ KeyOf(string) (string, bool) }); ok {
+	if k, ok := b.inner.(core.BlobKeyer); ok {
 		return k.KeyOf(url)
 	}
 	return "", false

@@ -84,6 +84,7 @@ type Store struct {
 var (
 	_ core.BlobStore   = (*Store)(nil)
 	_ core.BlobDeleter = (*Store)(nil)
+	_ core.BlobKeyer   = (*Store)(nil)
 )
 
 // New builds a Store and checks the bucket is reachable (creating it with
