@@ -4,9 +4,9 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/protocols/a2a"
-	"github.com/breadai/bread/server/project"
 )
 
 // a2aPluginTypes is the bread.yaml plugin type of protocols/a2a: one agent

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/protocols/agui"
-	"github.com/breadai/bread/server/project"
 )
 
 // aguiPluginTypes is the bread.yaml plugin type of protocols/agui: the

@@ -9,12 +9,12 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/providers/replay"
 	"github.com/breadai/bread/server"
-	"github.com/breadai/bread/server/project"
 	"github.com/breadai/bread/transports/httpstream"
 	"github.com/breadai/bread/transports/redis"
 )

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/extensions/auth/apikey"
 	"github.com/breadai/bread/extensions/auth/jwt"
 	"github.com/breadai/bread/extensions/auth/oauth2"
 	"github.com/breadai/bread/extensions/auth/trusted"
-	"github.com/breadai/bread/server/project"
 )
 
 // ClaimStrategy is the claim in which the CLI records which server.auth

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/stream"
-	"github.com/breadai/bread/server/project"
 	"github.com/breadai/bread/transports/redis"
 	"github.com/breadai/bread/transports/stdout"
 )

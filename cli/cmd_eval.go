@@ -10,10 +10,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
-	"github.com/breadai/bread/server/project"
 )
 
 // defaultJudge is the llmJudge model when neither BREAD_EVAL_MODEL nor the
@@ -118,7 +118,7 @@ func (a *app) evaluator(inst *engine.Instance) project.Evaluator {
 // evals is the server's POST /agents/{id}/evals: every case of the
 // agent's suites.
 func (a *app) evals(inst *engine.Instance) server.EvalFunc {
-	return func(ctx context.Context, agentID string) ([]project.EvalResult, error) {
+	return func(ctx context.Context, agentID string) ([]core.EvalResult, error) {
 		var suites []*project.EvalSuite
 		for _, s := range a.project.Evals {
 			if s.AgentID == agentID {

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/protocols/mcpclient"
 	"github.com/breadai/bread/protocols/mcpserver"
-	"github.com/breadai/bread/server/project"
 )
 
 // cmdMCP runs the project as an MCP server over stdio, for a desktop client

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/blobfs"
 	"github.com/breadai/bread/core/memory"
@@ -19,7 +20,6 @@ import (
 	"github.com/breadai/bread/providers/decisions"
 	"github.com/breadai/bread/providers/llm"
 	"github.com/breadai/bread/providers/replay"
-	"github.com/breadai/bread/server/project"
 	"github.com/breadai/bread/stores/mysql"
 	"github.com/breadai/bread/stores/postgres"
 	"github.com/breadai/bread/stores/s3"

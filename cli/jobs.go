@@ -3,11 +3,11 @@ package cli
 import (
 	"context"
 
+	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/engine"
 	riverjobs "github.com/breadai/bread/jobs/river"
-	"github.com/breadai/bread/server/project"
 )
 
 // schedules are bread.yaml's schedules as the engine takes them.

@@ -5,8 +5,8 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/server/project"
 )
 
 // Options extend and redirect the CLI. Every field is optional.

@@ -3,10 +3,10 @@ package cli
 import (
 	"net/http"
 
+	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
-	"github.com/breadai/bread/server/project"
 )
 
 // serverAuth is server.auth wired for serving: the strategies, behind the

@@ -5,9 +5,9 @@ import (
 	"maps"
 	"net/http"
 
+	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/extensions/otel"
-	"github.com/breadai/bread/server/project"
 )
 
 // telemetry is the OpenTelemetry plugin bread.yaml configures (plugins:

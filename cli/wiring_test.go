@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/breadai/bread/cli"
+	breadproject "github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/stream"
-	breadproject "github.com/breadai/bread/server/project"
 )
 
 // served is a `bread start` running in-process.

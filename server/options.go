@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/server/project"
 	"github.com/breadai/bread/transports/httpstream"
 )
 
@@ -113,7 +112,7 @@ type Options struct {
 
 // EvalFunc runs every eval case of agentID and returns the per-case
 // results in order.
-type EvalFunc func(ctx context.Context, agentID string) ([]project.EvalResult, error)
+type EvalFunc func(ctx context.Context, agentID string) ([]core.EvalResult, error)
 
 // Auth configures authentication and authorization.
 type Auth struct {

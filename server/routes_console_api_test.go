@@ -10,7 +10,6 @@ import (
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
-	"github.com/breadai/bread/server/project"
 )
 
 // The routes the console reads: agents with their description and input
@@ -142,13 +141,13 @@ func TestEvalsRoute(t *testing.T) {
 	}
 
 	var ranFor []string
-	evals := func(_ context.Context, agentID string) ([]project.EvalResult, error) {
+	evals := func(_ context.Context, agentID string) ([]core.EvalResult, error) {
 		ranFor = append(ranFor, agentID)
 		switch agentID {
 		case "analyst":
 			return nil, &core.BreadError{Code: server.CodeEvalsNotFound, Message: "agent \"analyst\" has no eval suite"}
 		case "writer":
-			return []project.EvalResult{
+			return []core.EvalResult{
 				{Suite: "agents/writer/evals/a.eval.yaml", Type: "functional", Case: "greets", Passed: true, Output: "hello", DurationMs: 3},
 				{Suite: "agents/writer/evals/a.eval.yaml", Type: "functional", Case: "shouts", Problems: []string{`exact: got "hello", want "HELLO"`}},
 			}, nil
@@ -161,7 +160,7 @@ func TestEvalsRoute(t *testing.T) {
 		AgentID string               `json:"agentId"`
 		Passed  int                  `json:"passed"`
 		Total   int                  `json:"total"`
-		Results []project.EvalResult `json:"results"`
+		Results []core.EvalResult `json:"results"`
 	}
 	r.decode(t, &rep)
 	if r.status != 200 || rep.AgentID != "writer" || rep.Passed != 1 || rep.Total != 2 || len(rep.Results) != 2 ||
@@ -184,7 +183,7 @@ func TestEvalsRoute(t *testing.T) {
 
 func TestEvalsFailureIsSanitized(t *testing.T) {
 	f := newFixture(t, engine.Config{})
-	ts := f.serve(t, server.Options{Evals: func(context.Context, string) ([]project.EvalResult, error) {
+	ts := f.serve(t, server.Options{Evals: func(context.Context, string) ([]core.EvalResult, error) {
 		return nil, errors.New("secret detail")
 	}})
 	r := do(t, ts.URL, "POST", "/agents/writer/evals", "")

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/server/project"
 )
 
 // Actions of the routes the server defines beyond core's list.
@@ -25,10 +24,10 @@ const CodeEvalsNotFound = "EVALS_NOT_FOUND"
 
 // evalReport is POST /agents/{id}/evals's answer.
 type evalReport struct {
-	AgentID string               `json:"agentId"`
-	Passed  int                  `json:"passed"`
-	Total   int                  `json:"total"`
-	Results []project.EvalResult `json:"results"`
+	AgentID string            `json:"agentId"`
+	Passed  int               `json:"passed"`
+	Total   int               `json:"total"`
+	Results []core.EvalResult `json:"results"`
 }
 
 func (s *Server) runEvals(w http.ResponseWriter, r *http.Request) {

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/engine"
-	"github.com/breadai/bread/server/project"
 )
 
 // writeProject writes files (path → content) under a temp dir.

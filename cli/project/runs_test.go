@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/server/project"
 )
 
 func TestRunsLease(t *testing.T) {

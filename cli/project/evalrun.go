@@ -12,18 +12,6 @@ import (
 	"github.com/breadai/bread/core"
 )
 
-// EvalResult is one eval case's outcome, as `bread eval` prints it and
-// POST /agents/{id}/evals answers it.
-type EvalResult struct {
-	Suite      string   `json:"suite"`
-	Type       string   `json:"type"`
-	Case       string   `json:"case"`
-	Passed     bool     `json:"passed"`
-	Problems   []string `json:"problems,omitempty"`
-	Output     any      `json:"output,omitempty"`
-	DurationMs int64    `json:"durationMs"`
-}
-
 // Evaluator runs eval cases and scores their outputs. Run and Dir are
 // required; Judge scores llmJudge scorers (nil fails them).
 type Evaluator struct {
@@ -36,9 +24,9 @@ type Evaluator struct {
 }
 
 // Case runs one case of suite s.
-func (e Evaluator) Case(ctx context.Context, s *EvalSuite, c EvalCase) EvalResult {
+func (e Evaluator) Case(ctx context.Context, s *EvalSuite, c EvalCase) core.EvalResult {
 	start := time.Now()
-	res := EvalResult{Suite: s.File, Type: s.Type, Case: c.Name}
+	res := core.EvalResult{Suite: s.File, Type: s.Type, Case: c.Name}
 	out, err := e.Run(ctx, s.AgentID, EvalInput(c.Input), core.RunOptions{Skill: c.Skill})
 	if err != nil {
 		res.Problems = append(res.Problems, "run failed: "+core.Sanitize(err).Error())
@@ -57,8 +45,8 @@ func (e Evaluator) Case(ctx context.Context, s *EvalSuite, c EvalCase) EvalResul
 
 // Suites runs every case of suites in order, calling each (when not nil)
 // as a case finishes; it stops early when ctx ends.
-func (e Evaluator) Suites(ctx context.Context, suites []*EvalSuite, each func(EvalResult)) []EvalResult {
-	var out []EvalResult
+func (e Evaluator) Suites(ctx context.Context, suites []*EvalSuite, each func(core.EvalResult)) []core.EvalResult {
+	var out []core.EvalResult
 	for _, s := range suites {
 		for _, c := range s.Cases {
 			r := e.Case(ctx, s, c)

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/server/project"
 )
 
 func TestEvaluatorScoresCases(t *testing.T) {
@@ -42,7 +42,7 @@ func TestEvaluatorScoresCases(t *testing.T) {
 		{Name: "run fails", Input: json.RawMessage(`"boom"`), Scorers: []project.Scorer{{Type: "exact", Expected: "x"}}},
 	}}
 	var seen int
-	res := e.Suites(context.Background(), []*project.EvalSuite{suite}, func(project.EvalResult) { seen++ })
+	res := e.Suites(context.Background(), []*project.EvalSuite{suite}, func(core.EvalResult) { seen++ })
 	if len(res) != 7 || seen != 7 {
 		t.Fatalf("%d results, %d callbacks", len(res), seen)
 	}

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/server/project"
 )
 
 // FuzzLoad: whatever bread.yaml and agent.yaml hold, loading never panics
