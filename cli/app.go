@@ -184,6 +184,13 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 	return inst, so, nil
 }
 
+// The server takes the engine through server.Engine and never imports it;
+// the cli, which imports both, holds the promise in its build: renaming an
+// engine method the server calls breaks `go build` here (and CI's go vet of
+// every module), not a route at run time. It lives here, not in the engine's
+// tests, so the engine module does not depend on the server.
+var _ server.Engine = (*engine.Instance)(nil)
+
 // newServer builds the server for inst and checks what only the mounted
 // routes can tell: that every action an `allow` list names is served.
 func (a *app) newServer(inst *engine.Instance, so *server.Options) (*server.Server, error) {

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 )
 
@@ -22,7 +21,7 @@ func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 // The access log has a line per request with its status, and never the
 // query, a header or the body.
 func TestAccessLogNeverLogsSecrets(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	var buf syncBuf
 	ts := f.serve(t, server.Options{AccessLog: true, Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 	do(t, ts.URL, "POST", "/agents/writer/run?token=secret-q", `{"input":"secret-body"}`, "Authorization", "Bearer secret-h", "Cookie", "s=secret-c")

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 )
 
@@ -52,7 +51,7 @@ type scrubbing struct{ scripted }
 func (scrubbing) Scrub(r *http.Request) { r.Header.Del("X-Forwarded-User") }
 
 func TestAuthComposition(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	var calls []string
 	var seen []string
 	authorize := func(_ context.Context, id *core.AuthIdentity, action string, _ map[string]string) bool {
@@ -131,7 +130,7 @@ func TestAuthScrubberRunsFirst(t *testing.T) {
 
 func TestAuthPluginComposes(t *testing.T) {
 	var calls []string
-	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{server.AuthPlugin(
+	f := newFixture(t, fakeConfig{Plugins: []core.BreadPlugin{server.AuthPlugin(
 		scripted{name: "a", calls: &calls}, scripted{name: "b", challenge: `Bearer realm="b"`, calls: &calls},
 	)}})
 	ts := f.serve(t, server.Options{Auth: &server.Auth{Authorize: func(context.Context, *core.AuthIdentity, string, map[string]string) bool { return true }}})

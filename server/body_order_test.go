@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 )
 
@@ -57,7 +56,7 @@ func waitClosed(conn net.Conn) error {
 // client's pace, first. The body deadline is an hour, so only a server
 // that reads nothing more closes within the test's minute.
 func TestAForeignHostIsRefusedBeforeItsBodyIsRead(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	ts := f.serve(t, server.Options{BodyReadTimeout: time.Hour})
 	for _, path := range []string{"/agents/writer/run", "/nowhere"} {
 		resp, conn := rawRequest(t, ts.Listener.Addr().String(), "evil.com", path, "")
@@ -81,7 +80,7 @@ func TestAForeignHostIsRefusedBeforeItsBodyIsRead(t *testing.T) {
 // TestASlowBodyTimesOut: an admitted request whose body stalls is answered
 // 408 once BodyReadTimeout passes, instead of holding its connection.
 func TestASlowBodyTimesOut(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	ts := f.serve(t, server.Options{BodyReadTimeout: 200 * time.Millisecond})
 	resp, _ := rawRequest(t, ts.Listener.Addr().String(), "localhost", "/agents/writer/run", "")
 	if resp.StatusCode != http.StatusRequestTimeout || errorCodeOf(t, resp) != core.CodeRequestTimeout {

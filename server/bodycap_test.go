@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 )
 
@@ -36,7 +35,7 @@ func send(t *testing.T, method, url string, n int, chunked bool, hdr ...string) 
 // route serves and with a method the path does not serve, chunked or
 // declared, instead of 404 or 405 (issue 28).
 func TestTheBodyCapRunsAheadOfRouting(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	ts := f.serve(t, server.Options{MaxBodyBytes: 1000})
 	for _, c := range []struct {
 		method, path string
@@ -77,7 +76,7 @@ func TestTheBodyCapRunsAheadOfPluginMiddleware(t *testing.T) {
 		})
 	}}
 	allow := func(_ context.Context, id *core.AuthIdentity, _ string, _ map[string]string) bool { return id != nil }
-	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{server.AuthPlugin(headerAuth{}), reader}})
+	f := newFixture(t, fakeConfig{Plugins: []core.BreadPlugin{server.AuthPlugin(headerAuth{}), reader}})
 	ts := f.serve(t, server.Options{MaxBodyBytes: 1000, Auth: &server.Auth{Authorize: allow}})
 
 	for _, path := range []string{"/agents/writer/run", "/no/such/path"} {
@@ -100,7 +99,7 @@ func TestTheBodyCapRunsAheadOfPluginMiddleware(t *testing.T) {
 	if r.status != 401 || read != -1 {
 		t.Errorf("no credentials = %d, the middleware read %d", r.status, read)
 	}
-	if n := f.model.Calls(); n != 0 {
-		t.Errorf("the model ran %d times", n)
+	if n := f.inst.Runs(); n != 0 {
+		t.Errorf("the engine started %d runs", n)
 	}
 }

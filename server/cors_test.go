@@ -6,12 +6,11 @@ import (
 	"testing"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 )
 
 func TestCORS(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	ts := f.serve(t, server.Options{CORS: server.CORS{Origins: []string{"https://app.example"}},
 		Auth: &server.Auth{Strategies: []core.BreadAuthStrategy{headerAuth{}}, Authorize: func(_ context.Context, id *core.AuthIdentity, _ string, _ map[string]string) bool { return id != nil }}})
 	preflight := func(origin, headers string) reply {
@@ -45,7 +44,7 @@ func TestCORS(t *testing.T) {
 }
 
 func TestNoCORSByDefault(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	ts := f.serve(t, server.Options{})
 	r := do(t, ts.URL, http.MethodOptions, "/agents", "", "Origin", "https://app.example", "Access-Control-Request-Method", "GET")
 	if r.header.Get("Access-Control-Allow-Origin") != "" {

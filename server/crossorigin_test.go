@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 )
 
@@ -41,7 +40,7 @@ var evilBrowser = []string{"Origin", "https://evil.example", "Sec-Fetch-Site", "
 // middleware or route runs: no run starts, no session is deleted.
 func TestCrossSiteRequestsAreRefused(t *testing.T) {
 	var mw, route atomic.Int32
-	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{watchPlugin{&mw, &route}}})
+	f := newFixture(t, fakeConfig{Plugins: []core.BreadPlugin{watchPlugin{&mw, &route}}})
 	ts := f.serve(t, server.Options{})
 	if _, err := f.store.CreateSession(context.Background(), core.NewSession{ID: "s1"}); err != nil {
 		t.Fatal(err)
@@ -74,8 +73,8 @@ func TestCrossSiteRequestsAreRefused(t *testing.T) {
 			t.Errorf("cross-origin (Origin only) %s %s = %d %q", c.method, c.path, r.status, r.body)
 		}
 	}
-	if n := f.model.Calls(); n != 0 {
-		t.Errorf("the model was called %d times by refused requests", n)
+	if n := f.inst.Runs(); n != 0 {
+		t.Errorf("refused requests started %d runs", n)
 	}
 	if mw.Load() != 0 || route.Load() != 0 {
 		t.Errorf("plugin middleware ran %d times, its route %d times, for refused requests", mw.Load(), route.Load())
@@ -104,7 +103,7 @@ func TestCrossSiteRequestsAreRefused(t *testing.T) {
 // particular Content-Type; the console is a same-origin page.
 func TestClientsThatAreNotBrowsersAndSameOriginPagesPass(t *testing.T) {
 	var mw, route atomic.Int32
-	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{watchPlugin{&mw, &route}}})
+	f := newFixture(t, fakeConfig{Plugins: []core.BreadPlugin{watchPlugin{&mw, &route}}})
 	ts := f.serve(t, server.Options{})
 	host := ts.Listener.Addr().String()
 	for _, hdr := range [][]string{
@@ -132,7 +131,7 @@ func TestClientsThatAreNotBrowsersAndSameOriginPagesPass(t *testing.T) {
 // trust in every origin), and AllowCrossOrigin turns the guard off.
 func TestCrossOriginTrustAndOptOut(t *testing.T) {
 	var mw, route atomic.Int32
-	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{watchPlugin{&mw, &route}}})
+	f := newFixture(t, fakeConfig{Plugins: []core.BreadPlugin{watchPlugin{&mw, &route}}})
 	post := func(ts string, origin string) int {
 		return do(t, ts, "POST", "/watch", "x", "Origin", origin, "Sec-Fetch-Site", "cross-site", "Content-Type", "text/plain").status
 	}

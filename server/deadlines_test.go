@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/core/modeltest"
-	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 )
 
@@ -95,7 +93,7 @@ func errorCodeOf(t *testing.T, res *http.Response) string {
 // chunked, whole or in part, is answered 408 REQUEST_TIMEOUT once
 // BodyReadTimeout passes, and its connection is closed.
 func TestStalledBodiesAreCut(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	addr := listen(t, f, server.Options{BodyReadTimeout: 100 * time.Millisecond})
 	head := "POST /agents/writer/run HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
 	for name, req := range map[string]string{
@@ -116,8 +114,8 @@ func TestStalledBodiesAreCut(t *testing.T) {
 			}
 		})
 	}
-	if n := f.model.Calls(); n != 0 {
-		t.Errorf("the model was called %d times for bodies that never came", n)
+	if n := f.inst.Runs(); n != 0 {
+		t.Errorf("bodies that never came started %d runs", n)
 	}
 }
 
@@ -136,7 +134,7 @@ func TestTheBodyDeadlineHoldsBehindAnOpaqueMiddleware(t *testing.T) {
 	mw := middlewarePlugin{"opaque", func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { next.ServeHTTP(opaqueWriter{w}, r) })
 	}}
-	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{mw}})
+	f := newFixture(t, fakeConfig{Plugins: []core.BreadPlugin{mw}})
 	addr := listen(t, f, server.Options{BodyReadTimeout: 100 * time.Millisecond})
 	conn := dial(t, addr, "POST /agents/writer/run HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n")
 	if res := readCut(t, conn); res.StatusCode != http.StatusRequestTimeout || errorCodeOf(t, res) != core.CodeRequestTimeout {
@@ -148,7 +146,7 @@ func TestTheBodyDeadlineHoldsBehindAnOpaqueMiddleware(t *testing.T) {
 // run that streams for many times BodyReadTimeout ends normally, and the
 // connection then serves the next request (keep-alive).
 func TestStreamsOutliveTheBodyDeadline(t *testing.T) {
-	f := newFixture(t, engine.Config{}, modeltest.Slow(modeltest.Text("a", "b", "c", "d"), 50*time.Millisecond))
+	f := newFixture(t, fakeConfig{Pieces: []string{"a", "b", "c", "d"}, Pace: 50 * time.Millisecond})
 	addr := listen(t, f, server.Options{BodyReadTimeout: 20 * time.Millisecond})
 	body := `{"input":"hi"}`
 	req := "POST /agents/writer/run HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body

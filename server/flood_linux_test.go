@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 )
 
@@ -100,7 +99,7 @@ func waitGoroutines(t *testing.T, n int) {
 // REQUEST_TIMEOUT and closed, and the goroutines they held are gone.
 func TestDeadBodiesAreCutAndTheServerKeepsAnswering(t *testing.T) {
 	n := descriptorBudget(t, 3000)
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	addr := listen(t, f, server.Options{BodyReadTimeout: 3 * time.Second, MaxConnections: n + 100})
 	runtime.GC()
 	goroutines, rss := runtime.NumGoroutine(), rssKiB(t)
@@ -138,7 +137,7 @@ func TestDeadBodiesAreCutAndTheServerKeepsAnswering(t *testing.T) {
 // them.
 func TestTheConnectionCapBoundsWhatAFloodHolds(t *testing.T) {
 	const limit, flood = 20, 120
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	addr := listen(t, f, server.Options{BodyReadTimeout: 300 * time.Millisecond, MaxConnections: limit})
 	runtime.GC()
 	base := runtime.NumGoroutine()

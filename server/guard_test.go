@@ -1,10 +1,8 @@
 package server_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -14,13 +12,11 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/core/modeltest"
-	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 )
 
 func TestHostGuard(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	ts := f.serve(t, server.Options{})
 	cases := []struct {
 		host string
@@ -79,7 +75,7 @@ func TestAuthMatrix(t *testing.T) {
 
 	t.Run("no auth: loopback Host passes, authorize is never called", func(t *testing.T) {
 		calls = nil
-		f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{plugin}})
+		f := newFixture(t, fakeConfig{Plugins: []core.BreadPlugin{plugin}})
 		ts := f.serve(t, server.Options{Auth: &server.Auth{Authorize: allowList(&calls)}})
 		for _, p := range []string{"/agents", "/unnamed", "/any"} {
 			if r := do(t, ts.URL, "GET", p, ""); r.status/100 != 2 {
@@ -94,7 +90,7 @@ func TestAuthMatrix(t *testing.T) {
 	for _, how := range []string{"options", "plugin"} {
 		t.Run("auth via "+how, func(t *testing.T) {
 			calls = nil
-			cfg := engine.Config{Plugins: []core.BreadPlugin{plugin}}
+			cfg := fakeConfig{Plugins: []core.BreadPlugin{plugin}}
 			auth := &server.Auth{Authorize: allowList(&calls)}
 			if how == "plugin" {
 				cfg.Plugins = append(cfg.Plugins, server.AuthPlugin(headerAuth{}))
@@ -156,7 +152,7 @@ func TestAuthMatrix(t *testing.T) {
 	}
 
 	t.Run("auth without authorize refuses every route", func(t *testing.T) {
-		f := newFixture(t, engine.Config{})
+		f := newFixture(t, fakeConfig{})
 		ts := f.serve(t, server.Options{Auth: &server.Auth{Strategies: []core.BreadAuthStrategy{headerAuth{}}}})
 		if r := do(t, ts.URL, "GET", "/agents", "", "X-Identity", "alice"); r.status != 403 {
 			t.Fatalf("GET /agents = %d %s", r.status, r.body)
@@ -172,7 +168,7 @@ func (failingAuth) Authenticate(*http.Request) (*core.AuthIdentity, error) {
 }
 
 func TestAuthStrategyFailure(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	var calls []string
 	ts := f.serve(t, server.Options{Auth: &server.Auth{Strategies: []core.BreadAuthStrategy{failingAuth{}, headerAuth{}}, Authorize: allowList(&calls)}})
 	if r := do(t, ts.URL, "GET", "/agents", "", "X-Identity", "alice"); r.status != 200 {
@@ -185,7 +181,7 @@ func TestAuthStrategyFailure(t *testing.T) {
 }
 
 func TestListenChecks(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	authorize := func(context.Context, *core.AuthIdentity, string, map[string]string) bool { return true }
 	strategies := []core.BreadAuthStrategy{headerAuth{}}
 	cases := []struct {
@@ -238,7 +234,7 @@ func TestListenChecks(t *testing.T) {
 }
 
 func TestServeChecksTheListener(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	srv, err := server.New(f.inst, server.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +278,7 @@ func TestBodyCap(t *testing.T) {
 	mw := middlewarePlugin{"mw", func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { mwCalled = true; next.ServeHTTP(w, r) })
 	}}
-	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{plugin, mw}})
+	f := newFixture(t, fakeConfig{Plugins: []core.BreadPlugin{plugin, mw}})
 	ts := f.serve(t, server.Options{MaxBodyBytes: 1000})
 
 	post := func(body io.Reader, length int64) reply {
@@ -318,7 +314,7 @@ func TestBodyCap(t *testing.T) {
 }
 
 func TestDefaultBodyCapIsOneMiB(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	ts := f.serve(t, server.Options{})
 	big := strings.Repeat("x", 1<<20+1)
 	if r := do(t, ts.URL, "POST", "/agents/writer/run", big); r.status != 413 || r.errorCode(t) != core.CodeBodyTooLarge {
@@ -347,7 +343,7 @@ func TestPluginMiddlewareWrapsEveryRouteInOrder(t *testing.T) {
 			})
 		}}
 	}
-	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{mk("first"), mk("second")}})
+	f := newFixture(t, fakeConfig{Plugins: []core.BreadPlugin{mk("first"), mk("second")}})
 	ts := f.serve(t, server.Options{})
 	for _, p := range []string{"/agents", "/nowhere"} {
 		order = nil
@@ -360,60 +356,5 @@ func TestPluginMiddlewareWrapsEveryRouteInOrder(t *testing.T) {
 	do(t, ts.URL, "POST", "/agents/writer/run", "{}")
 	if strings.Join(order, ",") != "first,second" {
 		t.Fatalf("streaming route middleware order %v", order)
-	}
-}
-
-// Shutdown ends the context of every request: a run started over HTTP ends
-// (RUN_CANCELLED) and a passive tail closes, both cleanly, and Serve
-// returns nil.
-func TestGracefulShutdownEndsOpenStreams(t *testing.T) {
-	reached := make(chan struct{})
-	f := newFixture(t, engine.Config{}, modeltest.Block(reached, "half"))
-	srv, err := server.New(f.inst, server.Options{ShutdownTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	base := "http://" + ln.Addr().String()
-
-	run, err := http.Post(base+"/agents/writer/run", "application/json", strings.NewReader(`{"input":"hi"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Body.Close()
-	first, err := bufio.NewReader(run.Body).ReadBytes('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	var frame struct{ RunID string }
-	if err := json.Unmarshal(first, &frame); err != nil || frame.RunID == "" {
-		t.Fatalf("first frame %s: %v", first, err)
-	}
-	<-reached
-	req, _ := http.NewRequest("GET", base+"/runs/"+frame.RunID+"/stream", nil)
-	req.Header.Set("Accept", "text/event-stream")
-	tail, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tail.Body.Close()
-	if _, err := bufio.NewReader(tail.Body).ReadString('\n'); err != nil {
-		t.Fatalf("the tail did not open: %v", err)
-	}
-
-	cancel()
-	for name, body := range map[string]io.Reader{"run": run.Body, "tail": tail.Body} {
-		if _, err := io.ReadAll(body); err != nil {
-			t.Fatalf("the %s stream did not end cleanly: %v", name, err)
-		}
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("Serve = %v", err)
 	}
 }

@@ -32,10 +32,6 @@ type HealthBody struct {
 	Checks []CheckResult `json:"checks"`
 }
 
-// accepting is implemented by *engine.Instance: true once Start has
-// migrated the store and started the bus, false once Stop has begun.
-type accepting interface{ Accepting() bool }
-
 // CodeNotReady is a readiness check that did not answer in time.
 const CodeNotReady = "NOT_READY"
 
@@ -140,14 +136,12 @@ func (s *Server) readinessChecks() []Check {
 		}
 		return nil
 	}}}
-	if a, ok := s.inst.(accepting); ok {
-		checks = append(checks, Check{Name: "instance", Check: func(context.Context) error {
-			if !a.Accepting() {
-				return &core.BreadError{Code: core.CodeInstanceStopping, Message: "the instance is not started (store migrations, bus) or is stopping"}
-			}
-			return nil
-		}})
-	}
+	checks = append(checks, Check{Name: "instance", Check: func(context.Context) error {
+		if !s.inst.Accepting() {
+			return &core.BreadError{Code: core.CodeInstanceStopping, Message: "the instance is not started (store migrations, bus) or is stopping"}
+		}
+		return nil
+	}})
 	if st := s.inst.Storage(); st.Has(core.StorePing) {
 		checks = append(checks, Check{Name: "store", Check: st.Ping})
 	}

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/core/modeltest"
-	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 )
 
@@ -37,7 +35,7 @@ func failing(b server.HealthBody) []string {
 // instance's lifecycle, the server's drain and Options.Checks, and turns 503
 // naming the failing check.
 func TestHealthAndReadiness(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	var down error
 	ts := f.serve(t, server.Options{Checks: []server.Check{{Name: "extra", Check: func(context.Context) error { return down }}},
 		ReadyTimeout: 200 * time.Millisecond})
@@ -80,7 +78,7 @@ func TestHealthAndReadiness(t *testing.T) {
 
 // A check that ignores its context is cut at ReadyTimeout.
 func TestReadinessDeadline(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	block := make(chan struct{})
 	defer close(block)
 	ts := f.serve(t, server.Options{ReadyTimeout: 100 * time.Millisecond,
@@ -98,7 +96,7 @@ func TestReadinessDeadline(t *testing.T) {
 // Public actions pass the Host guard (auth off) and skip authentication and
 // authorization (auth on); nothing else does.
 func TestPublicActions(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	guarded := f.serve(t, server.Options{})
 	if r := do(t, guarded.URL, "GET", "/healthz", "", "Host", "10.0.0.7:3000"); r.status != 403 {
 		t.Fatalf("/healthz without Public past the Host guard = %d", r.status)
@@ -134,7 +132,7 @@ func TestPublicActions(t *testing.T) {
 // and Retry-After, lets the running stream go on, and returns when it ends.
 func TestDrain(t *testing.T) {
 	reached := make(chan struct{})
-	f := newFixture(t, engine.Config{}, modeltest.Block(reached, "partial "))
+	f := newFixture(t, fakeConfig{Block: reached})
 	srv, err := server.New(f.inst, server.Options{RetryAfter: 7 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +210,7 @@ func httptestServer(h http.Handler) *httptest.Server { return httptest.NewServer
 // Options.Auth; other plugin middleware still wraps it.
 func TestPublicActionsSkipTheAuthPlugin(t *testing.T) {
 	var calls []string
-	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{server.AuthPlugin(headerAuth{})}})
+	f := newFixture(t, fakeConfig{Plugins: []core.BreadPlugin{server.AuthPlugin(headerAuth{})}})
 	ts := f.serve(t, server.Options{Public: []string{core.ActionHealthLive}, Auth: &server.Auth{Authorize: allowList(&calls)}})
 	if r := do(t, ts.URL, "GET", "/healthz", ""); r.status != 200 {
 		t.Fatalf("public /healthz behind the auth plugin = %d %s", r.status, r.body)

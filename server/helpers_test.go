@@ -11,42 +11,30 @@ import (
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/memory"
-	"github.com/breadai/bread/core/modeltest"
-	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 	"github.com/breadai/bread/transports/httpstream"
 )
 
-// fixture is a started instance on a memory store with one scripted agent.
+// fixture is a fake engine (fake_engine_test.go) on a memory store with
+// two agents, writer and analyst. The server's tests with the real engine
+// are in the module server/enginetest.
 type fixture struct {
-	inst  *engine.Instance
+	inst  *fakeEngine
 	store *memory.Store
-	model *modeltest.Model
 }
 
-func newFixture(t *testing.T, cfg engine.Config, turns ...modeltest.Turn) *fixture {
+func newFixture(t *testing.T, cfg fakeConfig) *fixture {
 	t.Helper()
-	if len(turns) == 0 {
-		turns = []modeltest.Turn{modeltest.Text("hello")}
-	}
-	f := &fixture{store: memory.New(), model: modeltest.New(turns...)}
+	f := &fixture{store: memory.New()}
 	if cfg.Store == nil {
 		cfg.Store = f.store
 	}
-	cfg.Providers = f.model.Registry("scripted")
 	cfg.Agents = append(cfg.Agents,
 		&core.Agent{ID: "writer", Model: core.ModelRef{Provider: "scripted", Model: "m1"}, Output: core.OutputFormat{Format: core.FormatMarkdown}},
 		&core.Agent{ID: "analyst", Model: core.ModelRef{Provider: "scripted", Model: "m2"}},
 	)
-	inst, err := engine.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := inst.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = inst.Stop(context.Background()) })
-	f.inst = inst
+	f.inst = newFakeEngine(cfg)
+	t.Cleanup(func() { _ = f.inst.Stop(context.Background()) })
 	return f
 }
 

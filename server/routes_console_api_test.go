@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 )
 
@@ -17,7 +16,7 @@ import (
 
 func TestAgentsShowDescriptionAndInputSchema(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{"topic":{"type":"string"}},"required":["topic"]}`)
-	f := newFixture(t, engine.Config{Agents: []*core.Agent{{ID: "briefer", Description: "Writes a brief.",
+	f := newFixture(t, fakeConfig{Agents: []*core.Agent{{ID: "briefer", Description: "Writes a brief.",
 		Model: core.ModelRef{Provider: "scripted", Model: "m1"}, InputSchema: schema,
 		HumanTools: []core.HumanToolDef{{Name: "choose_title", Description: "Ask for a title.", Prompt: "Which title?", Schema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}}}`)}}}}})
 	ts := f.serve(t, server.Options{})
@@ -45,7 +44,7 @@ func TestAgentsShowDescriptionAndInputSchema(t *testing.T) {
 
 func TestPipelinesRoute(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
-	f := newFixture(t, engine.Config{
+	f := newFixture(t, fakeConfig{
 		Agents: []*core.Agent{{ID: "asker", Model: core.ModelRef{Provider: "scripted", Model: "m1"}, InputSchema: schema}},
 		Pipelines: map[string][]core.PipelineStep{
 			"publish": {{Type: core.StepAgent, AgentID: "asker"}, {Type: core.StepParallel, Steps: []core.PipelineStep{
@@ -72,7 +71,7 @@ func TestPipelinesRoute(t *testing.T) {
 		t.Fatalf("again = %+v", list[0])
 	}
 
-	empty := newFixture(t, engine.Config{})
+	empty := newFixture(t, fakeConfig{})
 	r = do(t, empty.serve(t, server.Options{}).URL, "GET", "/pipelines", "")
 	if r.status != 200 || string(r.body) != "[]\n" {
 		t.Fatalf("no pipelines = %d %q", r.status, r.body)
@@ -80,7 +79,7 @@ func TestPipelinesRoute(t *testing.T) {
 }
 
 func TestSessionMessagesRoute(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	ctx := context.Background()
 	if _, err := f.store.CreateSession(ctx, core.NewSession{ID: "s1"}); err != nil {
 		t.Fatal(err)
@@ -115,7 +114,7 @@ func TestSessionMessagesRoute(t *testing.T) {
 }
 
 func TestSessionMessagesIsSessionRead(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	if _, err := f.store.CreateSession(context.Background(), core.NewSession{ID: "s1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +133,7 @@ func TestSessionMessagesIsSessionRead(t *testing.T) {
 }
 
 func TestEvalsRoute(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	ts := f.serve(t, server.Options{})
 	if r := do(t, ts.URL, "POST", "/agents/writer/evals", ""); r.status != 501 || r.errorCode(t) != core.CodeNotImplemented {
 		t.Fatalf("without Evals = %d %s", r.status, r.body)
@@ -157,9 +156,9 @@ func TestEvalsRoute(t *testing.T) {
 	ts = f.serve(t, server.Options{Evals: evals})
 	r := do(t, ts.URL, "POST", "/agents/writer/evals", "")
 	var rep struct {
-		AgentID string               `json:"agentId"`
-		Passed  int                  `json:"passed"`
-		Total   int                  `json:"total"`
+		AgentID string            `json:"agentId"`
+		Passed  int               `json:"passed"`
+		Total   int               `json:"total"`
 		Results []core.EvalResult `json:"results"`
 	}
 	r.decode(t, &rep)
@@ -182,7 +181,7 @@ func TestEvalsRoute(t *testing.T) {
 }
 
 func TestEvalsFailureIsSanitized(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	ts := f.serve(t, server.Options{Evals: func(context.Context, string) ([]core.EvalResult, error) {
 		return nil, errors.New("secret detail")
 	}})
@@ -193,7 +192,7 @@ func TestEvalsFailureIsSanitized(t *testing.T) {
 }
 
 func TestConsoleAPIActions(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	srv, err := server.New(f.inst, server.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +210,7 @@ func TestConsoleAPIActions(t *testing.T) {
 }
 
 func TestConsoleIsServedOnlyWhenEnabled(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	off := f.serve(t, server.Options{})
 	if r := do(t, off.URL, "GET", "/", ""); r.status != 404 {
 		t.Fatalf("without Console, GET / = %d", r.status)
@@ -234,7 +233,7 @@ func TestConsoleIsServedOnlyWhenEnabled(t *testing.T) {
 }
 
 func TestConsoleAuthAppliesLikeEveryRoute(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	var asked []string
 	ts := f.serve(t, server.Options{Console: true, Auth: &server.Auth{Strategies: []core.BreadAuthStrategy{headerAuth{}},
 		Authorize: func(_ context.Context, id *core.AuthIdentity, action string, _ map[string]string) bool {

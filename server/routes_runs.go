@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"net/http"
 
@@ -20,20 +19,14 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	// A background run still in the job queue is cancelled there first:
 	// it never starts. One a worker took meanwhile is running, for the
 	// canceller.
-	var found bool
-	var err error
-	if qc, ok := s.inst.(queueCanceller); ok {
-		found, err = qc.CancelQueued(r.Context(), runID)
-	}
+	found, err := s.inst.CancelQueued(r.Context(), runID)
 	if err == nil && !found {
 		found, err = s.canceller.Cancel(r.Context(), runID)
 	}
 	if err == nil && !found {
 		// Not running anywhere the canceller reaches: it may be waiting
 		// for a human, which any replica can end through the store.
-		if sc, ok := s.inst.(suspensionCanceller); ok {
-			found, err = sc.CancelSuspended(r.Context(), runID)
-		}
+		found, err = s.inst.CancelSuspended(r.Context(), runID)
 	}
 	var be *core.BreadError
 	switch {
@@ -48,16 +41,4 @@ func (s *Server) cancelRun(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 	}
-}
-
-// queueCanceller ends a background run still waiting in the job queue
-// (*engine.Instance has it).
-type queueCanceller interface {
-	CancelQueued(ctx context.Context, runID string) (bool, error)
-}
-
-// suspensionCanceller ends a run that waits for a human (*engine.Instance
-// has it).
-type suspensionCanceller interface {
-	CancelSuspended(ctx context.Context, runID string) (bool, error)
 }

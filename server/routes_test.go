@@ -12,13 +12,11 @@ import (
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/memory"
-	"github.com/breadai/bread/core/modeltest"
-	"github.com/breadai/bread/engine"
 	"github.com/breadai/bread/server"
 )
 
 func TestAgentRoutes(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	ts := f.serve(t, server.Options{})
 
 	r := do(t, ts.URL, "GET", "/agents", "")
@@ -50,7 +48,7 @@ func TestAgentRoutes(t *testing.T) {
 }
 
 func TestSessionRoutes(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	ctx := context.Background()
 	for _, s := range []core.NewSession{
 		{ID: "s1", Tags: map[string]string{"user": "42", "team": "a"}},
@@ -144,7 +142,7 @@ func TestSessionRoutes(t *testing.T) {
 }
 
 func TestLoopRoutes(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	ctx := context.Background()
 	loops := []core.LoopRecord{
 		{ID: "l1", AgentID: "writer", SessionID: "s1", RunID: "r1", Status: core.LoopRunning, StartedAt: 1},
@@ -195,7 +193,7 @@ func TestLoopRoutes(t *testing.T) {
 }
 
 func TestTaskRoutes(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	ctx := context.Background()
 	for i, tr := range []core.TaskRunRecord{
 		{ID: "t1", TaskID: "summarize", AgentID: "writer", SessionID: "s1", Status: core.TaskCompleted},
@@ -244,7 +242,7 @@ func TestTaskRoutes(t *testing.T) {
 type plainStore struct{ core.BreadStore }
 
 func TestTasksNotImplementedWithoutTaskRunStore(t *testing.T) {
-	f := newFixture(t, engine.Config{Store: plainStore{newFixtureStore()}})
+	f := newFixture(t, fakeConfig{Store: plainStore{newFixtureStore()}})
 	ts := f.serve(t, server.Options{})
 	for _, p := range []string{"/tasks", "/tasks/t1", "/tasks?limit=bad"} {
 		if r := do(t, ts.URL, "GET", p, ""); r.status != 501 || r.errorCode(t) != core.CodeNotImplemented {
@@ -254,7 +252,7 @@ func TestTasksNotImplementedWithoutTaskRunStore(t *testing.T) {
 }
 
 func TestLoopsNotImplementedWithoutLoopStore(t *testing.T) {
-	f := newFixture(t, engine.Config{Store: plainStore{newFixtureStore()}})
+	f := newFixture(t, fakeConfig{Store: plainStore{newFixtureStore()}})
 	ts := f.serve(t, server.Options{})
 	for _, p := range []string{"/loops", "/loops/l1"} {
 		if r := do(t, ts.URL, "GET", p, ""); r.status != 501 || r.errorCode(t) != core.CodeNotImplemented {
@@ -275,7 +273,7 @@ func (failingStore) ListLoops(context.Context, core.LoopFilter) ([]core.LoopReco
 }
 
 func TestStoreFailuresAreSanitized(t *testing.T) {
-	f := newFixture(t, engine.Config{Store: failingStore{newFixtureStore()}})
+	f := newFixture(t, fakeConfig{Store: failingStore{newFixtureStore()}})
 	ts := f.serve(t, server.Options{})
 	r := do(t, ts.URL, "GET", "/sessions", "")
 	if r.status != 500 || r.errorCode(t) != core.CodeInternalError || contains(r.body, "hunter2") {
@@ -287,39 +285,8 @@ func TestStoreFailuresAreSanitized(t *testing.T) {
 	}
 }
 
-func TestCancelRoute(t *testing.T) {
-	reached := make(chan struct{})
-	f := newFixture(t, engine.Config{}, modeltest.Block(reached, "thinking"))
-	ts := f.serve(t, server.Options{})
-
-	if r := do(t, ts.URL, "POST", "/runs/ghost/cancel", ""); r.status != 404 || r.errorCode(t) != core.CodeNotFound {
-		t.Fatalf("cancel unknown = %d %s", r.status, r.body)
-	}
-
-	runID := make(chan string, 1)
-	ended := make(chan error, 1)
-	go func() {
-		var last error
-		for c, err := range f.inst.Run(context.Background(), "writer", "go", core.RunOptions{}) {
-			if s, ok := c.(*core.AgentRunStart); ok {
-				runID <- s.RunID
-			}
-			last = err
-		}
-		ended <- last
-	}()
-	id := <-runID
-	<-reached
-	if r := do(t, ts.URL, "POST", "/runs/"+id+"/cancel", ""); r.status != 200 || string(r.body) != "{\"ok\":true}\n" {
-		t.Fatalf("cancel = %d %s", r.status, r.body)
-	}
-	if err := <-ended; !errors.Is(err, core.ErrRunCancelled) {
-		t.Fatalf("run ended with %v, want RUN_CANCELLED", err)
-	}
-}
-
 func TestCancelRouteAsksStreamAuthorization(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	ts := f.serve(t, server.Options{Streams: allowStreams(func(_ *core.AuthIdentity, runID string) bool { return runID != "secret" })})
 	if r := do(t, ts.URL, "POST", "/runs/secret/cancel", ""); r.status != 403 || string(r.body) != server.ForbiddenBody {
 		t.Fatalf("cancel denied run = %d %s", r.status, r.body)
@@ -340,7 +307,7 @@ func (s *stubCanceller) Cancel(_ context.Context, runID string) (bool, error) {
 }
 
 func TestCancelRouteUsesTheCanceller(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	c := &stubCanceller{}
 	ts := f.serve(t, server.Options{Canceller: c})
 	if r := do(t, ts.URL, "POST", "/runs/elsewhere/cancel", ""); r.status != 200 {
@@ -355,7 +322,7 @@ func TestCancelRouteUsesTheCanceller(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	if _, err := server.New(f.inst, server.Options{MaxBodyBytes: -1}); !errors.Is(err, &core.BreadError{Code: core.CodeInvalidConfig}) {
 		t.Fatalf("negative MaxBodyBytes = %v", err)
 	}
@@ -376,7 +343,7 @@ func TestNewValidates(t *testing.T) {
 }
 
 func TestHTTPServerTimeouts(t *testing.T) {
-	f := newFixture(t, engine.Config{})
+	f := newFixture(t, fakeConfig{})
 	srv, err := server.New(f.inst, server.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -394,7 +361,7 @@ func TestHTTPServerTimeouts(t *testing.T) {
 }
 
 func TestActionsListsEveryRoute(t *testing.T) {
-	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{routesPlugin{
+	f := newFixture(t, fakeConfig{Plugins: []core.BreadPlugin{routesPlugin{
 		"extra", func(r core.Router) {
 			r.Handle("extra.read", http.MethodGet, "/extra", http.NotFoundHandler())
 		}}}})
@@ -417,7 +384,7 @@ func TestActionsListsEveryRoute(t *testing.T) {
 }
 
 func TestPanickingRouteIs500(t *testing.T) {
-	f := newFixture(t, engine.Config{Plugins: []core.BreadPlugin{routesPlugin{
+	f := newFixture(t, fakeConfig{Plugins: []core.BreadPlugin{routesPlugin{
 		"boom", func(r core.Router) {
 			r.Handle("boom", "GET", "/boom", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("kaboom") }))
 		},
@@ -437,69 +404,3 @@ func (p routesPlugin) Name() string         { return p.name }
 func (p routesPlugin) Routes(r core.Router) { p.routes(r) }
 
 func contains(b []byte, s string) bool { return strings.Contains(string(b), s) }
-
-// POST /runs/{id}/cancel ends a run that waits for a human: the passive
-// stream of the run ends with RUN_CANCELLED and the checkpoint is gone.
-func TestCancelRouteEndsASuspendedRun(t *testing.T) {
-	asker := &core.Agent{ID: "asker", Model: core.ModelRef{Provider: "scripted", Model: "m3"},
-		HumanTools: []core.HumanToolDef{{Name: "confirm", Schema: json.RawMessage(`{"type":"object"}`)}}}
-	f := newFixture(t, engine.Config{Agents: []*core.Agent{asker}}, modeltest.ToolCall("human_confirm", map[string]string{}))
-	ts := f.serve(t, server.Options{})
-	var hr *core.HumanRequired
-	for c := range f.inst.Run(context.Background(), "asker", "go", core.RunOptions{}) {
-		if h, ok := c.(*core.HumanRequired); ok {
-			hr = h
-		}
-	}
-	if hr == nil {
-		t.Fatal("the run did not suspend")
-	}
-	// A resume in flight (its claim) wins: 409, and the run still waits.
-	now := time.Now()
-	if _, err := f.store.ClaimCheckpoint(context.Background(), hr.CheckpointID, "elsewhere", now.UnixMilli(), now.Add(200*time.Millisecond).UnixMilli()); err != nil {
-		t.Fatal(err)
-	}
-	if r := do(t, ts.URL, "POST", "/runs/"+hr.RunID+"/cancel", ""); r.status != 409 || r.errorCode(t) != core.CodeCheckpointClaimed {
-		t.Fatalf("cancel during a resume = %d %s", r.status, r.body)
-	}
-	time.Sleep(300 * time.Millisecond) // the claim lapses
-	if r := do(t, ts.URL, "POST", "/runs/"+hr.RunID+"/cancel", ""); r.status != 200 {
-		t.Fatalf("cancel = %d %s", r.status, r.body)
-	}
-	r := do(t, ts.URL, "GET", "/runs/"+hr.RunID+"/stream", "")
-	if !strings.Contains(string(r.body), `"code":"RUN_CANCELLED"`) {
-		t.Fatalf("the run's stream does not end cancelled:\n%s", r.body)
-	}
-	if r := do(t, ts.URL, "POST", "/resume/"+hr.CheckpointID, `{}`); !strings.Contains(string(r.body), core.CodeCheckpointNotFound) {
-		t.Errorf("resume after the cancel = %d %s", r.status, r.body)
-	}
-	if r := do(t, ts.URL, "POST", "/runs/"+hr.RunID+"/cancel", ""); r.status != 404 {
-		t.Errorf("a second cancel = %d %s", r.status, r.body)
-	}
-}
-
-// A run waiting inside a pipeline is not cancelled alone: 501, and it
-// still waits.
-func TestCancelRouteRefusesARunWaitingInAPipeline(t *testing.T) {
-	asker := &core.Agent{ID: "asker", Model: core.ModelRef{Provider: "scripted", Model: "m3"},
-		HumanTools: []core.HumanToolDef{{Name: "confirm", Schema: json.RawMessage(`{"type":"object"}`)}}}
-	f := newFixture(t, engine.Config{Agents: []*core.Agent{asker},
-		Pipelines: map[string][]core.PipelineStep{"p": {{Type: core.StepAgent, AgentID: "asker"}}}},
-		modeltest.ToolCall("human_confirm", map[string]string{}))
-	ts := f.serve(t, server.Options{})
-	var hr *core.HumanRequired
-	for c := range f.inst.RunPipeline(context.Background(), "p", "go") {
-		if h, ok := c.(*core.HumanRequired); ok {
-			hr = h
-		}
-	}
-	if hr == nil {
-		t.Fatal("the pipeline did not suspend")
-	}
-	if r := do(t, ts.URL, "POST", "/runs/"+hr.RunID+"/cancel", ""); r.status != 501 || r.errorCode(t) != core.CodeNotImplemented {
-		t.Fatalf("cancel = %d %s", r.status, r.body)
-	}
-	if _, err := f.store.GetCheckpoint(context.Background(), hr.CheckpointID); err != nil {
-		t.Errorf("the refused cancel removed the checkpoint: %v", err)
-	}
-}

@@ -17,14 +17,6 @@ import (
 	"github.com/breadai/bread/transports/httpstream"
 )
 
-// Engine is what the server needs of the engine: the Runtime every port
-// sees, and the plugins whose middleware and routes it mounts.
-// *engine.Instance implements it.
-type Engine interface {
-	core.Runtime
-	Plugins() []core.BreadPlugin
-}
-
 // Server serves one engine over HTTP.
 type Server struct {
 	inst      Engine

@@ -101,6 +101,8 @@ func refusalStatus(code string) int {
 		return http.StatusBadRequest
 	case core.CodeConcurrencyLimit:
 		return http.StatusTooManyRequests
+	case core.CodeNotImplemented: // a Runtime that runs nothing in the background
+		return http.StatusNotImplemented
 	}
 	return http.StatusInternalServerError
 }

@@ -1,4 +1,4 @@
-package server_test
+package enginetest_test
 
 import (
 	"context"
@@ -117,13 +117,5 @@ func TestQueuedRunCancelRouteAndSchedules(t *testing.T) {
 	s.decode(t, &list)
 	if len(list) != 1 || list[0].Name != "hourly" || list[0].AgentID != "writer" || !list[0].Next.After(time.Now()) {
 		t.Fatalf("GET /schedules = %s", s.body)
-	}
-}
-
-func TestSchedulesRouteWithoutSchedules(t *testing.T) {
-	f := newFixture(t, engine.Config{})
-	ts := f.serve(t, server.Options{})
-	if s := do(t, ts.URL, "GET", "/schedules", ""); s.status != 200 || string(s.body) != "[]\n" && string(s.body) != "[]" {
-		t.Fatalf("GET /schedules = %d %q, want []", s.status, s.body)
 	}
 }

@@ -1,16 +1,13 @@
-package server
+package server_test
 
 import (
-	"context"
 	"net/http/httptest"
 	"regexp"
 	"testing"
 
 	"github.com/gorilla/mux"
 
-	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/core/memory"
-	"github.com/breadai/bread/engine"
+	"github.com/breadai/bread/server"
 )
 
 // pathVar is a {name} or {name:pattern} of a route template.
@@ -21,20 +18,12 @@ var pathVar = regexp.MustCompile(`\{[^}]+\}`)
 // no path is answered by two routes: for every route and method, a path
 // built from the route's template matches that route alone.
 func TestEveryPathMatchesOneRoute(t *testing.T) {
-	inst, err := engine.New(engine.Config{Store: memory.New(), Agents: []*core.Agent{{ID: "a", Model: core.ModelRef{Provider: "none", Model: "m"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := inst.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = inst.Stop(context.Background()) })
-	s, err := New(inst, Options{Console: true})
+	s, err := server.New(newFixture(t, fakeConfig{}).inst, server.Options{Console: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var routes []*mux.Route
-	_ = s.mux.Walk(func(r *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+	_ = s.Mux().Walk(func(r *mux.Route, _ *mux.Router, _ []*mux.Route) error {
 		routes = append(routes, r)
 		return nil
 	})

@@ -1,4 +1,4 @@
-package server_test
+package enginetest_test
 
 import (
 	"context"
