@@ -131,8 +131,6 @@ func (headerAuth) Authenticate(r *http.Request) (*core.AuthIdentity, error) {
 	return nil, nil
 }
 
-func newFixtureStore() *memory.Store { return memory.New() }
-
 // allowStreams is the stream options of a server whose AuthorizeStream is
 // allow.
 func allowStreams(allow func(id *core.AuthIdentity, runID string) bool) httpstream.Options {
