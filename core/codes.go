@@ -39,6 +39,9 @@ const (
 	CodeValidationError  = "VALIDATION_ERROR"
 	CodeAgentError       = "AGENT_ERROR"
 	CodeToolError        = "TOOL_ERROR"
+	// CodeToolEmitRefused: a tool emitted a crumb type that is the
+	// engine's own, or emitted after it returned (see ToolEmitter).
+	CodeToolEmitRefused  = "TOOL_EMIT_REFUSED"
 	CodeTaskError        = "TASK_ERROR"
 	CodeLoopError        = "LOOP_ERROR"
 	CodeMaxRetries       = "MAX_RETRIES_EXCEEDED"
@@ -118,6 +121,7 @@ var (
 	ErrRunCancelled       = &BreadError{Code: CodeRunCancelled}
 	ErrSessionBusy        = &BreadError{Code: CodeSessionBusy}
 	ErrValidation         = &BreadError{Code: CodeValidationError}
+	ErrToolEmitRefused    = &BreadError{Code: CodeToolEmitRefused}
 	ErrProtocolDecode     = &BreadError{Code: CodeProtocolDecodeError}
 	ErrStoreUnavailable   = &BreadError{Code: CodeStoreUnavailable}
 	ErrStoreClosed        = &BreadError{Code: CodeStoreClosed}

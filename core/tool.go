@@ -51,8 +51,36 @@ type ToolContext struct {
 	// Blobs is the engine's blob store (Config.BlobStore); nil, whose
 	// every call answers BLOB_STORE_NOT_CONFIGURED, when there is none.
 	Blobs *Blobs
-	// Emit hands a crumb to the run's stream, numbered by the choke point
-	// like the run's own. The engine's built-in tools use it for task, loop
-	// and delegation crumbs; it is nil outside a run.
-	Emit func(Crumb)
+	// Emitter is the door through which the tool adds crumbs to its run's
+	// stream; nil outside a run. Call tc.Emit rather than it.
+	Emitter ToolEmitter
+}
+
+// ToolEmitter is what a tool emits through: the engine gives each tool call
+// its own, checked door rather than the run's stream.
+//
+// The engine's door admits the crumb types a tool may add to its run:
+// file:generated (a file the tool made) and tool:result:partial (progress
+// of a tool that is not a streaming one). Every other type is the
+// engine's own (the run's start and end, the model's text, the call's
+// tool:call and tool:result, compositions, humans): it answers
+// TOOL_EMIT_REFUSED and the crumb goes nowhere. An admitted crumb is
+// stamped with the tool's run, agent and session (a tool:result:partial
+// also with its call's id and tool name), so a tool cannot write into
+// another run; it belongs to the engine from then on (see Crumb).
+//
+// The door shuts when the tool returns: a crumb emitted later (by a
+// goroutine that outlived the tool) is dropped and logged, and Emit
+// answers TOOL_EMIT_REFUSED. Emit may be called from any goroutine.
+type ToolEmitter interface {
+	Emit(c Crumb) error
+}
+
+// Emit hands c to the run's stream through tc.Emitter (see ToolEmitter).
+// Outside a run, where there is no stream, it answers TOOL_EMIT_REFUSED.
+func (tc ToolContext) Emit(c Crumb) error {
+	if tc.Emitter == nil {
+		return &BreadError{Code: CodeToolEmitRefused, Message: "this tool runs outside a run: there is no stream to emit to"}
+	}
+	return tc.Emitter.Emit(c)
 }

@@ -36,3 +36,13 @@ func PipelineJobForTest(runID, pipelineID string, input any) core.Job {
 	payload, _ := json.Marshal(runJob{RunID: runID, PipelineID: pipelineID, Input: raw})
 	return core.Job{Kind: core.JobKindRun, Key: runID, Payload: payload, Attempt: 2}
 }
+
+// ToolEmitDecisionsForTest is the table that decides which crumb types a
+// tool may emit, keyed by type.
+func ToolEmitDecisionsForTest() map[string]bool {
+	out := make(map[string]bool, len(toolEmits))
+	for typ, e := range toolEmits {
+		out[typ] = e.admit
+	}
+	return out
+}

@@ -99,7 +99,8 @@ func (l *loopRuntime) start(ctx context.Context, a startLoopArgs, tc core.ToolCo
 		return nil, err
 	}
 	l.active = &activeLoop{id: id, pipeline: a.Pipeline}
-	tc.Emit(&core.LoopStart{CrumbBase: r.base(), LoopID: id, Pipeline: a.Pipeline, MaxIterations: l.cfg.MaxIterations})
+	emit := builtinEmit(tc)
+	emit(&core.LoopStart{CrumbBase: r.base(), LoopID: id, Pipeline: a.Pipeline, MaxIterations: l.cfg.MaxIterations})
 	if h := l.cfg.Hooks.OnInit; h != nil {
 		h(ctx, l.lc(0))
 	}
@@ -107,7 +108,7 @@ func (l *loopRuntime) start(ctx context.Context, a startLoopArgs, tc core.ToolCo
 	if len(a.Input) > 0 {
 		input = a.Input
 	}
-	out, err := l.iteration(ctx, tc, input)
+	out, err := l.iteration(ctx, emit, input)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +174,7 @@ func (l *loopRuntime) iterate(ctx context.Context, a iterateLoopArgs, tc core.To
 	if l.active.iterations >= l.cfg.MaxIterations {
 		last := l.active.last
 		n := l.active.iterations
-		if err := l.close(ctx, tc.Emit, core.LoopExhausted, last, true); err != nil {
+		if err := l.close(ctx, builtinEmit(tc), core.LoopExhausted, last, true); err != nil {
 			return nil, err
 		}
 		return map[string]any{"exhausted": true, "iteration": n, "maxIterations": l.cfg.MaxIterations, "lastOutput": last,
@@ -183,7 +184,7 @@ func (l *loopRuntime) iterate(ctx context.Context, a iterateLoopArgs, tc core.To
 	if len(a.Feedback) > 0 {
 		next = map[string]any{"previousOutput": l.active.last, "feedback": a.Feedback}
 	}
-	out, err := l.iteration(ctx, tc, next)
+	out, err := l.iteration(ctx, builtinEmit(tc), next)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +202,7 @@ func (l *loopRuntime) finish(ctx context.Context, a finishLoopArgs, tc core.Tool
 		result = a.Result
 	}
 	id, n := l.active.id, l.active.iterations
-	if err := l.close(ctx, tc.Emit, core.LoopCompleted, result, true); err != nil {
+	if err := l.close(ctx, builtinEmit(tc), core.LoopCompleted, result, true); err != nil {
 		return nil, err
 	}
 	return map[string]any{"loopId": id, "iterations": n, "result": result}, nil
@@ -209,12 +210,12 @@ func (l *loopRuntime) finish(ctx context.Context, a finishLoopArgs, tc core.Tool
 
 // iteration runs the loop's pipeline once with the loop's OnError and retry
 // around it, stores the iteration and emits its crumbs. Called with l.mu
-// held.
-func (l *loopRuntime) iteration(ctx context.Context, tc core.ToolContext, input any) (any, error) {
+// held. emit is the loop tool's (builtinEmit).
+func (l *loopRuntime) iteration(ctx context.Context, emit func(core.Crumb), input any) (any, error) {
 	r, a := l.r, l.active
 	index := a.iterations + 1
 	started := core.NowMillis()
-	tc.Emit(&core.LoopIterationStart{CrumbBase: r.base(), LoopID: a.id, Iteration: index})
+	emit(&core.LoopIterationStart{CrumbBase: r.base(), LoopID: a.id, Iteration: index})
 	if h := l.cfg.Hooks.OnIterationStart; h != nil {
 		h(ctx, l.lc(index), input)
 	}
@@ -232,7 +233,7 @@ func (l *loopRuntime) iteration(ctx context.Context, tc core.ToolContext, input 
 			held = append(held, c)
 			return
 		}
-		tc.Emit(c)
+		emit(c)
 	})
 	var out any
 	for {
@@ -249,7 +250,7 @@ func (l *loopRuntime) iteration(ctx context.Context, tc core.ToolContext, input 
 			}
 		}
 		for _, c := range held {
-			tc.Emit(c)
+			emit(c)
 		}
 		held = nil
 		if err == nil {
@@ -279,7 +280,7 @@ func (l *loopRuntime) iteration(ctx context.Context, tc core.ToolContext, input 
 		}
 	}
 	rawInput, _ := asJSON(input)
-	final, err := r.in.recordIteration(ctx, tc.Emit, r.base(), l.cfg, l.lc(index), rawInput, out, started)
+	final, err := r.in.recordIteration(ctx, emit, r.base(), l.cfg, l.lc(index), rawInput, out, started)
 	if err != nil {
 		return nil, err
 	}

@@ -103,6 +103,7 @@ func (s *supervisorRuntime) delegate(ctx context.Context, a delegateArgs, tc cor
 		vis = core.Passthrough
 	}
 	var suspendedAt string
+	emit := builtinEmit(tc)
 	out := funcSink(func(c core.Crumb) {
 		if hr, ok := c.(*core.HumanRequired); ok {
 			// Held until the supervisor's checkpoint links this child, so a
@@ -114,7 +115,7 @@ func (s *supervisorRuntime) delegate(ctx context.Context, a delegateArgs, tc cor
 			return
 		}
 		if f := filterSubAgentCrumb(c, a.AgentID, parentID, vis); f != nil {
-			tc.Emit(f)
+			emit(f)
 		}
 	})
 	var input any = a.Input

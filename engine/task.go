@@ -91,7 +91,7 @@ func (in *Instance) taskTool(t *taskRT, agent *core.Agent) core.Tool {
 		Execute: func(ctx context.Context, raw json.RawMessage, tc core.ToolContext) (any, error) {
 			return in.executeTask(ctx, t, raw, taskCall{
 				agentID: tc.AgentID, runID: tc.RunID, sessionID: tc.SessionID,
-				providers: agent.Providers, emit: tc.Emit, creds: tc.Credentials,
+				providers: agent.Providers, emit: builtinEmit(tc), creds: tc.Credentials,
 			})
 		},
 	}

@@ -111,7 +111,8 @@ func (r *run) invokeTool(ctx context.Context, bt *boundTool, call toolCall, send
 	if key == "" {
 		key = r.id + ":" + call.ID
 	}
-	tc := core.ToolContext{AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID, ToolCallID: call.ID, IdempotencyKey: key, Credentials: creds, Blobs: r.in.blobs, Emit: send}
+	door := r.newToolDoor(call, bt.leaf, send)
+	tc := core.ToolContext{AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID, ToolCallID: call.ID, IdempotencyKey: key, Credentials: creds, Blobs: r.in.blobs, Emitter: door}
 
 	var result any
 	if t.ExecuteStream != nil {
@@ -123,6 +124,10 @@ func (r *run) invokeTool(ctx context.Context, bt *boundTool, call toolCall, send
 	} else {
 		result, err = r.executeWithRetry(ctx, t, raw, tc, chain, hc, args)
 	}
+	// The tool has returned: what it emits from now on is dropped, so
+	// nothing of it follows its tool:result, and nothing reaches a channel
+	// runTools may have closed.
+	door.shut()
 	if err != nil {
 		return failed(err)
 	}
