@@ -55,11 +55,11 @@ func (e *env) post(t *testing.T, path, body string, hdr ...string) accepted {
 	return a
 }
 
-func record(t *testing.T, store core.BreadStore, runID string, want core.RunStatus) core.RunRecord {
+func record(t *testing.T, store *core.Storage, runID string, want core.RunStatus) core.RunRecord {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		rec, err := store.(core.RunStore).GetRun(context.Background(), runID)
+		rec, err := store.GetRun(context.Background(), runID)
 		if err == nil && rec.Status == want {
 			return rec
 		}
@@ -89,7 +89,7 @@ func TestBackgroundRunAnswers202AndRunsToTheEnd(t *testing.T) {
 				t.Fatalf("answer %d %q Location %q", a.status, a.body, a.location)
 			}
 			// The answer came before the run's end (it takes 450 ms).
-			if rec, err := e.store.(core.RunStore).GetRun(context.Background(), a.run.RunID); err != nil || rec.Status.Final() {
+			if rec, err := e.store.GetRun(context.Background(), a.run.RunID); err != nil || rec.Status.Final() {
 				t.Errorf("at the 202 the record is %+v (%v): the answer waited for the run", rec, err)
 			}
 			fs := e.open(t, "GET", a.location+"/stream", "").rest()
@@ -399,7 +399,7 @@ func TestQueuedBackgroundRun(t *testing.T) {
 	}
 	// The holder still runs; once it is cancelled, the next queued run
 	// takes the session and completes.
-	if _, err := e.store.(core.RunStore).GetRun(context.Background(), next.run.RunID); err == nil {
+	if _, err := e.store.GetRun(context.Background(), next.run.RunID); err == nil {
 		t.Fatal("the run queued behind has a record before it started")
 	}
 	e.inst.Cancel(first.run.RunID)

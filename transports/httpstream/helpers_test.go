@@ -24,7 +24,7 @@ import (
 
 type env struct {
 	inst    *engine.Instance
-	store   core.BreadStore
+	store   *core.Storage
 	ingress *httpstream.Ingress
 	ts      *httptest.Server
 }
@@ -47,7 +47,8 @@ func newEnv(t *testing.T, s setup) *env {
 	if s.cfg.Store == nil {
 		s.cfg.Store = memory.New()
 	}
-	e.store = s.cfg.Store
+	e.store = core.NewStorage(s.cfg.Store)
+	s.cfg.Store = e.store
 	if len(s.turns) == 0 {
 		s.turns = []modeltest.Turn{modeltest.Text("Bread ", "is ", "good.")}
 	}
@@ -275,9 +276,8 @@ func (e *env) start(t *testing.T, body string) (string, *stream) {
 }
 
 // waitLogged polls the crumb log until pred holds for some entry.
-func waitLogged(t *testing.T, store core.BreadStore, runID string, pred func(core.CrumbLogEntry) bool) core.CrumbLogEntry {
+func waitLogged(t *testing.T, clog *core.Storage, runID string, pred func(core.CrumbLogEntry) bool) core.CrumbLogEntry {
 	t.Helper()
-	clog := store.(core.CrumbLog)
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		entries, err := clog.GetCrumbs(context.Background(), runID, 0, 0)

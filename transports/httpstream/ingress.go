@@ -105,19 +105,22 @@ func (g *Ingress) Mount(r core.Router, rt core.Runtime) {
 	if log == nil {
 		log = rt.Logger()
 	}
-	_, hasLog := rt.Store().(core.CrumbLog)
-	if !hasLog {
+	h := &handlers{g: g, inst: rt, log: log, liveness: g.liveness}
+	st, bus := rt.Storage(), rt.Bus()
+	if st.Has(core.StoreCrumbLog) {
+		h.clog = st
+	} else {
 		log.Info("bread: the store keeps no crumb log; GET /runs/{runId}/stream serves live frames only, without Last-Event-ID catch-up")
 	}
-	sub := subscriber(rt.Bus())
-	if sub == nil {
+	if bus.Has(core.BusSubscribe) {
+		h.bus = bus
+	} else {
 		log.Info("bread: the bus cannot subscribe; GET /runs/{runId}/stream serves the crumb log only, without live frames")
 	}
-	h := &handlers{g: g, inst: rt, log: log, sub: sub, liveness: g.liveness}
-	if rs, ok := rt.Store().(core.RunStore); ok {
-		h.runs = rs
+	if st.Has(core.StoreRuns) {
+		h.runs = st
 		if h.liveness == nil {
-			h.liveness = recordLiveness{rs}
+			h.liveness = recordLiveness{st}
 		}
 	}
 	r.Handle(core.ActionRunStart, "POST", "/agents/{id}/run", h.run())
@@ -126,24 +129,16 @@ func (g *Ingress) Mount(r core.Router, rt core.Runtime) {
 	r.Handle(core.ActionRunStream, "GET", "/runs/{runId}/stream", h.passive())
 }
 
-// subscriber returns the bus as a Subscriber when it is a duplex one.
-func subscriber(bus core.BreadBus) core.Subscriber {
-	if bus == nil || bus.Capability() != core.Duplex {
-		return nil
-	}
-	sub, _ := bus.(core.Subscriber)
-	return sub
-}
-
 // handlers serve the mounted routes of one Runtime.
 type handlers struct {
 	g        *Ingress
 	inst     core.Runtime
 	log      *slog.Logger
-	sub      core.Subscriber // nil when the bus cannot subscribe
-	runs     core.RunStore   // nil when the store keeps no run records
-	liveness Liveness        // nil when nothing can tell a lost run
-	bufs     bufPool         // frame buffers, reused across responses
+	bus      *core.Bus     // nil when the bus cannot subscribe
+	clog     *core.Storage // nil when the store keeps no crumb log
+	runs     *core.Storage // nil when the store keeps no run records
+	liveness Liveness      // nil when nothing can tell a lost run
+	bufs     bufPool       // frame buffers, reused across responses
 }
 
 // recordLiveness answers from the store's run records: a run is alive until

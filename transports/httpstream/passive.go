@@ -24,7 +24,6 @@ const maxSubscriptionFailures = 3
 // passive serves GET /runs/{runId}/stream: catch-up from the crumb log,
 // then live frames, until the run's terminal crumb.
 func (h *handlers) passive() http.Handler {
-	_, hasLog := h.inst.Store().(core.CrumbLog)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		vary(w)
 		runID := r.PathValue("runId")
@@ -40,7 +39,7 @@ func (h *handlers) passive() http.Handler {
 
 			return
 		}
-		if h.sub == nil && !hasLog {
+		if h.bus == nil && h.clog == nil {
 			writeError(w, http.StatusNotImplemented, core.CodeTransportNotConfigured,
 				"this server can neither replay a run (the store keeps no crumb log) nor follow it (the bus cannot subscribe)")
 			return
@@ -81,8 +80,8 @@ func (h *handlers) known(ctx context.Context, runID string, st *runState) (finis
 	if !errors.Is(err, core.ErrRunNotFound) {
 		return false, err
 	}
-	if clog, ok := h.inst.Store().(core.CrumbLog); ok {
-		if seq, lerr := clog.MaxCrumbSeq(ctx, runID); lerr == nil && seq > 0 {
+	if h.clog != nil {
+		if seq, lerr := h.clog.MaxCrumbSeq(ctx, runID); lerr == nil && seq > 0 {
 			return false, nil
 		}
 	}
@@ -135,15 +134,14 @@ type position struct {
 // the subscription (see position). A subscription that fails (the bus
 // dropped a slow reader) is resumed from the log.
 func (h *handlers) tail(ctx context.Context, s *response, runID string, after int64, finished bool, st *runState) {
-	clog, _ := h.inst.Store().(core.CrumbLog)
-	sub := h.sub
+	clog := h.clog
 	p := &position{logged: after, wire: Dedup{Last: after}}
 	for idle := 0; ; {
 		var live *liveFeed
-		if sub != nil {
+		if h.bus != nil {
 			// One below: the deltas at watermark logged are in no log
 			// entry yet, so the bus must replay them too.
-			live = follow(ctx, sub, runID, max(p.logged-1, 0))
+			live = follow(ctx, h.bus, runID, max(p.logged-1, 0))
 		}
 		// The new subscription replays the watermark the wire is in from
 		// its first byte: it is at or above the durable floor, unless the
@@ -178,7 +176,7 @@ func (h *handlers) tail(ctx context.Context, s *response, runID string, after in
 
 // replay writes the log entries after p.logged, page by page. It reports
 // whether a terminal crumb went out and whether the client is still there.
-func (h *handlers) replay(ctx context.Context, s *response, clog core.CrumbLog, runID string, p *position, st *runState) (terminal, ok bool) {
+func (h *handlers) replay(ctx context.Context, s *response, clog *core.Storage, runID string, p *position, st *runState) (terminal, ok bool) {
 	if clog == nil {
 		return false, true
 	}
@@ -249,7 +247,7 @@ const (
 
 // drain writes the live frames the log has not given, with a heartbeat
 // while the run is idle.
-func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID string, p *position, st *runState, clog core.CrumbLog) drainEnd {
+func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID string, p *position, st *runState, clog *core.Storage) drainEnd {
 	// Checked every third of the interval, a keep-alive goes out once the
 	// stream has been quiet for two thirds of it: no silence on the wire
 	// lasts longer than Heartbeat, from the moment the stream opens (a
@@ -347,7 +345,7 @@ func (st *runState) attrs(runID string) []any {
 // lost ends the stream with agent:error RUN_LOST when its run started, does
 // not wait for a human, and no replica runs it any more. The log is read
 // once more first: the run may have ended just before its replica let go.
-func (h *handlers) lost(ctx context.Context, s *response, runID string, p *position, st *runState, clog core.CrumbLog) (drainEnd, bool) {
+func (h *handlers) lost(ctx context.Context, s *response, runID string, p *position, st *runState, clog *core.Storage) (drainEnd, bool) {
 	if !st.started || st.suspended {
 		return 0, false
 	}
