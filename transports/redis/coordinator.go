@@ -227,9 +227,9 @@ func (c *Coordinator) runAttrs(runID string) []any {
 	c.mu.Unlock()
 	var session, agent string
 	if inst != nil {
-		if rs, ok := inst.Store().(core.RunStore); ok {
+		if st := inst.Storage(); st.Has(core.StoreRuns) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			if rec, err := rs.GetRun(ctx, runID); err == nil {
+			if rec, err := st.GetRun(ctx, runID); err == nil {
 				session, agent = rec.SessionID, rec.AgentID
 			}
 			cancel()

@@ -108,11 +108,7 @@ func TestRunsGoOnWhileRedisIsDown(t *testing.T) {
 	if out.Output != "Bread is baked." {
 		t.Fatalf("output %v", out.Output)
 	}
-	log, ok := in.Store().(core.CrumbLog)
-	if !ok {
-		t.Fatal("the memory store has no crumb log")
-	}
-	entries, err := log.GetCrumbs(context.Background(), out.RunID, 0, 100)
+	entries, err := in.Storage().GetCrumbs(context.Background(), out.RunID, 0, 100)
 	if err != nil || len(entries) == 0 {
 		t.Fatalf("the run was not persisted: %d entries, %v", len(entries), err)
 	}
