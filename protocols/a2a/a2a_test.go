@@ -293,7 +293,7 @@ func TestSendText(t *testing.T) {
 			t.Fatalf("task = %+v, text %q", task, artifactText(task))
 		}
 		// The task is the bread run, its context the session.
-		rec, err := s.in.Store().(core.RunStore).GetRun(t.Context(), string(task.ID))
+		rec, err := s.in.Storage().GetRun(t.Context(), string(task.ID))
 		if err != nil || rec.SessionID != task.ContextID || rec.Status != core.RunCompleted {
 			t.Fatalf("run record = %+v, %v", rec, err)
 		}
@@ -311,7 +311,7 @@ func TestSendText(t *testing.T) {
 		if res.(*a2a.Task).ContextID != task.ContextID || res.(*a2a.Task).ID == task.ID {
 			t.Fatalf("follow-up task = %+v", res)
 		}
-		msgs, err := s.in.Store().GetMessages(t.Context(), task.ContextID)
+		msgs, err := s.in.Storage().GetMessages(t.Context(), task.ContextID)
 		if err != nil || len(msgs) != 4 {
 			t.Fatalf("session messages = %d, %v", len(msgs), err)
 		}

@@ -29,8 +29,14 @@ type liveItem struct {
 // final status, the client going away, or (without a duplex bus) the end
 // of the log. A failed subscription catches up from the log again.
 func (p *Plugin) follow(ctx context.Context, runID string, m *mapper, yield func(a2a.Event) bool) {
-	clog, _ := p.rt.Store().(core.CrumbLog)
-	sub := subscriber(p.rt.Bus())
+	var clog *core.Storage // nil: the store keeps no crumb log
+	if st := p.rt.Storage(); st.Has(core.StoreCrumbLog) {
+		clog = st
+	}
+	var sub *core.Bus // nil: the bus cannot subscribe
+	if bus := p.rt.Bus(); bus.Has(core.BusSubscribe) {
+		sub = bus
+	}
 	filter := p.rt.CrumbFilter()
 	var d httpstream.Dedup
 	// emit maps one crumb; true ends the stream.
@@ -124,13 +130,4 @@ func (p *Plugin) follow(ctx context.Context, runID string, m *mapper, yield func
 		}
 		p.log.InfoContext(ctx, "a2a: a task's bus subscription ended; catching up from the crumb log", "taskId", runID)
 	}
-}
-
-// subscriber is the bus as a Subscriber when it is a duplex one.
-func subscriber(bus core.BreadBus) core.Subscriber {
-	if bus == nil || bus.Capability() != core.Duplex {
-		return nil
-	}
-	sub, _ := bus.(core.Subscriber)
-	return sub
 }

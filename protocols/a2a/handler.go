@@ -92,7 +92,7 @@ func (h *handler) snapshot(ctx context.Context, rec core.RunRecord) *a2a.Task {
 	info := taskInfo(rec.ID, rec.SessionID)
 	t := &a2a.Task{ID: info.TaskID, ContextID: info.ContextID}
 	state := stateOf(rec.Status)
-	if clog, ok := h.p.rt.Store().(core.CrumbLog); ok {
+	if clog := h.p.rt.Storage(); clog.Has(core.StoreCrumbLog) {
 		m := h.p.newMapper(info)
 		var after int64
 		for {
@@ -416,7 +416,7 @@ func (h *handler) waiting(ctx context.Context, rec core.RunRecord) (string, erro
 	if id == "" {
 		return "", &core.BreadError{Code: core.CodeCheckpointNotFound, Message: "task " + quote(rec.ID) + " waits for input, but its checkpoint is not recorded"}
 	}
-	store := h.p.rt.Store()
+	store := h.p.rt.Storage()
 	for range maxCheckpointHops {
 		cp, err := store.GetCheckpoint(ctx, id)
 		if err != nil {

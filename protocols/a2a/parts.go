@@ -8,16 +8,10 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
-
-	"github.com/breadai/bread/core"
 )
 
 // MaxInlineFileBytes caps the decoded size of an inline (base64) file part.
 const MaxInlineFileBytes = 10 << 20
-
-// blobStorer is the optional part of a Runtime that has a blob store (the
-// engine's Instance).
-type blobStorer interface{ BlobStore() core.BlobStore }
 
 // inputOf turns a message's parts into a run's input: text parts alone
 // joined by newlines, a lone data part its object, a lone file part
@@ -75,12 +69,8 @@ func (p *Plugin) fileOf(ctx context.Context, i int, fp a2a.FilePart) (map[string
 		}
 		out["uri"], meta = f.URI, f.FileMeta
 	case a2a.FileBytes:
-		bs, _ := p.rt.(blobStorer)
-		var blobs core.BlobStore
-		if bs != nil {
-			blobs = bs.BlobStore()
-		}
-		if blobs == nil {
+		blobs := p.rt.Blobs()
+		if !blobs.Configured() {
 			return nil, invalidParams(fmt.Sprintf("part %d: inline file bytes need a blob store, and none is configured; send the file by uri", i))
 		}
 		if base64.StdEncoding.DecodedLen(len(f.Bytes)) > MaxInlineFileBytes+2 {

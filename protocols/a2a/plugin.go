@@ -88,7 +88,7 @@ type Plugin struct {
 	opts    Options
 	rpcPath string
 	rt      core.Runtime
-	runs    core.RunStore
+	runs    *core.Storage
 	agent   *core.Agent
 	log     *slog.Logger
 	rpc     http.Handler
@@ -174,8 +174,8 @@ func (p *Plugin) Init(_ context.Context, rt core.Runtime) error {
 	if !rt.Entrypoint(p.opts.Agent) {
 		return core.Errorf(core.CodeInvalidConfig, "a2a: agent %q is not an entrypoint", p.opts.Agent)
 	}
-	runs, ok := rt.Store().(core.RunStore)
-	if !ok {
+	runs := rt.Storage()
+	if !runs.Has(core.StoreRuns) {
 		return core.Errorf(core.CodeInvalidConfig, "a2a: the store keeps no run records (core.RunStore); A2A tasks are read back from them")
 	}
 	p.rt, p.runs, p.agent = rt, runs, ag

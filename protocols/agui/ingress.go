@@ -77,7 +77,7 @@ func (p *Plugin) answer(ctx context.Context, thread string, i int, entry types.R
 	id := entry.InterruptID
 	at := `"resume[` + strconv.Itoa(i) + `]`
 	notFound := &core.BreadError{Code: core.CodeCheckpointNotFound, Message: "interrupt " + quote(id) + " is not pending on thread " + quote(thread)}
-	store := p.rt.Store()
+	store := p.rt.Storage()
 	cp, err := store.GetCheckpoint(ctx, id)
 	if err != nil {
 		if errors.Is(err, core.ErrCheckpointNotFound) || isCode(err, core.CodeCheckpointNotFound) {
