@@ -166,10 +166,12 @@ func TestLaggingSubscriber(t *testing.T) {
 		name    string
 		maxLen  int64
 		publish int64 // frames published while the consumer is stuck on frame 1
+		floor   bool  // each frame is published as durable: the trim follows it
 		lagged  bool
 	}{
-		{"behind by less than MaxLen catches up", 1000, 600, false},
-		{"trimmed past ends with ErrSubscriberLagged", 10, 1000, true},
+		{"behind by less than MaxLen catches up", 1000, 600, false, false},
+		{"trimmed past ends with ErrSubscriberLagged", 10, 1000, false, true},
+		{"a durable floor past it ends it with ErrSubscriberLagged", 1000, 600, true, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -205,7 +207,15 @@ func TestLaggingSubscriber(t *testing.T) {
 				result <- o
 			}()
 			<-first
-			publishRange(t, tr, run, 2, tc.publish)
+			for seq := int64(2); seq <= tc.publish; seq++ {
+				f := frame(run, seq)
+				if tc.floor {
+					f.Durable = seq
+				}
+				if err := tr.Publish(context.Background(), f); err != nil {
+					t.Fatal(err)
+				}
+			}
 			flush(t, tr)
 			close(resume)
 
@@ -222,7 +232,7 @@ func TestLaggingSubscriber(t *testing.T) {
 				return
 			}
 			if len(o.errs) != 1 || !errors.Is(o.errs[0], bredis.ErrSubscriberLagged) {
-				t.Fatalf("a subscriber that MAXLEN trimmed past yielded %v, want ErrSubscriberLagged", o.errs)
+				t.Fatalf("a subscriber the trim passed yielded %v, want ErrSubscriberLagged", o.errs)
 			}
 			var be *core.BreadError
 			if !errors.As(o.errs[0], &be) || be.Code != bredis.CodeSubscriberLagged {

@@ -10,7 +10,7 @@ import (
 
 func TestConformance(t *testing.T) {
 	url := sharedRedisURL(t)
-	transporttest.Run(t, transporttest.Features{Replay: true}, func(t *testing.T) core.BreadBus {
+	transporttest.Run(t, transporttest.Features{Replay: true, Durable: true}, func(t *testing.T) core.BreadBus {
 		return newTransport(t, url, bredis.Options{
 			// The suite bursts 20000 frames past a subscriber that stopped
 			// reading while another keeps up. A Redis stream is every

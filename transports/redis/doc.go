@@ -3,13 +3,16 @@
 //
 // Every run is one stream, bread:run:{<runId>} (the braces are a Redis
 // Cluster hash tag, so a run's stream lives on one slot). Publish appends
-// the run's frames with XADD MAXLEN ~ N, one core/protocol CrumbFrame per
-// entry in the field "frame"; the stream expires a while after the run's
-// terminal crumb. Subscribe replays what the stream still retains with
-// seq > afterSeq, then tails it with XREAD BLOCK, in per-run order.
+// the run's frames, one core/protocol CrumbFrame per entry in the field
+// "frame", under ids "<seq>-<n>", trimming the stream to the frames at or
+// above the run's durable floor (XADD MINID ~; MAXLEN ~ N for a run with no
+// floor); the stream expires a while after the run's terminal crumb.
+// Subscribe replays what the stream still retains with seq > afterSeq, then
+// tails it with XREAD BLOCK, in per-run order, and ends with
+// ErrSubscriberLagged rather than skip a frame it has not yielded.
 //
-// The store is the durable history; the stream is liveness plus a bounded
-// replay. A Redis outage therefore never fails a run: Publish hands frames to
+// The store is the durable history; the stream is liveness plus a replay
+// of everything the store does not hold yet. A Redis outage therefore never fails a run: Publish hands frames to
 // a bounded in-memory queue that one background goroutine writes in order,
 // retrying with backoff, and a full queue drops its oldest frames (see
 // Options.QueueSize). Subscriptions retry with backoff and resume from the

@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 
@@ -8,8 +9,14 @@ import (
 	"github.com/breadai/bread/core/protocol"
 )
 
-// frameField is the one field of a stream entry: a core/protocol CrumbFrame.
-const frameField = "frame"
+// The fields of a stream entry: the core/protocol CrumbFrame; the id of the
+// run's entry before it, when the writer knows it; the run's durable floor
+// when it was written, when it had one. Readers need only the frame.
+const (
+	frameField = "frame"
+	prevField  = "prev"
+	floorField = "floor"
+)
 
 // streamKey is the key of a run's stream. The braces make the run id the
 // Redis Cluster hash tag, so every command on one run goes to one slot.
@@ -56,4 +63,29 @@ func splitID(id string) (ms, seq uint64, ok bool) {
 	ms, err1 := strconv.ParseUint(msText, 10, 64)
 	seq, err2 := strconv.ParseUint(seqText, 10, 64)
 	return ms, seq, err1 == nil && err2 == nil
+}
+
+// compareIDs orders two stream ids "ms-seq" as Redis does; an id that does
+// not parse sorts first.
+func compareIDs(a, b string) int {
+	am, as, _ := splitID(a)
+	bm, bs, _ := splitID(b)
+	if c := cmp.Compare(am, bm); c != 0 {
+		return c
+	}
+	return cmp.Compare(as, bs)
+}
+
+// entryLinks reads what an entry says of its place in the stream: the id
+// of the entry before it (known is false when the writer did not know it,
+// or an older bread wrote it) and the durable floor it was written with.
+func entryLinks(values map[string]any) (prev string, known bool, floor int64) {
+	prev, known = values[prevField].(string)
+	if known {
+		_, _, known = splitID(prev)
+	}
+	if v, ok := values[floorField].(string); ok {
+		floor, _ = strconv.ParseInt(v, 10, 64)
+	}
+	return prev, known, floor
 }

@@ -9,9 +9,10 @@ const (
 	CodeTransportClosed = "TRANSPORT_CLOSED"
 	// CodeTransportUnavailable: Start could not reach Redis.
 	CodeTransportUnavailable = "TRANSPORT_UNAVAILABLE"
-	// CodeSubscriberLagged: a subscription fell so far behind that MAXLEN
-	// trimmed frames it had not read yet; the client catches up from the
-	// store instead of silently missing them.
+	// CodeSubscriberLagged: the stream no longer holds a frame the
+	// subscription has not yielded (a trim passed it, or frames were lost
+	// in an outage); the client catches up from the store instead of
+	// silently missing them.
 	CodeSubscriberLagged = "SUBSCRIBER_LAGGED"
 )
 

@@ -30,9 +30,11 @@ type Options struct {
 	// KeyPrefix starts every stream key: KeyPrefix + "{" + runID + "}".
 	// Default "bread:run:".
 	KeyPrefix string
-	// MaxLen is the approximate number of entries a run's stream retains
-	// (XADD MAXLEN ~). Redis trims whole nodes, so a stream may hold
-	// somewhat more. Default 1000.
+	// MaxLen is the approximate number of entries the stream of a run
+	// with no durable floor retains (XADD MAXLEN ~): a store without a
+	// crumb log, a run whose logging failed. Redis trims whole nodes, so a
+	// stream may hold somewhat more. A run with a floor keeps every frame
+	// at or above it instead (XADD MINID ~). Default 1000.
 	MaxLen int64
 	// TTL is how long a run's stream lives after its terminal crumb
 	// (agent:run:end or agent:error). Default one hour.

@@ -1,7 +1,10 @@
 package redis
 
 import (
+	"context"
 	"errors"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -119,3 +122,50 @@ func (e redisError) Error() string { return string(e) }
 func (redisError) RedisError()     {}
 
 func proto(msg string) error { return redisError(msg) }
+
+// A write retried after Redis applied it is refused for its id, and the
+// publisher takes that refusal for the duplicate it is.
+func TestRetriedWriteIsRefusedAsADuplicate(t *testing.T) {
+	u := os.Getenv("BREAD_TEST_REDIS_URL")
+	if u == "" {
+		if os.Getenv("BREAD_TEST_REQUIRE") == "1" {
+			t.Fatal("BREAD_TEST_REQUIRE=1: BREAD_TEST_REDIS_URL is not set")
+		}
+		t.Skip("BREAD_TEST_REDIS_URL is not set")
+	}
+	o, err := goredis.ParseURL(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := goredis.NewClient(o)
+	defer c.Close()
+	ctx := context.Background()
+	key := "bread:test:dup:" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	defer c.Del(ctx, key)
+	add := func() error {
+		return c.XAdd(ctx, &goredis.XAddArgs{Stream: key, ID: "7-3", Values: []any{frameField, "{}"}}).Err()
+	}
+	if err := add(); err != nil {
+		t.Fatal(err)
+	}
+	if err := add(); err == nil || !isDuplicateID(err) {
+		t.Fatalf("the second XADD of one id: %v, want the refusal isDuplicateID knows", err)
+	}
+}
+
+func TestRedisVersion(t *testing.T) {
+	for _, c := range []struct {
+		info string
+		want [2]int
+		ok   bool
+	}{
+		{"# Server\r\nredis_version:7.0.15\r\nredis_mode:standalone\r\n", [2]int{7, 0}, true},
+		{"redis_version:6.2.0\r\n", [2]int{6, 2}, true},
+		{"# Server\r\nredis_mode:standalone\r\n", [2]int{}, false},
+		{"redis_version:x.y\r\n", [2]int{}, false},
+	} {
+		if got, ok := redisVersion(c.info); got != c.want || ok != c.ok {
+			t.Errorf("redisVersion(%q) = %v, %v; want %v, %v", c.info, got, ok, c.want, c.ok)
+		}
+	}
+}

@@ -10,6 +10,9 @@ import (
 type pending struct {
 	n        uint64 // enqueue order, from 1
 	key      string
+	id       string // the entry's id, "<seq>-<n>"
+	prev     string // the id of the run's entry before it; "" when unknown
+	floor    int64  // the run's durable floor: trim below it; 0 trims to MaxLen
 	payload  []byte
 	terminal bool
 }

@@ -3,7 +3,9 @@ package redis
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/protocol"
@@ -15,6 +17,16 @@ import (
 // Options.PublishTimeout, and only while Redis is healthy; then the oldest
 // queued frames are dropped with a (rate-limited) warning. It fails only for
 // a frame that cannot be encoded and after Close.
+//
+// The entry's id is "<seq>-<n>", n a counter of this transport, so ids grow
+// along a run (deltas share their watermark's seq; n orders them), a write
+// retried after a lost reply is refused by Redis instead of appended twice,
+// and a trim by id is a trim by seq. With f.Durable > 0 the append trims the
+// stream to the entries at or above that floor (XADD MINID ~), keeping
+// every frame the crumb log does not hold yet however many; with 0 (a run
+// with no durable history) it trims to about MaxLen entries. The entry
+// also names the run's entry before it, when this transport wrote that
+// one, and the floor: what lets a subscription see a trim pass it.
 func (t *Transport) Publish(ctx context.Context, f core.Frame) error {
 	if t.closing.Load() {
 		return ErrClosed
@@ -31,10 +43,15 @@ func (t *Transport) Publish(ctx context.Context, f core.Frame) error {
 	if t.degraded.Load() {
 		wait = 0
 	}
+	terminal := core.IsTerminal(f.Crumb.CrumbType())
+	id, prev := t.ids.next(f.RunID, f.Seq, terminal)
 	res := t.out.push(ctx, pending{
 		key:      streamKey(t.opts.KeyPrefix, f.RunID),
+		id:       id,
+		prev:     prev,
+		floor:    f.Durable,
 		payload:  payload,
-		terminal: core.IsTerminal(f.Crumb.CrumbType()),
+		terminal: terminal,
 	}, wait)
 	if res.timedOut {
 		// Redis is too slow to keep up; stop making every Publish wait
@@ -113,13 +130,21 @@ func (t *Transport) write(ctx context.Context, batch []pending) (uint64, error) 
 	}
 	var keys []expiry // in first-seen order; batches hold few runs
 	for i, p := range batch {
-		adds[i] = pipe.XAdd(ctx, &goredis.XAddArgs{
-			Stream: p.key,
-			MaxLen: t.opts.MaxLen,
-			Approx: true,
-			ID:     "*",
-			Values: []any{frameField, p.payload},
-		})
+		values := make([]any, 0, 6)
+		values = append(values, frameField, p.payload)
+		if p.prev != "" {
+			values = append(values, prevField, p.prev)
+		}
+		args := &goredis.XAddArgs{Stream: p.key, Approx: true, ID: p.id}
+		if p.floor > 0 {
+			floor := strconv.FormatInt(p.floor, 10)
+			values = append(values, floorField, floor)
+			args.MinID = floor + "-0"
+		} else {
+			args.MaxLen = t.opts.MaxLen
+		}
+		args.Values = values
+		adds[i] = pipe.XAdd(ctx, args)
 		found := false
 		for j := range keys {
 			if keys[j].key == p.key {
@@ -150,6 +175,10 @@ func (t *Transport) write(ctx context.Context, batch []pending) (uint64, error) 
 		switch {
 		case err == nil:
 			t.stats.written.Add(1)
+		case isDuplicateID(err):
+			// Its id is not above the stream's last: a write Redis applied
+			// before the reply was lost, now retried.
+			t.stats.duplicates.Add(1)
 		case permanent(err):
 			// Retrying would wedge every run behind this one frame.
 			t.stats.dropped.Add(1)
@@ -160,6 +189,12 @@ func (t *Transport) write(ctx context.Context, batch []pending) (uint64, error) 
 		done = batch[i].n
 	}
 	return done, nil
+}
+
+// isDuplicateID reports Redis refusing an XADD whose explicit id is not
+// above the stream's last entry.
+func isDuplicateID(err error) bool {
+	return strings.Contains(err.Error(), "equal or smaller than the target stream top item")
 }
 
 // permanent reports whether err is an error reply that a retry cannot fix
@@ -178,4 +213,37 @@ func permanent(err error) bool {
 		}
 	}
 	return true
+}
+
+// maxLinkedRuns bounds the runs whose last entry id a transport remembers.
+// Past it the memory is cleared: the next entry of each run is written
+// without its predecessor, which only makes its readers check it by floor.
+const maxLinkedRuns = 10000
+
+// entryIDs assigns entry ids and remembers each run's last one, so the next
+// entry can name it.
+type entryIDs struct {
+	mu   sync.Mutex
+	n    uint64
+	last map[string]string
+}
+
+// next returns the id of a run's next entry at seq and the id of the entry
+// before it ("" when unknown). A terminal entry ends the run's memory.
+func (e *entryIDs) next(runID string, seq int64, terminal bool) (id, prev string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.n++
+	id = strconv.FormatInt(max(seq, 0), 10) + "-" + strconv.FormatUint(e.n, 10)
+	prev = e.last[runID]
+	switch {
+	case terminal:
+		delete(e.last, runID)
+	default:
+		if e.last == nil || len(e.last) >= maxLinkedRuns {
+			e.last = make(map[string]string)
+		}
+		e.last[runID] = id
+	}
+	return id, prev
 }

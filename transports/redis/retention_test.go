@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -29,9 +30,72 @@ func TestMaxLenTrimsTheStream(t *testing.T) {
 		t.Fatalf("XLEN = %d after %d frames with MaxLen 10", length, n)
 	}
 
-	// Replay yields what is retained: the newest frames, in order.
-	sub := collect(t, tr, run, 0)
+	// Replay yields what is retained after afterSeq: the newest frames, in
+	// order. From before them it would skip the trimmed ones, so it ends
+	// with ErrSubscriberLagged instead: the reader goes to the store.
+	sub := collect(t, tr, run, n-length)
 	sub.waitSeqs(t, 10*time.Second, seqRange(n-length+1, n)...)
+	from0 := collect(t, tr, run, 0)
+	waitFor(t, 10*time.Second, "a replay from 0 to fail", func() bool { return len(from0.errors()) > 0 })
+	if errs, seqs := from0.errors(), from0.seqs(); !errors.Is(errs[0], bredis.ErrSubscriberLagged) || len(seqs) != 0 {
+		t.Fatalf("a replay from 0 of a trimmed stream: frames %v, errors %v", seqs, errs)
+	}
+}
+
+// A frame published with a durable floor stays until a later floor passes
+// it, far past MaxLen: the frames the crumb log does not hold yet all
+// replay. Then the stream is trimmed below the new floor, and a reader
+// still behind it ends with ErrSubscriberLagged rather than skip frames.
+func TestDurableFloorRetention(t *testing.T) {
+	url := sharedRedisURL(t)
+	tr := newTransport(t, url, bredis.Options{MaxLen: 10})
+	run := runID(t)
+	ctx := context.Background()
+	publish := func(seq, floor int64, n int) {
+		for range n {
+			f := frame(run, seq)
+			if n > 1 {
+				f.Crumb = &core.TextDelta{CrumbBase: base(run, seq), Delta: "x"}
+			}
+			f.Durable = floor
+			if err := tr.Publish(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	publish(1, 1, 1)
+	publish(1, 1, 500) // a window of 500 deltas at watermark 1
+	flush(t, tr)
+	first := collect(t, tr, run, 0)
+	first.waitSeqs(t, 10*time.Second, append([]int64{1}, repeat(1, 500)...)...)
+
+	c := rawClient(t, url)
+	defer c.Close()
+	publish(3, 3, 1) // the window's entry (seq 2) is committed
+	publish(3, 3, 300)
+	flush(t, tr)
+	length, err := c.XLen(ctx, tr.StreamKey(run)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if length < 301 || length > 400 {
+		t.Fatalf("XLEN = %d: want the 301 frames at or above floor 3, and the trim's node slack at most", length)
+	}
+	after2 := collect(t, tr, run, 2)
+	after2.waitSeqs(t, 10*time.Second, append([]int64{3}, repeat(3, 300)...)...)
+	from0 := collect(t, tr, run, 0)
+	waitFor(t, 10*time.Second, "a reader from before the floor to fail", func() bool { return len(from0.errors()) > 0 })
+	if !errors.Is(from0.errors()[0], bredis.ErrSubscriberLagged) {
+		t.Fatalf("a reader from before the floor: %v", from0.errors())
+	}
+}
+
+func repeat(v int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
 }
 
 func TestStreamExpiresAfterTheTerminalCrumb(t *testing.T) {

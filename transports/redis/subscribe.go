@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"strings"
+	"strconv"
 
 	"github.com/breadai/bread/core"
 	goredis "github.com/redis/go-redis/v9"
@@ -21,8 +21,11 @@ const readCount = 256
 // A lost connection is retried with backoff and the subscription resumes
 // after the last entry it saw, so it survives a Redis restart; frames
 // written while it reconnected arrive late, not never. A malformed entry
-// is skipped with a warning. A subscription that fell so far behind that
-// MAXLEN trimmed frames it had not read yields ErrSubscriberLagged and ends.
+// is skipped with a warning. When the stream no longer holds a frame the
+// subscription has not yielded (trimmed below the run's durable floor, or
+// past MaxLen, before the subscription read it), it yields
+// ErrSubscriberLagged and ends: the frames are in the crumb log, and the
+// reader catches up from there.
 func (t *Transport) Subscribe(ctx context.Context, runID string, afterSeq int64) iter.Seq2[core.Frame, error] {
 	return func(yield func(core.Frame, error) bool) {
 		if runID == "" {
@@ -55,16 +58,17 @@ func (t *Transport) Subscribe(ctx context.Context, runID string, afterSeq int64)
 
 // subscription is the state of one Subscribe range.
 //
-// Lag detection: MAXLEN trims a stream from its head, so a subscriber that
-// falls MaxLen entries behind would silently skip frames. Entries carry no
-// counter of their own, but Redis 7 counts every entry ever added
-// (entries-added), which numbers them: the first retained entry is number
-// entriesAdded-length+1. The subscription keeps the number of the last entry
-// it read (ord); reading a page together with those counters in one
-// MULTI/EXEC shows exactly whether entries between its position and the
-// first retained one were trimmed. A non-full XREAD cannot have been trimmed
-// past (MAXLEN ~ keeps at least MaxLen >= count entries), so the counters are
-// read only while catching up: during the replay and after a full XREAD.
+// Lag detection: each entry this transport writes names the entry before
+// it in the run's stream (the field "prev"), so a subscription sees a gap
+// directly: the first entry of a read must follow the last entry it read.
+// Before its first entry, an entry whose predecessor is at or above where
+// the subscription starts (afterSeq+1) shows that entries it wanted were
+// trimmed. Where the predecessor is not known (the first entry a replica
+// writes for a run, as when a resumed run continues on another replica),
+// the entry's durable floor (the field "floor": the stream holds no frame
+// below it) stands in: a floor above the subscription's position may have
+// trimmed frames it had not read, and it ends with ErrSubscriberLagged, as
+// it does for a gap.
 type subscription struct {
 	t        *Transport
 	runID    string
@@ -76,9 +80,7 @@ type subscription struct {
 	tracked     bool   // counted in Transport.Subscribers
 	passed      bool   // a frame with Seq > afterSeq was yielded
 	lastID      string // the last stream entry read; "" before the first
-	ord         int64  // the number of the last entry read, when ordKnown
-	ordKnown    bool
-	lastDurable int64 // seq of the last non-delta frame yielded
+	lastDurable int64  // seq of the last non-delta frame yielded
 }
 
 type ending int
@@ -144,11 +146,11 @@ func (s *subscription) retry(ctx context.Context, bo *backoff, err error) bool {
 	return sleepCtx(ctx, bo.delay())
 }
 
-// page reads the next entries after the last one read, with the stream's
-// counters, and yields them. A short page means the subscription caught up:
-// it tails from then on.
+// page reads the next entries after the last one read (the first page
+// starts at afterSeq+1) and yields them. A short page means the
+// subscription caught up: it tails from then on.
 func (s *subscription) page(ctx context.Context, rd *reader, yield func(core.Frame, error) bool) (bool, error) {
-	start := "-"
+	start := s.startID()
 	if s.lastID != "" {
 		next, ok := nextID(s.lastID)
 		if !ok { // the largest possible id: nothing can follow
@@ -157,31 +159,12 @@ func (s *subscription) page(ctx context.Context, rd *reader, yield func(core.Fra
 		}
 		start = next
 	}
-	var rng *goredis.XMessageSliceCmd
-	var info *goredis.XInfoStreamCmd
-	_, _ = rd.cmd.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		rng = p.XRangeN(ctx, s.key, start, "+", s.count)
-		info = p.XInfoStream(ctx, s.key)
-		return nil
-	})
-	msgs, err := rng.Result()
+	msgs, err := rd.cmd.XRangeN(ctx, s.key, start, "+", s.count).Result()
 	if err != nil {
 		return false, err
 	}
-	st, err := info.Result()
-	switch {
-	case err != nil && isNoSuchKey(err):
-		// No stream yet (or it expired): its first entry will be number 1.
-		s.ord, s.ordKnown = 0, true
-	case err != nil:
-		return false, err
-	default:
-		if err := s.account(msgs, st); err != nil {
-			return false, err
-		}
-	}
-	if s.deliver(msgs, yield) {
-		return true, nil
+	if stopped, err := s.deliver(msgs, yield); stopped || err != nil {
+		return stopped, err
 	}
 	if int64(len(msgs)) < s.count {
 		s.startTail()
@@ -189,61 +172,52 @@ func (s *subscription) page(ctx context.Context, rd *reader, yield func(core.Fra
 	return false, nil
 }
 
-// account checks a snapshot page against the stream's counters and sets
-// ord to the number of the entry before the page.
-func (s *subscription) account(msgs []goredis.XMessage, st *goredis.XInfoStream) error {
-	if st.EntriesAdded <= 0 { // Redis before 7.0 does not count; no detection
-		s.ordKnown = false
-		return nil
-	}
-	if len(msgs) == 0 {
-		s.ord, s.ordKnown = st.EntriesAdded, true // everything retained was read
-		return nil
-	}
-	if msgs[0].ID != st.FirstEntry.ID {
-		// The page continues right after the last entry read, which is
-		// still retained: nothing was skipped, ord stands.
-		return nil
-	}
-	first := st.EntriesAdded - st.Length + 1
-	// Entries before the first retained one were trimmed; any that came
-	// after the last one read were lost to this subscriber. The first page
-	// of a replay knows no position yet and loses nothing: replay covers
-	// what is retained. A stream that was recreated (Redis restarted empty,
-	// or the key expired) numbers from 1 again, which resynchronises ord.
-	if s.ordKnown && first > s.ord+1 {
-		return ErrSubscriberLagged
-	}
-	s.ord, s.ordKnown = first-1, true
-	return nil
+// startID is the first id the subscription wants: its entry ids are
+// "<seq>-<n>", so the one of seq afterSeq+1.
+func (s *subscription) startID() string {
+	return strconv.FormatUint(uint64(max(s.afterSeq, 0))+1, 10) + "-0"
 }
 
-// tail waits for entries after the last one read and yields them. A full
-// read may have been trimmed past, so it is read again as a checked page.
+// tail waits for entries after the last one read (or from startID) and
+// yields them.
 func (s *subscription) tail(ctx context.Context, rd *reader, yield func(core.Frame, error) bool) (bool, error) {
 	from := s.lastID
 	if from == "" {
-		from = "0-0"
+		// XREAD reads after an id: the last one below startID.
+		from = strconv.FormatUint(uint64(max(s.afterSeq, 0)), 10) + "-18446744073709551615"
 	}
 	msgs, err := rd.xread(ctx, s.key, from, s.count)
 	if err != nil {
 		return false, err
 	}
-	if int64(len(msgs)) == s.count {
-		s.catchingUp = true
-		return false, nil
-	}
-	return s.deliver(msgs, yield), nil
+	return s.deliver(msgs, yield)
 }
 
-func isNoSuchKey(err error) bool { return strings.Contains(err.Error(), "no such key") }
+// follows reports whether m is the entry after the last one read (or,
+// before the first, whether nothing the subscription wanted went before
+// it); see subscription.
+func (s *subscription) follows(m goredis.XMessage) bool {
+	prev, known, floor := entryLinks(m.Values)
+	switch {
+	case s.lastID != "" && known:
+		return compareIDs(prev, s.lastID) <= 0
+	case s.lastID != "":
+		ms, _, _ := splitID(s.lastID)
+		return floor <= int64(min(ms, 1<<62))
+	case known:
+		return compareIDs(prev, s.startID()) < 0
+	}
+	return floor <= max(s.afterSeq, 0)+1
+}
 
 // deliver yields the frames of msgs newer than afterSeq; it reports whether
-// the consumer stopped ranging.
-func (s *subscription) deliver(msgs []goredis.XMessage, yield func(core.Frame, error) bool) bool {
+// the consumer stopped ranging, and ErrSubscriberLagged at a gap.
+func (s *subscription) deliver(msgs []goredis.XMessage, yield func(core.Frame, error) bool) (bool, error) {
 	for _, m := range msgs {
+		if !s.follows(m) {
+			return false, ErrSubscriberLagged
+		}
 		s.lastID = m.ID
-		s.ord++
 		f, err := decodeEntry(m.Values)
 		if err == nil && f.RunID != s.runID {
 			err = &core.BreadError{Code: core.CodeProtocolDecodeError, Message: "malformed stream entry: a frame of run " + truncate(f.RunID, 64)}
@@ -264,9 +238,9 @@ func (s *subscription) deliver(msgs []goredis.XMessage, yield func(core.Frame, e
 		}
 		// Every durable crumb takes a higher seq than the one before it
 		// (deltas repeat theirs as a watermark), so a durable frame at or
-		// below the last one yielded is a second copy: a pipeline that
-		// Redis applied but whose reply the publisher lost is written
-		// again. Deltas cannot be told apart and stay at-least-once.
+		// below the last one yielded is a second copy. This transport's
+		// own ids make Redis refuse a retried write; a stream written with
+		// Redis's ids (an older bread) can still hold one.
 		if f.Seq > 0 && !core.IsDelta(f.Crumb.CrumbType()) {
 			if f.Seq <= s.lastDurable {
 				s.t.stats.duplicates.Add(1)
@@ -275,10 +249,10 @@ func (s *subscription) deliver(msgs []goredis.XMessage, yield func(core.Frame, e
 			s.lastDurable = f.Seq
 		}
 		if !yield(f, nil) {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 func (s *subscription) startTail() {

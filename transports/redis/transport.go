@@ -3,7 +3,10 @@ package redis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +28,7 @@ type Transport struct {
 	owned    bool // the transport dialled pub and sub and closes them
 
 	out        *outbox
+	ids        entryIDs
 	pubOnce    sync.Once
 	pubStarted atomic.Bool
 	pubStop    chan struct{} // closed by Close: the publisher exits
@@ -99,10 +103,34 @@ func (t *Transport) Start(ctx context.Context) error {
 	if t.closing.Load() {
 		return ErrClosed
 	}
-	if err := t.pub.Ping(ctx).Err(); err != nil {
+	info, err := t.pub.Info(ctx, "server").Result()
+	if err != nil {
 		return &core.BreadError{Code: CodeTransportUnavailable, Message: "redis transport: cannot reach Redis: " + err.Error(), Cause: err}
 	}
+	if v, ok := redisVersion(info); ok && (v[0] < 6 || v[0] == 6 && v[1] < 2) {
+		return &core.BreadError{Code: CodeTransportUnavailable, Message: fmt.Sprintf("redis transport: Redis %d.%d is too old; it needs 6.2 or later (XADD MINID keeps the frames the crumb log does not hold yet)", v[0], v[1])}
+	}
 	return nil
+}
+
+// redisVersion reads major.minor from INFO server; ok is false when the
+// reply names none (a proxy, a compatible server that does not say).
+func redisVersion(info string) (v [2]int, ok bool) {
+	for line := range strings.Lines(info) {
+		rest, found := strings.CutPrefix(strings.TrimSpace(line), "redis_version:")
+		if !found {
+			continue
+		}
+		parts := strings.SplitN(rest, ".", 3)
+		if len(parts) < 2 {
+			return v, false
+		}
+		var err1, err2 error
+		v[0], err1 = strconv.Atoi(parts[0])
+		v[1], err2 = strconv.Atoi(parts[1])
+		return v, err1 == nil && err2 == nil
+	}
+	return v, false
 }
 
 // Ping reports whether Redis answers now (core.Pinger): the bus half of a
@@ -135,8 +163,11 @@ type Stats struct {
 	// ReadFailures counts failed subscription reads (each is retried).
 	ReadFailures uint64
 	Malformed    uint64 // stream entries subscriptions skipped as malformed
-	// Duplicates counts durable frames subscriptions skipped because they
-	// repeated a seq already yielded (a write retried across a reconnect).
+	// Duplicates counts frames written twice and not delivered twice: an
+	// append Redis refused because its id was already written (a write
+	// retried after a lost reply), or a durable frame a subscription
+	// skipped because it repeated a seq already yielded (a stream written
+	// with Redis's own ids, by an older bread).
 	Duplicates uint64
 }
 
