@@ -48,7 +48,7 @@ const (
 // relayed remote crumbs are numbered but never logged.
 type chokePoint struct {
 	in       *Instance
-	clog     core.CrumbLog // nil when the store keeps no crumb log
+	clog     *core.Storage // nil when the store keeps no crumb log
 	inline   bool          // clog is written on the caller's goroutine
 	one      [1]core.CrumbLogEntry
 	pubCtx   context.Context
@@ -109,7 +109,7 @@ func (in *Instance) newChokePoint(ctx context.Context) *chokePoint {
 		runs:     map[string]*runSeq{},
 	}
 	if in.store.Has(core.StoreCrumbLog) {
-		cp.clog, cp.inline = in.observeCrumbLog(in.store), in.store.AppendsInline()
+		cp.clog, cp.inline = in.store, in.store.AppendsInline()
 	}
 	if cp.maxBytes <= 0 {
 		cp.maxBytes = defaultDeltaWindowBytes

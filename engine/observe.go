@@ -28,14 +28,6 @@ type ScopeObserver interface {
 	ObserveScope(ctx context.Context, scope core.Crumb) (context.Context, func())
 }
 
-// CrumbLogObserver is an optional capability of a plugin: for each stream
-// the engine hands it the store's crumb log and writes to and reads from
-// the crumb log it returns, so it can measure appends. It is not called
-// when the store keeps no crumb log.
-type CrumbLogObserver interface {
-	ObserveCrumbLog(log core.CrumbLog) core.CrumbLog
-}
-
 // RunInfo identifies the run a context belongs to.
 type RunInfo struct {
 	AgentID   string
@@ -110,18 +102,3 @@ func (in *Instance) observeScope(ctx context.Context, scope core.Crumb) (context
 }
 
 func noop() {}
-
-// observeCrumbLog passes the crumb log through every CrumbLogObserver.
-func (in *Instance) observeCrumbLog(log core.CrumbLog) core.CrumbLog {
-	if log == nil {
-		return nil
-	}
-	for _, p := range in.cfg.Plugins {
-		if o, ok := p.(CrumbLogObserver); ok {
-			if wrapped := o.ObserveCrumbLog(log); wrapped != nil {
-				log = wrapped
-			}
-		}
-	}
-	return log
-}

@@ -10,10 +10,34 @@ import (
 	"github.com/breadai/bread/core"
 )
 
-// ObserveCrumbLog implements the engine's CrumbLogObserver: appends to the
-// crumb log are timed (bread.crumblog.append.duration).
-func (p *Plugin) ObserveCrumbLog(l core.CrumbLog) core.CrumbLog {
-	return &timedLog{CrumbLog: l, h: p.m.appendTime}
+// WrapStore returns store with its crumb log's appends timed
+// (bread.crumblog.append.duration). The wrapper implements core's As, so
+// the engine's core.Storage keeps every capability of the store; only the
+// crumb log is the wrapper's own, and it is inline (core.InlineCrumbLog)
+// exactly when the store's is: timing adds no I/O. A store that keeps no
+// crumb log is returned as it is.
+func (p *Plugin) WrapStore(store core.BreadStore) core.BreadStore {
+	var log core.CrumbLog
+	if store == nil || !core.As(store, &log) {
+		return store
+	}
+	return &timedStore{BreadStore: store, log: &timedLog{CrumbLog: log, h: p.m.appendTime}}
+}
+
+// timedStore is a store whose crumb log is timed.
+type timedStore struct {
+	core.BreadStore
+	log *timedLog
+}
+
+// As hands out the timed log for a core.CrumbLog, and finds everything
+// else in the wrapped store.
+func (s *timedStore) As(target any) bool {
+	if t, ok := target.(*core.CrumbLog); ok {
+		*t = s.log
+		return true
+	}
+	return core.As(s.BreadStore, target)
 }
 
 type timedLog struct {
@@ -35,4 +59,10 @@ func (l *timedLog) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntr
 	}
 	l.h.Record(ctx, time.Since(start).Seconds(), outcome)
 	return err
+}
+
+// AppendsInline is the wrapped log's own: timing an append adds no I/O.
+func (l *timedLog) AppendsInline() bool {
+	var il core.InlineCrumbLog
+	return core.As(l.CrumbLog, &il) && il.AppendsInline()
 }

@@ -40,6 +40,7 @@ func newRig(t *testing.T, cfg engine.Config) *rig {
 	if cfg.Store == nil {
 		cfg.Store = memory.New()
 	}
+	cfg.Store = p.WrapStore(cfg.Store)
 	cfg.Plugins = append(cfg.Plugins, p)
 	cfg.Providers = p.WrapProviders(cfg.Providers)
 	in, err := engine.New(cfg)

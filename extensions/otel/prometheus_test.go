@@ -36,7 +36,7 @@ func TestPrometheusEndpoint(t *testing.T) {
 		t.Fatalf("routes %v", rt)
 	}
 	model := modeltest.New(modeltest.Text("a"), modeltest.Text("b"), modeltest.Text("c"))
-	in, err := engine.New(engine.Config{Store: memory.New(), Plugins: []core.BreadPlugin{p},
+	in, err := engine.New(engine.Config{Store: p.WrapStore(memory.New()), Plugins: []core.BreadPlugin{p},
 		Providers: p.WrapProviders(model.Registry("scripted")),
 		Agents:    []*core.Agent{{ID: "writer", Model: core.ModelRef{Provider: "scripted", Model: "m"}}}})
 	if err != nil {
