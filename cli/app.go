@@ -98,6 +98,9 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 	} else if c.Store, err = a.store(ctx, cfg.Store); err != nil {
 		return nil, nil, err
 	}
+	// One Storage for the engine and for what reads the store before the
+	// engine exists (the server's ownership, the stream-token route).
+	c.Store = core.NewStorage(a.traceStore(c.Store))
 	// A terminal command runs on the in-process bus, but a typo in
 	// bread.yaml fails it as it would fail the server.
 	w, err := a.wiring()
@@ -225,10 +228,7 @@ func (a *app) checkStore(ctx context.Context, c *project.Component) error {
 		}
 		return &project.Error{File: c.File, Line: c.Line, Err: core.AsBreadError(err, core.CodeInvalidConfig)}
 	}
-	if cl, ok := st.(io.Closer); ok {
-		return cl.Close()
-	}
-	return nil
+	return core.NewStorage(st).Close()
 }
 
 func (a *app) storeFactories() map[string]StoreFactory {

@@ -11,22 +11,16 @@ import (
 	"github.com/breadai/bread/server"
 )
 
-// sessionBlobs is a blob store that can file blobs under a session and
-// remove a session's blobs at once (stores/s3).
-type sessionBlobs interface {
-	PutForSession(ctx context.Context, sessionID string, data io.Reader, mimeType string) (core.BlobRef, error)
-	DeleteSession(ctx context.Context, sessionID string) (int, error)
-}
-
 // runBlobs is the blob store the CLI hands the engine. Inside a run it
-// files blobs under the run's session when the store can, and, when
+// files blobs under the run's session when the store can
+// (core.SessionBlobStore: stores/s3), and, when
 // serving, names each blob by the server's route for it
 // (/runs/{runId}/files/{key}) instead of a path on the server's disk or a
 // bucket URL, so a client fetches generated files from the server with its
 // own credentials. As a plugin it deletes a session's blobs when the
 // session is deleted through the server.
 type runBlobs struct {
-	inner core.BlobStore
+	inner *core.Blobs
 	// serverURLs: name blobs by the server's route (bread.yaml blobs.urls
 	// "server", the default); false keeps the store's URLs ("store").
 	serverURLs bool
@@ -61,8 +55,8 @@ func (b *runBlobs) Put(ctx context.Context, data io.Reader, mimeType string) (co
 	run, inRun := engine.RunFromContext(ctx)
 	var ref core.BlobRef
 	var err error
-	if sb, ok := b.inner.(sessionBlobs); ok && inRun {
-		ref, err = sb.PutForSession(ctx, run.SessionID, data, mimeType)
+	if inRun {
+		ref, err = b.inner.PutForSession(ctx, run.SessionID, data, mimeType) // Put when the store does not file by session
 	} else {
 		ref, err = b.inner.Put(ctx, data, mimeType)
 	}
@@ -79,19 +73,15 @@ func (b *runBlobs) Get(ctx context.Context, key string) (io.ReadCloser, core.Blo
 // Delete removes a blob when the store can; a store without deletion
 // keeps it (nil error, as for a missing key).
 func (b *runBlobs) Delete(ctx context.Context, key string) error {
-	if d, ok := b.inner.(core.BlobDeleter); ok {
-		return d.Delete(ctx, key)
+	if b.inner.Has(core.BlobDelete) {
+		return b.inner.Delete(ctx, key)
 	}
 	return ctx.Err()
 }
 
-// KeyOf lets the server map the store's own URLs back to keys.
-func (b *runBlobs) KeyOf(url string) (string, bool) {
-	if k, ok := b.inner.(core.BlobKeyer); ok {
-		return k.KeyOf(url)
-	}
-	return "", false
-}
+// KeyOf lets the server map the store's own URLs back to keys (none when
+// its URLs end with the key).
+func (b *runBlobs) KeyOf(url string) (string, bool) { return b.inner.KeyOf(url) }
 
 // Middleware deletes a session's blobs after the server deleted the session
 // (DELETE /sessions/{id} answered 2xx), when the store files blobs by
@@ -99,8 +89,7 @@ func (b *runBlobs) KeyOf(url string) (string, bool) {
 // sessions`) keep their blobs; a bucket lifecycle rule on the sessions/
 // prefix covers those.
 func (b *runBlobs) Middleware(next http.Handler) http.Handler {
-	sb, ok := b.inner.(sessionBlobs)
-	if !ok {
+	if !b.inner.Has(core.BlobSessions) {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -112,7 +101,7 @@ func (b *runBlobs) Middleware(next http.Handler) http.Handler {
 		sw := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		if sw.status >= 200 && sw.status < 300 {
-			if _, err := sb.DeleteSession(context.WithoutCancel(r.Context()), id); err != nil && b.log != nil {
+			if _, err := b.inner.DeleteSession(context.WithoutCancel(r.Context()), id); err != nil && b.log != nil {
 				b.log("bread: deleting the blobs of a deleted session failed", "sessionId", id, "error", err)
 			}
 		}

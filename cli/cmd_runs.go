@@ -57,8 +57,8 @@ func cmdRuns(ctx context.Context, a *app, args []string) int {
 		return a.fail(err)
 	}
 	defer inst.Stop(context.WithoutCancel(ctx))
-	rs, ok := inst.Store().(core.RunStore)
-	if !ok {
+	rs := inst.Storage()
+	if !rs.Has(core.StoreRuns) {
 		return a.fail(&core.BreadError{Code: core.CodeNotImplemented, Message: "the store keeps no run records"})
 	}
 	var recs []core.RunRecord
@@ -70,11 +70,10 @@ func cmdRuns(ctx context.Context, a *app, args []string) int {
 		}
 		recs = []core.RunRecord{rec}
 	case "list":
-		rl, ok := rs.(core.RunLister)
-		if !ok {
+		if !rs.Has(core.StoreRunList) {
 			return a.fail(&core.BreadError{Code: core.CodeNotImplemented, Message: "the store does not list its runs"})
 		}
-		if recs, err = rl.ListRuns(ctx, filter); err != nil {
+		if recs, err = rs.ListRuns(ctx, filter); err != nil {
 			return a.fail(err)
 		}
 	case "cancel":

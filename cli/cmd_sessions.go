@@ -54,7 +54,7 @@ func cmdSessions(ctx context.Context, a *app, args []string) int {
 		return a.fail(err)
 	}
 	defer inst.Stop(context.WithoutCancel(ctx))
-	store := inst.Store()
+	store := inst.Storage()
 	if sub == "cleanup" {
 		n, err := store.CleanupSessions(ctx, core.CleanupOptions{OlderThan: time.Duration(*olderThan * float64(24*time.Hour)), Tags: tags})
 		if err != nil {

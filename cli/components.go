@@ -235,7 +235,7 @@ func (a *app) blobStore(c *project.Component) (core.BlobStore, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &runBlobs{inner: bs, serverURLs: true}, nil
+		return &runBlobs{inner: core.NewBlobs(bs), serverURLs: true}, nil
 	}
 	urls := func(v string) (bool, error) {
 		switch v {
@@ -267,7 +267,7 @@ func (a *app) blobStore(c *project.Component) (core.BlobStore, error) {
 		if err != nil {
 			return nil, located(c, err)
 		}
-		return &runBlobs{inner: bs, serverURLs: served}, nil
+		return &runBlobs{inner: core.NewBlobs(bs), serverURLs: served}, nil
 	case "s3":
 		var o struct {
 			Bucket          string   `json:"bucket"`
@@ -301,7 +301,7 @@ func (a *app) blobStore(c *project.Component) (core.BlobStore, error) {
 		if err != nil {
 			return nil, located(c, err)
 		}
-		return &runBlobs{inner: bs, serverURLs: served}, nil
+		return &runBlobs{inner: core.NewBlobs(bs), serverURLs: served}, nil
 	}
 	return nil, unknown(c, "blob store", []string{"fs", "s3"})
 }

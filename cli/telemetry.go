@@ -82,6 +82,15 @@ func (a *app) remoteHTTPClient() *http.Client {
 	return nil
 }
 
+// traceStore wraps the store so crumb log appends are timed, when the otel
+// plugin is configured (the wrapper keeps every capability of the store).
+func (a *app) traceStore(st core.BreadStore) core.BreadStore {
+	if p, _ := a.otelPlugin(); p != nil {
+		return p.WrapStore(st)
+	}
+	return st
+}
+
 // traceProviders wraps the model providers so every model call is a span,
 // when the otel plugin is configured.
 func (a *app) traceProviders(reg core.ProviderRegistry) core.ProviderRegistry {
