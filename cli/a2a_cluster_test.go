@@ -149,7 +149,9 @@ plugins:
 			t.Fatal(err)
 		}
 		done := res.(*a2a.Task)
-		if done.ID != task.ID || done.Status.State != a2a.TaskStateCompleted || a2aText(done) != "Published everywhere." {
+		// The answered task goes on where it stopped: all its text, as
+		// tasks/get on either replica reads it.
+		if done.ID != task.ID || done.Status.State != a2a.TaskStateCompleted || a2aText(done) != "Let me ask. Published everywhere." {
 			t.Fatalf("answered on B: %+v (%q)", done, a2aText(done))
 		}
 		if got := waitTaskState(t, onA, task.ID, a2a.TaskStateCompleted); a2aText(got) != "Let me ask. Published everywhere." {

@@ -456,20 +456,22 @@ func humanAgent(turns ...modeltest.Turn) *core.Agent {
 
 func TestInputRequiredThenResume(t *testing.T) {
 	eachStore(t, func(t *testing.T, open func(testing.TB) core.BreadStore) {
-		s := newStack(t, setup{store: open(t), agents: []*core.Agent{humanAgent(
-			modeltest.ToolCall("human_confirm", map[string]string{"url": "https://bread.dev"}),
-			modeltest.Text("Published."))}})
+		// The run says something before it asks: the task's text goes on
+		// after the answer, in the answer's task as in tasks/get.
+		ask := modeltest.ToolCall("human_confirm", map[string]string{"url": "https://bread.dev"})
+		ask.Events = append([]core.ModelEvent{{Type: core.EventTextDelta, Delta: "Asking. "}}, ask.Events...)
+		s := newStack(t, setup{store: open(t), agents: []*core.Agent{humanAgent(ask, modeltest.Text("Published."))}})
 		evs, err := collect(t, s.client.SendStreamingMessage(t.Context(), textMessage("publish")))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Join(kinds(evs), " "); got != "task:working status:input-required:final" {
+		if got := strings.Join(kinds(evs), " "); got != "task:working artifact:Asking.  status:input-required:final" {
 			t.Fatalf("events = %s", got)
 		}
 		task := evs[0].(*a2a.Task)
-		ask := evs[1].(*a2a.TaskStatusUpdateEvent).Status.Message
-		if ask == nil || ask.Parts[0].(a2a.TextPart).Text != "May I publish?" {
-			t.Fatalf("input request = %+v", ask)
+		request := evs[2].(*a2a.TaskStatusUpdateEvent).Status.Message
+		if request == nil || request.Parts[0].(a2a.TextPart).Text != "May I publish?" {
+			t.Fatalf("input request = %+v", request)
 		}
 		readBack(t, s, "an input-required stream", folded(t, evs))
 		// An answer that does not match the schema is refused; the task still
@@ -485,7 +487,7 @@ func TestInputRequiredThenResume(t *testing.T) {
 			t.Fatal(err)
 		}
 		done := res.(*a2a.Task)
-		if done.ID != task.ID || done.Status.State != a2a.TaskStateCompleted || artifactText(done) != "Published." {
+		if done.ID != task.ID || done.Status.State != a2a.TaskStateCompleted || artifactText(done) != "Asking. Published." {
 			t.Fatalf("resumed task = %+v (%q)", done, artifactText(done))
 		}
 		readBack(t, s, "the answer's message/send", done)

@@ -89,34 +89,8 @@ func stateOf(s core.RunStatus) a2a.TaskState {
 // when the store keeps a crumb log, the artifacts and status message the
 // logged crumbs map to.
 func (h *handler) snapshot(ctx context.Context, rec core.RunRecord) *a2a.Task {
-	info := taskInfo(rec.ID, rec.SessionID)
-	t := &a2a.Task{ID: info.TaskID, ContextID: info.ContextID}
+	t, _ := h.replay(ctx, rec)
 	state := stateOf(rec.Status)
-	if clog := h.p.rt.Storage(); clog.Has(core.StoreCrumbLog) {
-		m := h.p.newMapper(info)
-		var after int64
-		for {
-			entries, err := clog.GetCrumbs(ctx, rec.ID, after, replayPage)
-			if err != nil {
-				h.p.log.WarnContext(ctx, "a2a: reading a task's crumb log failed; answering with its state only", "taskId", rec.ID, "error", err)
-				break
-			}
-			for i, e := range entries {
-				after = max(after, e.Seq)
-				if e.Crumb == nil {
-					continue
-				}
-				last := i == len(entries)-1 && len(entries) < replayPage
-				evs, _ := m.events(e.Crumb, last && rec.Status == core.RunSuspended)
-				for _, ev := range evs {
-					apply(t, ev)
-				}
-			}
-			if len(entries) < replayPage {
-				break
-			}
-		}
-	}
 	if t.Status.State != state {
 		t.Status = a2a.TaskStatus{State: state}
 		switch {
@@ -134,6 +108,43 @@ func (h *handler) snapshot(ctx context.Context, rec core.RunRecord) *a2a.Task {
 		t.Status.Timestamp = &ts
 	}
 	return t
+}
+
+// replay maps a task's logged crumbs, when the store keeps a crumb log, to
+// the task they build, and returns the mapper that built it: a resumed
+// run's events go on from there, so its text appends to the text before
+// the suspension and its files are numbered after the earlier ones.
+func (h *handler) replay(ctx context.Context, rec core.RunRecord) (*a2a.Task, *mapper) {
+	info := taskInfo(rec.ID, rec.SessionID)
+	t := &a2a.Task{ID: info.TaskID, ContextID: info.ContextID}
+	m := h.p.newMapper(info)
+	store := h.p.rt.Storage()
+	if !store.Has(core.StoreCrumbLog) {
+		return t, m
+	}
+	var after int64
+	for {
+		entries, err := store.GetCrumbs(ctx, rec.ID, after, replayPage)
+		if err != nil {
+			h.p.log.WarnContext(ctx, "a2a: reading a task's crumb log failed; answering with its state only", "taskId", rec.ID, "error", err)
+			break
+		}
+		for i, e := range entries {
+			after = max(after, e.Seq)
+			if e.Crumb == nil {
+				continue
+			}
+			last := i == len(entries)-1 && len(entries) < replayPage
+			evs, _ := m.events(e.Crumb, last && rec.Status == core.RunSuspended)
+			for _, ev := range evs {
+				apply(t, ev)
+			}
+		}
+		if len(entries) < replayPage {
+			break
+		}
+	}
+	return t, m
 }
 
 // askFromCheckpoint sets t's status to the input request of the checkpoint
@@ -339,6 +350,10 @@ type started struct {
 	stop  func()
 	first core.Crumb
 	ferr  error
+	// so far and m are, for an answer that resumes a task, the task as its
+	// log built it and the mapper that built it; nil for a new task.
+	soFar *a2a.Task
+	m     *mapper
 }
 
 // start runs the message: a new task on the message's context (a new
@@ -356,6 +371,8 @@ func (h *handler) start(ctx context.Context, params *a2a.MessageSendParams) (*st
 	}
 	var crumbs iter.Seq2[core.Crumb, error]
 	var resumed *a2a.TaskInfo // the task an answer resumes
+	var soFar *a2a.Task
+	var m *mapper
 	if msg.TaskID != "" {
 		rec, err := h.record(ctx, msg.TaskID)
 		if err != nil {
@@ -374,6 +391,7 @@ func (h *handler) start(ctx context.Context, params *a2a.MessageSendParams) (*st
 		if err != nil {
 			return nil, h.refuse(ctx, err)
 		}
+		soFar, m = h.replay(ctx, rec)
 		crumbs = h.p.rt.Resume(ctx, cp, input)
 		// The continuation may start in a delegated run (its checkpoint is
 		// the one answered); the task stays the supervisor's.
@@ -399,13 +417,13 @@ func (h *handler) start(ctx context.Context, params *a2a.MessageSendParams) (*st
 		}
 	}
 	b := c.Base()
-	s := &started{h: h, info: taskInfo(b.RunID, b.SessionID), next: next, stop: stop, first: c, ferr: err}
+	s := &started{h: h, info: taskInfo(b.RunID, b.SessionID), next: next, stop: stop, first: c, ferr: err, soFar: soFar, m: m}
 	if resumed != nil {
 		s.info = *resumed
 	}
-	m := *msg
-	m.TaskID, m.ContextID = s.info.TaskID, s.info.ContextID
-	s.msg = &m
+	sent := *msg
+	sent.TaskID, sent.ContextID = s.info.TaskID, s.info.ContextID
+	s.msg = &sent
 	return s, nil
 }
 
@@ -438,10 +456,16 @@ func (h *handler) waiting(ctx context.Context, rec core.RunRecord) (string, erro
 }
 
 // task is the initial task of a started run: working, with the message as
-// its history.
+// its history; an answer's task keeps the artifacts it had before it asked.
 func (s *started) task() *a2a.Task {
 	now := time.Now().UTC()
-	return &a2a.Task{ID: s.info.TaskID, ContextID: s.info.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: &now}, History: []*a2a.Message{s.msg}}
+	t := &a2a.Task{ID: s.info.TaskID, ContextID: s.info.ContextID}
+	if s.soFar != nil {
+		t.Artifacts = s.soFar.Artifacts
+	}
+	t.Status = a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: &now}
+	t.History = []*a2a.Message{s.msg}
+	return t
 }
 
 // events maps the run's crumbs to events up to a final status, then reads
@@ -453,7 +477,10 @@ func (s *started) task() *a2a.Task {
 func (s *started) events(ctx context.Context) iter.Seq[a2a.Event] {
 	return func(yield func(a2a.Event) bool) {
 		defer s.stop()
-		m := s.h.p.newMapper(s.info)
+		m := s.m
+		if m == nil {
+			m = s.h.p.newMapper(s.info)
+		}
 		c, err, more := s.first, s.ferr, true
 		final := false
 		var held a2a.Event
