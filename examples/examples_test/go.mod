@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
-	github.com/jackc/pgx/v5 v5.12.0
+	github.com/jackc/pgx/v5 v5.12.0 // indirect
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 )
 
@@ -196,6 +196,7 @@ require (
 	github.com/breadai/bread/core v0.0.0
 	github.com/breadai/bread/providers/replay v0.0.0
 	github.com/breadai/bread/stores/sqlite v0.0.0
+	github.com/breadai/bread/stores/teststores v0.0.0
 )
 
 replace (
