@@ -126,10 +126,6 @@ func TestSubscriberStartedDuringAnOutage(t *testing.T) {
 	sub.waitSeqs(t, 20*time.Second, 1, 2)
 }
 
-func isSuffixOf(suffix, s []int64) bool {
-	return len(s) >= len(suffix) && slices.Equal(s[len(s)-len(suffix):], suffix)
-}
-
 // expectLagged waits for a subscription to end with ErrSubscriberLagged,
 // having yielded frames in order only.
 func expectLagged(t *testing.T, c *collector) {
