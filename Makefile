@@ -11,6 +11,12 @@ BENCH    ?= .
 # its own module, run outside the workspace.
 RELEASETOOL = cd scripts/releasetool && GOWORK=off GOFLAGS= $(GO) run -buildvcs=false . -C $(CURDIR)
 
+# staticcheck (honnef.co/go/tools), pinned: installed from the module proxy
+# into .tools (git-ignored) the first time make lint runs.
+STATICCHECK_VERSION := v0.8.2
+TOOLS               := $(CURDIR)/.tools
+STATICCHECK         := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
+
 .PHONY: test test-short bench bench-http lint fuzz tidy replaces external image-smoke
 
 ## test: every module's tests with the race detector (the README's command)
@@ -25,13 +31,19 @@ test-short:
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem work
 
-## lint: go vet, gofmt, sibling replaces and go mod tidy -diff, every module
-lint:
-	$(GO) vet work
+## lint: gofmt, sibling replaces, go mod tidy -diff, go vet and staticcheck, every module
+lint: $(STATICCHECK)
 	@out=$$(gofmt -l $(MODULES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; echo "fix: gofmt -w <files>"; exit 1; fi
 	@$(RELEASETOOL) replaces -check
 	@bad=; for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff >/dev/null 2>&1) || bad="$$bad $${m#$(CURDIR)/}"; done; \
 	  if [ -n "$$bad" ]; then echo "go.mod not tidy in:$$bad"; echo "fix: make tidy (or see: cd <module> && go mod tidy -diff)"; exit 1; fi
+	$(GO) vet work
+	@$(STATICCHECK) work || { echo "fix the staticcheck findings above (a //lint:ignore CHECK reason only where one is wrong)"; exit 1; }
+
+$(STATICCHECK):
+	@mkdir -p $(TOOLS)/tmp
+	GOBIN=$(TOOLS)/tmp GOWORK=off GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv $(TOOLS)/tmp/staticcheck $@
 
 ## replaces: write every go.mod's sibling requires and replace lines (after adding a module or a sibling import)
 replaces:
