@@ -19,8 +19,10 @@ import (
 // and never call it.
 type JobQueue interface {
 	// Start begins handing jobs to w and firing schedules, until Stop. A
-	// queue is started once. Every queue on one backend must be started
-	// with the same schedules: a tick fires once across all of them.
+	// queue is started once. Its caller, a core.Queue, has checked the
+	// arguments: w is not nil, and every schedule has a Schedule and a
+	// name no other has. Every queue on one backend must be started with
+	// the same schedules: a tick fires once across all of them.
 	Start(ctx context.Context, w JobWorker, schedules []JobSchedule) error
 	// Enqueue stores j for a worker. It returns once j is stored: a process
 	// that dies after Enqueue returns does not lose it. A job whose Key
@@ -113,11 +115,11 @@ type JobSchedule struct {
 	Payload  json.RawMessage
 }
 
-// CheckJobStart checks the arguments of JobQueue.Start the same way for
-// every adapter: a worker, and schedules that each have a name and a
+// checkJobStart checks the arguments of JobQueue.Start for every adapter,
+// in Queue.Start: a worker, and schedules that each have a name and a
 // Schedule, no two with one name. The error is INVALID_CONFIG, its message
-// prefixed with who (the adapter).
-func CheckJobStart(who string, w JobWorker, schedules []JobSchedule) error {
+// prefixed with who.
+func checkJobStart(who string, w JobWorker, schedules []JobSchedule) error {
 	if w == nil {
 		return Errorf(CodeInvalidConfig, "%s: Start needs a JobWorker", who)
 	}

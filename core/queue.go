@@ -45,7 +45,7 @@ func (q *Queue) As(target any) bool { return As(q.q, target) }
 // INVALID_CONFIG, and so is a second Start; a Start after Stop is
 // ErrQueueClosed's code. A Start the adapter refuses may be tried again.
 func (q *Queue) Start(ctx context.Context, w JobWorker, schedules []JobSchedule) error {
-	if err := CheckJobStart("job queue", w, schedules); err != nil {
+	if err := checkJobStart("job queue", w, schedules); err != nil {
 		return err
 	}
 	q.mu.Lock()

@@ -9,8 +9,9 @@ import (
 	"github.com/breadai/bread/core"
 )
 
-// queue is a queue under test: Start and Stop once, and stopped at cleanup
-// whether or not the case did.
+// queue is a queue under test, behind the core.Queue the engine drives
+// it through (which checks Start's arguments for every adapter): Start and
+// Stop once, and stopped at cleanup whether or not the case did.
 type queue struct {
 	core.JobQueue
 	t       *testing.T
@@ -24,10 +25,11 @@ type queue struct {
 func (s *suite) newQueue(t *testing.T) *queue {
 	t.Helper()
 	s.armLeakCheck(t)
-	q := &queue{JobQueue: s.h.New(t), t: t}
-	if q.JobQueue == nil {
+	adapter := s.h.New(t)
+	if adapter == nil {
 		t.Fatal("jobtest: Harness.New returned nil")
 	}
+	q := &queue{JobQueue: core.NewQueue(adapter), t: t}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -90,9 +90,6 @@ func defaultRetryBackoff(attempt int) time.Duration {
 // the jobs' contexts; its cancellation does not stop the queue (Stop
 // does).
 func (q *Queue) Start(ctx context.Context, w core.JobWorker, schedules []core.JobSchedule) error {
-	if err := core.CheckJobStart("memory queue", w, schedules); err != nil {
-		return err
-	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.started || q.stopped {

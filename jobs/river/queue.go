@@ -128,9 +128,6 @@ func openDB(o Options) (*sql.DB, error) {
 // Start starts fetching jobs for w and, if this queue is elected leader,
 // firing schedules. ctx's cancellation does not stop the queue; Stop does.
 func (q *Queue) Start(ctx context.Context, w core.JobWorker, schedules []core.JobSchedule) error {
-	if err := core.CheckJobStart("riverjobs", w, schedules); err != nil {
-		return err
-	}
 	periodic := make([]*river.PeriodicJob, 0, len(schedules))
 	for _, s := range schedules {
 		periodic = append(periodic, q.periodicJob(s))
