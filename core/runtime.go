@@ -31,10 +31,6 @@ type Runtime interface {
 	// Storage is the configured store, behind the type that owns its
 	// optional capabilities: a port never type-asserts the store.
 	Storage() *Storage
-	// Store is the configured store as it was given.
-	//
-	// Deprecated: use Storage.
-	Store() BreadStore
 	// Bus is the live crumb fabric between replicas (the in-process bus by
 	// default), behind its portable type.
 	Bus() *Bus

@@ -106,8 +106,3 @@ type Mounter interface {
 type Starter interface {
 	Start(ctx context.Context) error
 }
-
-// BreadTransport is the bus port's former name.
-//
-// Deprecated: use BreadBus.
-type BreadTransport = BreadBus

@@ -352,11 +352,6 @@ func (in *Instance) On(l core.Listener) (remove func()) {
 // Storage returns the configured store behind its portable type.
 func (in *Instance) Storage() *core.Storage { return in.store }
 
-// Store returns the configured store as it was given.
-//
-// Deprecated: use Storage, which owns the store's optional capabilities.
-func (in *Instance) Store() core.BreadStore { return in.cfg.Store }
-
 // Bus returns the configured bus (or the embedded in-process one) behind
 // its portable type.
 func (in *Instance) Bus() *core.Bus { return in.bus }
@@ -364,11 +359,6 @@ func (in *Instance) Bus() *core.Bus { return in.bus }
 // Blobs returns the configured blob store behind its portable type; nil
 // (which answers BLOB_STORE_NOT_CONFIGURED) when there is none.
 func (in *Instance) Blobs() *core.Blobs { return in.blobs }
-
-// BlobStore returns the configured blob store, or nil.
-//
-// Deprecated: use Blobs.
-func (in *Instance) BlobStore() core.BlobStore { return in.cfg.BlobStore }
 
 // Credentials returns the default credential provider, or nil.
 func (in *Instance) Credentials() core.CredentialProvider { return in.cfg.Credentials }

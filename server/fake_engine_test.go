@@ -168,7 +168,6 @@ func (e *fakeEngine) Cancel(runID string) bool {
 }
 
 func (e *fakeEngine) On(core.Listener) func()            { return func() {} }
-func (e *fakeEngine) Store() core.BreadStore             { return e.cfg.Store }
 func (e *fakeEngine) Storage() *core.Storage             { return e.storage }
 func (e *fakeEngine) Bus() *core.Bus                     { return e.bus }
 func (e *fakeEngine) Blobs() *core.Blobs                 { return e.blobs }

@@ -39,7 +39,7 @@ func TestUpgradeFromV0(t *testing.T) {
 			}
 			old, fresh := open(t, string(fixture))
 			resumeAfterUpgrade(t, old.store)
-			if err := fresh.store.(core.Migrator).Migrate(t.Context()); err != nil {
+			if err := core.NewStorage(fresh.store).Migrate(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			got, want := old.layout(t), fresh.layout(t)
@@ -62,8 +62,9 @@ func TestUpgradeFromV0(t *testing.T) {
 	}
 }
 
-func resumeAfterUpgrade(t *testing.T, store core.BreadStore) {
+func resumeAfterUpgrade(t *testing.T, raw core.BreadStore) {
 	ctx := t.Context()
+	store := core.NewStorage(raw)
 	in := startEngine(t, store, modeltest.New(modeltest.Text("Published.")))
 
 	cps, err := store.ListCheckpoints(ctx)
@@ -71,14 +72,14 @@ func resumeAfterUpgrade(t *testing.T, store core.BreadStore) {
 		t.Fatalf("the pending checkpoint after the upgrade: %+v, %v", cps, err)
 	}
 	cp := cps[0]
-	runs := store.(core.RunStore)
+	runs := store
 	if rec, err := runs.GetRun(ctx, cp.RunID); err != nil || rec.Status != core.RunSuspended {
 		t.Fatalf("the suspended run's record: %+v, %v", rec, err)
 	}
 	if msgs, err := store.GetMessages(ctx, "session-v0"); err != nil || len(msgs) != 4 {
 		t.Fatalf("the session's messages: %d, %v", len(msgs), err)
 	}
-	before, err := store.(core.CrumbLog).GetCrumbs(ctx, cp.RunID, 0, 0)
+	before, err := store.GetCrumbs(ctx, cp.RunID, 0, 0)
 	if err != nil || len(before) == 0 {
 		t.Fatalf("the suspended run's crumb log: %v, %v", before, err)
 	}
@@ -97,7 +98,7 @@ func resumeAfterUpgrade(t *testing.T, store core.BreadStore) {
 	if rec, err := runs.GetRun(ctx, cp.RunID); err != nil || rec.Status != core.RunCompleted {
 		t.Errorf("the resumed run's record: %+v, %v", rec, err)
 	}
-	after, err := store.(core.CrumbLog).GetCrumbs(ctx, cp.RunID, 0, 0)
+	after, err := store.GetCrumbs(ctx, cp.RunID, 0, 0)
 	if err != nil || len(after) <= len(before) || after[len(after)-1].Crumb.CrumbType() != core.TypeAgentRunEnd {
 		t.Errorf("the crumb log after the resume: %d entries, %v", len(after), err)
 	}
@@ -109,16 +110,16 @@ func resumeAfterUpgrade(t *testing.T, store core.BreadStore) {
 	}
 
 	// The rows of the other tables read back through the new code.
-	if d, err := store.(core.LoopStore).GetLoop(ctx, "loop-v0"); err != nil || len(d.Iterations) != 1 || string(d.Iterations[0].Input) != `{"draft": 1}` {
+	if d, err := store.GetLoop(ctx, "loop-v0"); err != nil || len(d.Iterations) != 1 || string(d.Iterations[0].Input) != `{"draft": 1}` {
 		t.Errorf("the loop: %+v, %v", d, err)
 	}
-	if tr, err := store.(core.TaskRunStore).GetTaskRun(ctx, "task-run-v0"); err != nil || tr.Status != core.TaskRunning {
+	if tr, err := store.GetTaskRun(ctx, "task-run-v0"); err != nil || tr.Status != core.TaskRunning {
 		t.Errorf("the task run: %+v, %v", tr, err)
 	}
-	if nodes, err := store.(core.KnowledgeStore).QueryKnowledge(ctx, core.KnowledgeQuery{AgentID: agentID, Query: "bread"}); err != nil || len(nodes) != 1 || nodes[0].Data["kind"] != "food" {
+	if nodes, err := store.QueryKnowledge(ctx, core.KnowledgeQuery{AgentID: agentID, Query: "bread"}); err != nil || len(nodes) != 1 || nodes[0].Data["kind"] != "food" {
 		t.Errorf("the knowledge node: %+v, %v", nodes, err)
 	}
-	if docs, err := store.(core.DocumentStore).SearchDocuments(ctx, core.DocumentQuery{AgentID: agentID, Query: "first release"}); err != nil || len(docs) != 1 {
+	if docs, err := store.SearchDocuments(ctx, core.DocumentQuery{AgentID: agentID, Query: "first release"}); err != nil || len(docs) != 1 {
 		t.Errorf("the document: %+v, %v", docs, err)
 	}
 	if outs, complete, err := store.SettleJoin(ctx, "join-v0", 2, 1, []byte(`"second"`)); err != nil || !complete || string(outs[0]) != `"first"` {
