@@ -15,6 +15,7 @@ const (
 	CodeToolNameCollision      = "TOOL_NAME_COLLISION"
 	CodeNotStarted             = "NOT_STARTED"       // an Instance method called before Start
 	CodeInstanceStopping       = "INSTANCE_STOPPING" // the instance is draining: retry on another replica
+	CodeInstanceStopped        = "INSTANCE_STOPPED"  // Start on an instance Stop stopped: an instance runs once
 	CodeAuthNotConfigured      = "AUTH_NOT_CONFIGURED"
 
 	// Lookups.

@@ -17,7 +17,8 @@ type BreadPlugin interface {
 }
 
 // PluginIniter is called once at Start, after the store and transport are
-// ready.
+// ready. ctx ends when the Instance stops (Stop during Start cancels it):
+// work meant to outlive Init keeps context.WithoutCancel(ctx).
 type PluginIniter interface {
 	Init(ctx context.Context, rt Runtime) error
 }

@@ -66,15 +66,26 @@ type Instance struct {
 	relayed sync.Map
 
 	inFlight atomic.Int64
-	started  atomic.Bool // Start was called (once)
 
-	// lifeMu guards accepting and the Add side of active, so Stop's Wait
-	// never races a run being admitted.
+	// lifeMu guards accepting, the Start fields below and the Add side of
+	// active, so Stop's Wait never races a run being admitted.
 	lifeMu    sync.Mutex
 	accepting bool           // Start finished and Stop has not begun
 	stopped   atomic.Bool    // Stop has begun
 	active    sync.WaitGroup // public streams in flight
 	stopOnce  sync.Once
+	// started: Start was called (once). starting: it has not returned;
+	// startDone closes when it returns, cancelStart cancels it (Stop).
+	started, starting bool
+	startDone         chan struct{}
+	cancelStart       context.CancelCauseFunc
+	// stopHanded: Stop's context ended while Start was still running, so
+	// Start tears the Instance down when it returns.
+	stopHanded bool
+	// pluginsUp counts the plugins, in order, that Start has opened and
+	// nothing has closed since; Start and teardown alone touch it, ordered
+	// by lifeMu and startDone.
+	pluginsUp int
 }
 
 type listenerEntry struct{ fn core.Listener }
@@ -161,13 +172,63 @@ func (in *Instance) addAgent(a *core.Agent) error {
 	return nil
 }
 
+// ErrStopped matches (errors.Is) the error of Start on an Instance that Stop
+// has stopped, or stopped while it started: an Instance runs once; build a
+// new one with New.
+var ErrStopped = &core.BreadError{Code: core.CodeInstanceStopped}
+
 // Start prepares the Instance: it starts and migrates the store, starts the bus,
 // initialises plugins in order and merges what they contribute, then starts
-// remote agents. If a step fails, what was started is stopped again.
+// remote agents. If a step fails, the plugins it opened are closed again.
+//
+// An Instance starts once. Start after Stop is ErrStopped and touches
+// nothing. Stop during Start cancels Start's context and waits for Start to
+// return before it tears down what Start brought up; Start then answers
+// ErrStopped (its Cause is the step's own error, if one failed) and the
+// Instance never admits a run. Stop cancels ctx, the context Start hands
+// the ports and plugins, in either case.
 func (in *Instance) Start(ctx context.Context) error {
-	if !in.started.CompareAndSwap(false, true) {
+	in.lifeMu.Lock()
+	if in.stopped.Load() {
+		in.lifeMu.Unlock()
+		return &core.BreadError{Code: core.CodeInstanceStopped, Message: "the bread instance was stopped: an Instance runs once; build a new one with engine.New"}
+	}
+	if in.started {
+		in.lifeMu.Unlock()
 		return errors.New("bread: Instance already started")
 	}
+	// Stop cancels this context, whether Start is still running or not:
+	// a port's work meant to outlive Start keeps context.WithoutCancel(ctx).
+	ctx, cancel := context.WithCancelCause(ctx)
+	in.started, in.starting = true, true
+	in.startDone, in.cancelStart = make(chan struct{}), cancel
+	in.lifeMu.Unlock()
+
+	err := in.start(ctx)
+
+	in.lifeMu.Lock()
+	in.starting = false
+	close(in.startDone)
+	teardown := in.stopHanded
+	if in.stopped.Load() {
+		err = &core.BreadError{Code: core.CodeInstanceStopped, Message: "the bread instance was stopped while it started", Cause: err}
+	} else if err == nil {
+		// Only now, with every plugin wired, are runs admitted.
+		in.accepting = true
+	}
+	in.lifeMu.Unlock()
+	if teardown {
+		// Stop gave up waiting for this Start; what it brought up goes
+		// down here, with the context Start was given.
+		if terr := errors.Join(in.teardown(context.WithoutCancel(ctx))...); terr != nil {
+			in.log.Warn("bread: tearing down after a Stop during Start failed", "error", terr)
+		}
+	}
+	return err
+}
+
+// start runs Start's steps in order.
+func (in *Instance) start(ctx context.Context) error {
 	if err := in.store.Start(ctx); err != nil {
 		return fmt.Errorf("bread: start store: %w", err)
 	}
@@ -200,6 +261,7 @@ func (in *Instance) Start(ctx context.Context) error {
 				return fmt.Errorf("bread: init plugin %s: %w", p.Name(), err)
 			}
 		}
+		in.pluginsUp = i + 1
 	}
 	in.warnUnsupportedFeatures()
 	for id, ra := range in.cfg.RemoteAgents {
@@ -224,10 +286,6 @@ func (in *Instance) Start(ctx context.Context) error {
 		in.closePlugins(ctx, len(in.cfg.Plugins))
 		return err
 	}
-	// Only now, with every plugin wired, are runs admitted.
-	in.lifeMu.Lock()
-	in.accepting = true
-	in.lifeMu.Unlock()
 	return nil
 }
 
@@ -245,8 +303,11 @@ func (in *Instance) warnUnsupportedFeatures() {
 	}
 }
 
-// closePlugins closes the first n plugins in reverse order.
+// closePlugins closes, in reverse order, those of the first n plugins that
+// Start opened and nothing has closed since.
 func (in *Instance) closePlugins(ctx context.Context, n int) []error {
+	n = min(n, in.pluginsUp)
+	in.pluginsUp = 0
 	var errs []error
 	for _, p := range slices.Backward(in.cfg.Plugins[:n]) {
 		if pc, ok := p.(core.PluginCloser); ok {
@@ -263,54 +324,85 @@ func (in *Instance) closePlugins(ctx context.Context, n int) []error {
 // its durable terminal crumb; then it closes remote agents, plugins (in
 // reverse order), the bus and the store. It returns every error it met,
 // including ctx's when runs were still winding down at its deadline.
+//
+// Stop during Start cancels Start and waits for it to return, then tears
+// down what it brought up. Should ctx end first, Stop returns ctx's error
+// and Start tears the Instance down as it returns. Only the first Stop
+// acts; Start after Stop is ErrStopped.
 func (in *Instance) Stop(ctx context.Context) error {
 	var errs []error
 	in.stopOnce.Do(func() {
 		in.lifeMu.Lock()
 		in.accepting = false
 		in.stopped.Store(true)
+		starting, done := in.starting, in.startDone
+		if in.cancelStart != nil {
+			in.cancelStart(ErrStopped)
+		}
 		in.lifeMu.Unlock()
-		in.runsMu.Lock()
-		for _, cancel := range in.runs {
-			cancel(ErrInstanceStopped)
-		}
-		in.runsMu.Unlock()
-		if err := in.stopJobs(ctx); err != nil {
-			errs = append(errs, err)
-		}
-		drained := make(chan struct{})
-		go func() {
-			in.active.Wait()
-			close(drained)
-		}()
-		select {
-		case <-drained:
-		case <-ctx.Done():
-			errs = append(errs, fmt.Errorf("bread: runs still ending when Stop's context ended: %w", ctx.Err()))
-		}
-		if err := in.bg.stop(ctx); err != nil {
-			errs = append(errs, err)
-		}
-		in.records.close()
-		for id, ra := range in.cfg.RemoteAgents {
-			if c, ok := ra.(io.Closer); ok {
-				if err := c.Close(); err != nil {
-					errs = append(errs, fmt.Errorf("bread: close remote agent %s: %w", id, err))
+		if starting {
+			select {
+			case <-done:
+			case <-ctx.Done():
+				in.lifeMu.Lock()
+				handed := in.starting
+				in.stopHanded = handed
+				in.lifeMu.Unlock()
+				if handed {
+					errs = append(errs, fmt.Errorf("bread: Start still running when Stop's context ended; it tears the instance down as it returns: %w", ctx.Err()))
+					return
 				}
 			}
 		}
-		errs = append(errs, in.closePlugins(ctx, len(in.cfg.Plugins))...)
-		if err := in.bus.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("bread: close bus: %w", err))
-		}
-		if err := in.blobs.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("bread: close blob store: %w", err))
-		}
-		if err := in.store.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("bread: close store: %w", err))
-		}
+		errs = in.teardown(ctx)
 	})
 	return errors.Join(errs...)
+}
+
+// teardown is Stop's work once no Start runs: cancel and drain the runs,
+// then close everything Start opened.
+func (in *Instance) teardown(ctx context.Context) []error {
+	var errs []error
+	in.runsMu.Lock()
+	for _, cancel := range in.runs {
+		cancel(ErrInstanceStopped)
+	}
+	in.runsMu.Unlock()
+	if err := in.stopJobs(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	drained := make(chan struct{})
+	go func() {
+		in.active.Wait()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("bread: runs still ending when Stop's context ended: %w", ctx.Err()))
+	}
+	if err := in.bg.stop(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	in.records.close()
+	for id, ra := range in.cfg.RemoteAgents {
+		if c, ok := ra.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("bread: close remote agent %s: %w", id, err))
+			}
+		}
+	}
+	errs = append(errs, in.closePlugins(ctx, len(in.cfg.Plugins))...)
+	if err := in.bus.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("bread: close bus: %w", err))
+	}
+	if err := in.blobs.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("bread: close blob store: %w", err))
+	}
+	if err := in.store.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("bread: close store: %w", err))
+	}
+	return errs
 }
 
 // Accepting reports whether the Instance admits runs: Start has finished

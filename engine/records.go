@@ -26,8 +26,9 @@ type records struct {
 	owner string
 	lease time.Duration
 
-	stop chan struct{}
-	done chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
+	closed bool // close ran: only Start and Stop call it, one at a time
 }
 
 func newRecords(in *Instance, owner string) *records {
@@ -46,11 +47,13 @@ func (rc *records) start() {
 	go rc.keep()
 }
 
-// close stops the keeper and waits for it.
+// close stops the keeper and waits for it; once it is stopped, close does
+// nothing (a failed Start closes it, then Stop).
 func (rc *records) close() {
-	if rc.stop == nil {
+	if rc.stop == nil || rc.closed {
 		return
 	}
+	rc.closed = true
 	close(rc.stop)
 	<-rc.done
 }
