@@ -134,11 +134,16 @@ func (c ClientError) Error() string { return c.Code + ": " + c.Message }
 // Sanitize reduces any error to what a client may see. A *BreadError keeps its
 // code and message; an errors.Join of several errors is AGGREGATE_ERROR;
 // anything else is INTERNAL_ERROR with a generic message, because the text of
-// an arbitrary error can carry provider responses, paths or secrets.
+// an arbitrary error can carry provider responses, paths or secrets. A
+// *BreadError that only carries such a text (AsBreadError's fallback for a
+// plain error: its message is its cause's text) is sanitized as that cause.
 func Sanitize(err error) ClientError {
 	var be *BreadError
-	if errors.As(err, &be) {
-		return ClientError{Code: be.Code, Message: be.Message}
+	if errors.As(err, &be) && be != nil {
+		if !be.wrapsPlainText() {
+			return ClientError{Code: be.Code, Message: be.Message}
+		}
+		err = be.Cause
 	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok && len(j.Unwrap()) > 1 {
 		return ClientError{Code: CodeAggregateError, Message: "multiple operations failed"}
@@ -146,11 +151,24 @@ func Sanitize(err error) ClientError {
 	return ClientError{Code: CodeInternalError, Message: "internal server error"}
 }
 
-// ClientSafe returns a copy of e that keeps only code and message, fit for
-// a crumb that leaves the server.
+// wrapsPlainText reports whether e's message is the text of a cause that is
+// no *BreadError, as AsBreadError makes it for a plain error: text never
+// written for a client.
+func (e *BreadError) wrapsPlainText() bool {
+	if e.Cause == nil || e.Message != e.Cause.Error() {
+		return false
+	}
+	var inner *BreadError
+	return !errors.As(e.Cause, &inner)
+}
+
+// ClientSafe returns a copy of e that keeps only what Sanitize lets a client
+// see (code and message; INTERNAL_ERROR for an error that only carries a
+// plain error's text), fit for a crumb that leaves the server.
 func (e *BreadError) ClientSafe() *BreadError {
 	if e == nil {
 		return nil
 	}
-	return &BreadError{Code: e.Code, Message: e.Message}
+	ce := Sanitize(e)
+	return &BreadError{Code: ce.Code, Message: ce.Message}
 }

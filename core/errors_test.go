@@ -344,6 +344,13 @@ func TestSanitize(t *testing.T) {
 		{"wrapped plain error", fmt.Errorf("query: %w", secret),
 			core.ClientError{Code: core.CodeInternalError, Message: "internal server error"}},
 		{"context.Canceled", context.Canceled, core.ClientError{Code: core.CodeInternalError, Message: "internal server error"}},
+		{"AsBreadError of a plain error", core.AsBreadError(secret, core.CodeToolError),
+			core.ClientError{Code: core.CodeInternalError, Message: "internal server error"}},
+		{"AsBreadError of joined plain errors", fmt.Errorf("step: %w", core.AsBreadError(errors.Join(secret, io.EOF), core.CodeTaskError)),
+			core.ClientError{Code: core.CodeAggregateError, Message: "multiple operations failed"}},
+		{"a message of its own over a plain cause", core.Errorf(core.CodeToolError, "the lookup failed").WithCause(secret),
+			core.ClientError{Code: core.CodeToolError, Message: "the lookup failed"}},
+		{"nil *BreadError", (*core.BreadError)(nil), core.ClientError{Code: core.CodeInternalError, Message: "internal server error"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -437,5 +444,9 @@ func TestClientSafe(t *testing.T) {
 	eq(t, "wire", string(b), `{"name":"BreadError","code":"PROVIDER_AUTH","message":"bad key"}`)
 	if got := (*core.BreadError)(nil).ClientSafe(); got != nil {
 		t.Errorf("nil.ClientSafe() = %#v, want nil", got)
+	}
+	plain := core.AsBreadError(errors.New("dial postgres://app:hunter2@db"), core.CodeToolError)
+	if got := plain.ClientSafe(); got.Code != core.CodeInternalError || strings.Contains(got.Message, "hunter2") {
+		t.Errorf("ClientSafe of a plain error's text = %#v, want core.Sanitize's", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/breadai/bread/core"
@@ -155,7 +156,13 @@ func (r *run) parseOutput(text string) (any, error) {
 	}
 	out, err := f.Parse(text)
 	if err != nil {
-		return nil, core.AsBreadError(err, core.CodeOutputParseError)
+		var be *core.BreadError
+		if errors.As(err, &be) {
+			return nil, err
+		}
+		// The parser's own text stays with the server (the run's log
+		// line carries the cause).
+		return nil, &core.BreadError{Code: core.CodeOutputParseError, Message: "the model's output does not parse as " + quoteTruncated(f.Format), Cause: err}
 	}
 	return out, nil
 }

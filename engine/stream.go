@@ -85,27 +85,31 @@ func (n nested) end(c core.Crumb, err error) { n.parent.put(c) }
 // anything: a DSN, a path, a secret. Its text stays in the server's log,
 // with the run it belongs to; the crumb says INTERNAL_ERROR.
 func (in *Instance) errorCrumb(base core.CrumbBase, err error) (*core.AgentError, *core.BreadError) {
-	be := core.AsBreadError(err, core.CodeAgentError)
-	if plainError(err) || wrappedPlain(be) {
+	be, plain := clientError(err, core.CodeAgentError)
+	if plain {
 		in.log.Error("bread: run failed with an internal error", append(runAttrs(base.RunID, base.AgentID, base.SessionID), "error", err)...)
-		be = &core.BreadError{Code: core.CodeInternalError, Message: "the run failed with an internal error; the server logged it", Cause: err}
+		if be.Code == core.CodeInternalError {
+			be.Message = "the run failed with an internal error; the server logged it"
+		}
 	}
 	base.Timestamp = core.NowMillis()
 	base.Seq = 0
 	return &core.AgentError{CrumbBase: base, Error: be}, be
 }
 
-// plainError reports whether err is neither a *core.BreadError nor a
-// context error: an error whose text was never meant for a client.
-func plainError(err error) bool {
-	var be *core.BreadError
-	return err != nil && !errors.As(err, &be) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
-}
-
-// wrappedPlain reports whether be is a plain error wrapped on its way up
-// (core.AsBreadError's fallback: the message is the cause's text).
-func wrappedPlain(be *core.BreadError) bool {
-	return be != nil && be.Code == core.CodeAgentError && be.Cause != nil && plainError(be.Cause) && be.Message == be.Cause.Error()
+// clientError is err as a crumb or record that a client reads carries it.
+// A *core.BreadError or a context error keeps its code and message
+// (core.AsBreadError, with fallback as the code of anything else); an error
+// whose text was never meant for a client (a plain Go error, or one that
+// AsBreadError wrapped on its way up) is core.Sanitize's INTERNAL_ERROR
+// instead, with err as its Cause, and plain is true: the caller logs err.
+func clientError(err error, fallback string) (be *core.BreadError, plain bool) {
+	be = core.AsBreadError(err, fallback)
+	ce := core.Sanitize(be)
+	if ce.Code == be.Code && ce.Message == be.Message {
+		return be, false
+	}
+	return &core.BreadError{Code: ce.Code, Message: ce.Message, Cause: err}, true
 }
 
 // stream runs body as one public stream: it checks the Instance is started

@@ -194,9 +194,17 @@ func (in *Instance) callTask(ctx context.Context, t *taskRT, input any, call tas
 		upd.Usage, end.Usage = &usage, &usage
 	}
 	if err != nil {
-		be := core.AsBreadError(err, core.CodeTaskError)
-		upd.Status, upd.Error = core.TaskFailed, be.Message
-		end.Status, end.Error = core.TaskFailed, be.Message
+		// The task:end crumb and the task run record reach clients: a
+		// plain error's text stays in the log.
+		ce, plain := clientError(err, core.CodeTaskError)
+		msg := ce.Message
+		if plain {
+			in.log.Warn("bread: a task failed with an error not meant for clients; its task:end names only the task",
+				append(runAttrs(call.runID, call.agentID, call.sessionID), "task", t.Name, "taskRunId", id, "error", err)...)
+			msg = "task " + t.Name + " failed; the server logged why"
+		}
+		upd.Status, upd.Error = core.TaskFailed, msg
+		end.Status, end.Error = core.TaskFailed, msg
 	} else {
 		upd.Output, _ = asJSON(out)
 	}

@@ -76,11 +76,19 @@ func (r *run) invokeTool(ctx context.Context, bt *boundTool, call toolCall, send
 	chain := r.in.chain(t.Hooks)
 	start := time.Now()
 	failed := func(err error) toolOutcome {
+		// The model reads the error as the tool returned it; the client,
+		// through tool:error, only what core.Sanitize lets through.
 		be := core.AsBreadError(err, core.CodeToolError)
 		// A delegation suspending for a human is not a failure: it reaches
 		// the runner's chain-suspension path without a tool:error.
 		if be.Code != core.CodeDelegationSuspended {
-			send(&core.ToolError{CrumbBase: r.base(), ToolCallID: call.ID, ToolName: bt.leaf, Error: be, DurationMs: time.Since(start).Milliseconds()})
+			ce, plain := clientError(err, core.CodeToolError)
+			if plain {
+				r.in.log.Warn("bread: a tool failed with an error not meant for clients; its tool:error names only the tool",
+					append(runAttrs(r.id, r.agent.ID, r.sessionID), "tool", bt.leaf, "toolCallId", call.ID, "error", err)...)
+				ce = &core.BreadError{Code: core.CodeToolError, Message: "tool " + bt.leaf + " failed; the server logged why", Cause: err}
+			}
+			send(&core.ToolError{CrumbBase: r.base(), ToolCallID: call.ID, ToolName: bt.leaf, Error: ce, DurationMs: time.Since(start).Milliseconds()})
 		}
 		return toolOutcome{errorPart(call, be), be}
 	}

@@ -186,7 +186,10 @@ func TestToolHooks(t *testing.T) {
 		wantResult string // the tool:result crumb
 		wantModel  string // what the model receives
 		wantCalls  int
-		wantError  string
+		wantError  string // what the model reads
+		// clientSees is tool:error's message: the tool's own for a
+		// *core.BreadError, only the tool's name for a plain error.
+		clientSees string
 	}{
 		{
 			name: "beforeRun overrides the arguments",
@@ -261,8 +264,9 @@ func TestToolHooks(t *testing.T) {
 				t.ErrorHandling.Retry = &core.RetryPolicy{Attempts: 2, BackoffMs: 1}
 				return t
 			},
-			wantCalls: 2,
-			wantError: "transient",
+			wantCalls:  2,
+			wantError:  "transient",
+			clientSees: "tool tool_flaky failed; the server logged why",
 		},
 		{
 			name: "an explicit retry without a policy retries once",
@@ -273,8 +277,9 @@ func TestToolHooks(t *testing.T) {
 				}
 				return t
 			},
-			wantCalls: 2,
-			wantError: "transient",
+			wantCalls:  2,
+			wantError:  "transient",
+			clientSees: "tool tool_flaky failed; the server logged why",
 		},
 		{
 			name: "fail replaces the error",
@@ -286,8 +291,9 @@ func TestToolHooks(t *testing.T) {
 				}
 				return t
 			},
-			wantCalls: 1,
-			wantError: "out of quota",
+			wantCalls:  1,
+			wantError:  "out of quota",
+			clientSees: "out of quota",
 		},
 	}
 	for _, tt := range tests {
@@ -312,7 +318,7 @@ func TestToolHooks(t *testing.T) {
 			part := msgs[len(msgs)-1].Parts[0]
 			if tt.wantError != "" {
 				te := last[*core.ToolError](t, cs)
-				if !strings.Contains(te.Error.Message, tt.wantError) || !part.IsError {
+				if te.Error.Message != tt.clientSees || !strings.Contains(string(part.Output), tt.wantError) || !part.IsError {
 					t.Errorf("tool:error %+v, part %+v", te.Error, part)
 				}
 				return
