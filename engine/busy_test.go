@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -105,13 +106,15 @@ func (b *busyBed) waitStarted(t *testing.T, input string) {
 	}
 }
 
-// notStarted checks the model is not called within a short while.
+// notStarted checks, inside a synctest bubble, that the model is not
+// called once every goroutine has done what it can.
 func (b *busyBed) notStarted(t *testing.T) {
 	t.Helper()
+	synctest.Wait()
 	select {
 	case got := <-b.model.started:
 		t.Fatalf("the model was called with %q while the session was held", got)
-	case <-time.After(100 * time.Millisecond):
+	default:
 	}
 }
 
@@ -186,145 +189,155 @@ type noDeleteStore struct{ core.BreadStore }
 func TestBusySessionReject(t *testing.T) {
 	for _, policy := range []core.ConcurrencyPolicy{"", core.ConcurrencyReject} {
 		t.Run("policy "+string(policy), func(t *testing.T) {
-			b := newBusyBed(t, policy)
-			first := b.start(t.Context(), "s1", "hold A")
-			b.waitStarted(t, "hold A")
+			synctest.Test(t, func(t *testing.T) {
+				b := newBusyBed(t, policy)
+				first := b.start(t.Context(), "s1", "hold A")
+				b.waitStarted(t, "hold A")
 
-			second := waitRun(t, b.start(t.Context(), "s1", "B"))
-			if !errors.Is(second.err, core.ErrSessionBusy) {
-				t.Fatalf("second run on a busy session: want SESSION_BUSY, got %v", second.err)
-			}
-			if len(second.crumbs) != 1 || second.crumbs[0].Base().RunID != "" {
-				t.Fatalf("a refused run never starts: want one agent:error without a run id, got %v", types(second.crumbs))
-			}
-			// Another session is not busy.
-			other := waitRun(t, b.start(t.Context(), "s2", "C"))
-			b.waitStarted(t, "C")
-			if other.err != nil {
-				t.Fatalf("a run on another session: %v", other.err)
-			}
-			close(b.model.release)
-			if r := waitRun(t, first); r.err != nil {
-				t.Fatalf("the first run: %v", r.err)
-			}
-			sameStrings(t, "session s1", []string{"user:hold A", "assistant:partial echo: hold A"}, b.texts(t, "s1"))
-			// The session is free again.
-			if r := waitRun(t, b.start(t.Context(), "s1", "D")); r.err != nil {
-				t.Fatalf("a run after the first ended: %v", r.err)
-			}
+				second := waitRun(t, b.start(t.Context(), "s1", "B"))
+				if !errors.Is(second.err, core.ErrSessionBusy) {
+					t.Fatalf("second run on a busy session: want SESSION_BUSY, got %v", second.err)
+				}
+				if len(second.crumbs) != 1 || second.crumbs[0].Base().RunID != "" {
+					t.Fatalf("a refused run never starts: want one agent:error without a run id, got %v", types(second.crumbs))
+				}
+				// Another session is not busy.
+				other := waitRun(t, b.start(t.Context(), "s2", "C"))
+				b.waitStarted(t, "C")
+				if other.err != nil {
+					t.Fatalf("a run on another session: %v", other.err)
+				}
+				close(b.model.release)
+				if r := waitRun(t, first); r.err != nil {
+					t.Fatalf("the first run: %v", r.err)
+				}
+				sameStrings(t, "session s1", []string{"user:hold A", "assistant:partial echo: hold A"}, b.texts(t, "s1"))
+				// The session is free again.
+				if r := waitRun(t, b.start(t.Context(), "s1", "D")); r.err != nil {
+					t.Fatalf("a run after the first ended: %v", r.err)
+				}
+			})
 		})
 	}
 }
 
 func TestBusySessionEnqueue(t *testing.T) {
-	b := newBusyBed(t, core.ConcurrencyEnqueue)
-	first := b.start(t.Context(), "s1", "hold A")
-	b.waitStarted(t, "hold A")
-	second := b.start(t.Context(), "s1", "B")
-	b.notStarted(t)
+	synctest.Test(t, func(t *testing.T) {
+		b := newBusyBed(t, core.ConcurrencyEnqueue)
+		first := b.start(t.Context(), "s1", "hold A")
+		b.waitStarted(t, "hold A")
+		second := b.start(t.Context(), "s1", "B")
+		b.notStarted(t)
 
-	// A queued run whose caller leaves gives its place up.
-	ctx, cancel := context.WithCancel(t.Context())
-	leaver := b.start(ctx, "s1", "gone")
-	time.Sleep(20 * time.Millisecond)
-	cancel()
-	if r := waitRun(t, leaver); r.err == nil {
-		t.Fatal("a queued run whose caller left: want an error")
-	}
-	third := b.start(t.Context(), "s1", "C")
-	b.notStarted(t)
-
-	close(b.model.release)
-	for i, ch := range []<-chan runResult{first, second, third} {
-		if r := waitRun(t, ch); r.err != nil {
-			t.Fatalf("run %d: %v", i, r.err)
+		// A queued run whose caller leaves gives its place up.
+		ctx, cancel := context.WithCancel(t.Context())
+		leaver := b.start(ctx, "s1", "gone")
+		synctest.Wait() // it waits in the queue
+		cancel()
+		if r := waitRun(t, leaver); r.err == nil {
+			t.Fatal("a queued run whose caller left: want an error")
 		}
-	}
-	sameStrings(t, "session s1: each run whole, in arrival order", []string{
-		"user:hold A", "assistant:partial echo: hold A",
-		"user:B", "assistant:echo: B",
-		"user:C", "assistant:echo: C",
-	}, b.texts(t, "s1"))
+		third := b.start(t.Context(), "s1", "C")
+		b.notStarted(t)
+
+		close(b.model.release)
+		for i, ch := range []<-chan runResult{first, second, third} {
+			if r := waitRun(t, ch); r.err != nil {
+				t.Fatalf("run %d: %v", i, r.err)
+			}
+		}
+		sameStrings(t, "session s1: each run whole, in arrival order", []string{
+			"user:hold A", "assistant:partial echo: hold A",
+			"user:B", "assistant:echo: B",
+			"user:C", "assistant:echo: C",
+		}, b.texts(t, "s1"))
+	})
 }
 
 func TestBusySessionInterrupt(t *testing.T) {
-	b := newBusyBed(t, core.ConcurrencyInterrupt)
-	if r := waitRun(t, b.start(t.Context(), "s1", "before")); r.err != nil {
-		t.Fatalf("the earlier run: %v", r.err)
-	}
-	b.waitStarted(t, "before")
-	first := b.start(t.Context(), "s1", "hold A")
-	b.waitStarted(t, "hold A")
-	second := b.start(t.Context(), "s1", "B")
-	r1 := waitRun(t, first)
-	if !errors.Is(r1.err, core.ErrRunCancelled) || endCode(r1) != core.CodeRunCancelled {
-		t.Fatalf("the interrupted run: want RUN_CANCELLED, got %v (%s)", r1.err, endCode(r1))
-	}
-	b.waitStarted(t, "B")
-	if r := waitRun(t, second); r.err != nil {
-		t.Fatalf("the interrupting run: %v", r.err)
-	}
-	sameStrings(t, "session s1: the interrupted run's turn is closed, then the new one", []string{
-		"user:before", "assistant:echo: before",
-		"user:hold A", "assistant:[interrupted: RUN_CANCELLED]",
-		"user:B", "assistant:echo: B",
-	}, b.texts(t, "s1"))
+	synctest.Test(t, func(t *testing.T) {
+		b := newBusyBed(t, core.ConcurrencyInterrupt)
+		if r := waitRun(t, b.start(t.Context(), "s1", "before")); r.err != nil {
+			t.Fatalf("the earlier run: %v", r.err)
+		}
+		b.waitStarted(t, "before")
+		first := b.start(t.Context(), "s1", "hold A")
+		b.waitStarted(t, "hold A")
+		second := b.start(t.Context(), "s1", "B")
+		r1 := waitRun(t, first)
+		if !errors.Is(r1.err, core.ErrRunCancelled) || endCode(r1) != core.CodeRunCancelled {
+			t.Fatalf("the interrupted run: want RUN_CANCELLED, got %v (%s)", r1.err, endCode(r1))
+		}
+		b.waitStarted(t, "B")
+		if r := waitRun(t, second); r.err != nil {
+			t.Fatalf("the interrupting run: %v", r.err)
+		}
+		sameStrings(t, "session s1: the interrupted run's turn is closed, then the new one", []string{
+			"user:before", "assistant:echo: before",
+			"user:hold A", "assistant:[interrupted: RUN_CANCELLED]",
+			"user:B", "assistant:echo: B",
+		}, b.texts(t, "s1"))
+	})
 }
 
 func TestBusySessionRollback(t *testing.T) {
-	b := newBusyBed(t, core.ConcurrencyRollback)
-	if r := waitRun(t, b.start(t.Context(), "s1", "before")); r.err != nil {
-		t.Fatalf("the earlier run: %v", r.err)
-	}
-	b.waitStarted(t, "before")
-	first := b.start(t.Context(), "s1", "hold A")
-	b.waitStarted(t, "hold A")
-	second := b.start(t.Context(), "s1", "B")
-	r1 := waitRun(t, first)
-	if !errors.Is(r1.err, core.ErrRunCancelled) {
-		t.Fatalf("the rolled-back run: want RUN_CANCELLED, got %v", r1.err)
-	}
-	b.waitStarted(t, "B")
-	r2 := waitRun(t, second)
-	if r2.err != nil {
-		t.Fatalf("the new run: %v", r2.err)
-	}
-	sameStrings(t, "session s1: the cancelled run left nothing behind", []string{
-		"user:before", "assistant:echo: before",
-		"user:B", "assistant:echo: B",
-	}, b.texts(t, "s1"))
-	// The new run's model saw the session without the rolled-back turn.
-	msgs := len(b.texts(t, "s1"))
-	if msgs != 4 {
-		t.Fatalf("want 4 messages, got %d", msgs)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := newBusyBed(t, core.ConcurrencyRollback)
+		if r := waitRun(t, b.start(t.Context(), "s1", "before")); r.err != nil {
+			t.Fatalf("the earlier run: %v", r.err)
+		}
+		b.waitStarted(t, "before")
+		first := b.start(t.Context(), "s1", "hold A")
+		b.waitStarted(t, "hold A")
+		second := b.start(t.Context(), "s1", "B")
+		r1 := waitRun(t, first)
+		if !errors.Is(r1.err, core.ErrRunCancelled) {
+			t.Fatalf("the rolled-back run: want RUN_CANCELLED, got %v", r1.err)
+		}
+		b.waitStarted(t, "B")
+		r2 := waitRun(t, second)
+		if r2.err != nil {
+			t.Fatalf("the new run: %v", r2.err)
+		}
+		sameStrings(t, "session s1: the cancelled run left nothing behind", []string{
+			"user:before", "assistant:echo: before",
+			"user:B", "assistant:echo: B",
+		}, b.texts(t, "s1"))
+		// The new run's model saw the session without the rolled-back turn.
+		msgs := len(b.texts(t, "s1"))
+		if msgs != 4 {
+			t.Fatalf("want 4 messages, got %d", msgs)
+		}
+	})
 }
 
 // TestBusySessionConcurrentRejects starts many runs on one session at once:
 // exactly one holds it, the others are refused, and the session holds one
 // whole turn.
 func TestBusySessionConcurrentRejects(t *testing.T) {
-	b := newBusyBed(t, core.ConcurrencyReject)
-	first := b.start(t.Context(), "s1", "hold A")
-	b.waitStarted(t, "hold A")
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	busy := 0
-	for range 20 {
-		wg.Go(func() {
-			r := waitRun(t, b.start(t.Context(), "s1", "x"))
-			if errors.Is(r.err, core.ErrSessionBusy) {
-				mu.Lock()
-				busy++
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	close(b.model.release)
-	waitRun(t, first)
-	if busy != 20 {
-		t.Fatalf("want 20 SESSION_BUSY, got %d", busy)
-	}
-	sameStrings(t, "session s1", []string{"user:hold A", "assistant:partial echo: hold A"}, b.texts(t, "s1"))
+	synctest.Test(t, func(t *testing.T) {
+		b := newBusyBed(t, core.ConcurrencyReject)
+		first := b.start(t.Context(), "s1", "hold A")
+		b.waitStarted(t, "hold A")
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		busy := 0
+		for range 20 {
+			wg.Go(func() {
+				r := waitRun(t, b.start(t.Context(), "s1", "x"))
+				if errors.Is(r.err, core.ErrSessionBusy) {
+					mu.Lock()
+					busy++
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		close(b.model.release)
+		waitRun(t, first)
+		if busy != 20 {
+			t.Fatalf("want 20 SESSION_BUSY, got %d", busy)
+		}
+		sameStrings(t, "session s1", []string{"user:hold A", "assistant:partial echo: hold A"}, b.texts(t, "s1"))
+	})
 }

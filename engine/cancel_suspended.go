@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/breadai/bread/core"
 )
@@ -45,7 +44,7 @@ func (in *Instance) CancelSuspended(ctx context.Context, runID string) (found bo
 	if cp.Set != nil {
 		ids = cp.Set.CheckpointIDs
 	}
-	now := time.Now()
+	now := in.clock.Now()
 	var claimed []core.CheckpointRecord
 	for _, id := range ids {
 		c, err := in.store.ClaimCheckpoint(ctx, id, in.records.owner, now.UnixMilli(), now.Add(in.records.lease).UnixMilli())

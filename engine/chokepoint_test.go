@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -295,14 +296,17 @@ func TestChokePointDeltaWindowFlushesAtSize(t *testing.T) {
 }
 
 func TestChokePointDeltaWindowFlushesAtAge(t *testing.T) {
-	h := newCPHarness(t, &fakeLog{}, func(c *Config) { c.CrumbLog.MaxBufferAge = 10 * time.Millisecond })
+	synctest.Test(t, testDeltaWindowFlushesAtAge)
+}
+
+func testDeltaWindowFlushesAtAge(t *testing.T) {
+	const age = 10 * time.Millisecond
+	h := newCPHarness(t, &fakeLog{}, func(c *Config) { c.CrumbLog.MaxBufferAge = age })
 	h.send(&core.AgentRunStart{CrumbBase: b("r")}, &core.TextDelta{CrumbBase: b("r"), Delta: "slow"})
-	deadline := time.Now().Add(5 * time.Second)
-	for len(h.log.logged()) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("the aged delta window was never flushed")
-		}
-		time.Sleep(2 * time.Millisecond)
+	time.Sleep(age) // fake time: the window ages
+	synctest.Wait()
+	if len(h.log.logged()) < 2 {
+		t.Fatal("the aged delta window was not flushed")
 	}
 	late := &core.TextDelta{CrumbBase: b("r"), Delta: "er"}
 	h.send(late)

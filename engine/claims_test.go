@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -67,34 +68,36 @@ func (g *gatedSetup) instance(t *testing.T, turns ...modeltest.Turn) *engine.Ins
 // no longer renews it refuses other resumes until it lapses, then the
 // resume goes through, once, keyed for the tool as the first attempt was.
 func TestAResumeWhoseProcessDiedCanBeRetried(t *testing.T) {
-	g := newGatedSetup(t)
-	now := time.Now()
-	cp, err := g.store.GetCheckpoint(context.Background(), g.hr.CheckpointID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The dead process claimed the checkpoint for a short while.
-	if _, err := g.store.ClaimCheckpoint(context.Background(), g.hr.CheckpointID, "killed-process", now.UnixMilli(), now.Add(300*time.Millisecond).UnixMilli()); err != nil {
-		t.Fatal(err)
-	}
-	in := g.instance(t, modeltest.Text("done"))
-	_, err = collect(in.Resume(context.Background(), g.hr.CheckpointID, map[string]bool{"approved": true}))
-	wantCode(t, err, core.CodeCheckpointClaimed)
+	synctest.Test(t, func(t *testing.T) {
+		g := newGatedSetup(t)
+		now := time.Now()
+		cp, err := g.store.GetCheckpoint(context.Background(), g.hr.CheckpointID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The dead process claimed the checkpoint for a short while.
+		if _, err := g.store.ClaimCheckpoint(context.Background(), g.hr.CheckpointID, "killed-process", now.UnixMilli(), now.Add(300*time.Millisecond).UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+		in := g.instance(t, modeltest.Text("done"))
+		_, err = collect(in.Resume(context.Background(), g.hr.CheckpointID, map[string]bool{"approved": true}))
+		wantCode(t, err, core.CodeCheckpointClaimed)
 
-	time.Sleep(400 * time.Millisecond)
-	cont, err := collect(in.Resume(context.Background(), g.hr.CheckpointID, map[string]bool{"approved": true}))
-	if err != nil {
-		t.Fatalf("the retry after the claim lapsed: %v", err)
-	}
-	wantTypes(t, cont, core.TypeHumanResumed, core.TypeToolCall, core.TypeToolResult, core.TypeTextDelta, core.TypeAgentRunEnd)
-	if _, err := g.store.GetCheckpoint(context.Background(), g.hr.CheckpointID); !isCode(err, core.CodeCheckpointNotFound) {
-		t.Errorf("the checkpoint outlived its recorded continuation: %v", err)
-	}
-	_, err = collect(in.Resume(context.Background(), g.hr.CheckpointID, map[string]bool{"approved": true}))
-	wantCode(t, err, core.CodeCheckpointNotFound)
-	if want := cp.ID + ":" + cp.ToolCallID; len(g.keys) != 1 || g.keys[0] != want {
-		t.Errorf("idempotency keys %v, want [%s]", g.keys, want)
-	}
+		time.Sleep(400 * time.Millisecond) // fake time: the dead process's claim lapses
+		cont, err := collect(in.Resume(context.Background(), g.hr.CheckpointID, map[string]bool{"approved": true}))
+		if err != nil {
+			t.Fatalf("the retry after the claim lapsed: %v", err)
+		}
+		wantTypes(t, cont, core.TypeHumanResumed, core.TypeToolCall, core.TypeToolResult, core.TypeTextDelta, core.TypeAgentRunEnd)
+		if _, err := g.store.GetCheckpoint(context.Background(), g.hr.CheckpointID); !isCode(err, core.CodeCheckpointNotFound) {
+			t.Errorf("the checkpoint outlived its recorded continuation: %v", err)
+		}
+		_, err = collect(in.Resume(context.Background(), g.hr.CheckpointID, map[string]bool{"approved": true}))
+		wantCode(t, err, core.CodeCheckpointNotFound)
+		if want := cp.ID + ":" + cp.ToolCallID; len(g.keys) != 1 || g.keys[0] != want {
+			t.Errorf("idempotency keys %v, want [%s]", g.keys, want)
+		}
+	})
 }
 
 // TestAStoppingInstanceGivesItsResumeBack: an instance that stops while a

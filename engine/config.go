@@ -52,6 +52,9 @@ type Config struct {
 	// ends the tails of a crashed instance's runs sooner, at the cost of
 	// more renewals.
 	RunLease time.Duration
+	// Clock times leases, claims and heartbeats (see Clock); nil is the
+	// real clock.
+	Clock Clock
 	// Jobs is the durable queue background runs are executed from, by a
 	// worker on any replica sharing its backend (jobs/river on PostgreSQL
 	// or SQLite). nil runs background runs on goroutines of this Instance:

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -173,7 +174,10 @@ func TestResumeKilledAtEveryStep(t *testing.T) {
 		{"an approval that leaves a set waiting", setOfTwo("w", "d"), []string{"w", "d"}, 0},
 		{"an answer that leaves a set waiting", setOfTwo("d", "w"), []string{"d", "w"}, 0},
 	} {
-		t.Run(sc.name, func(t *testing.T) { killAtEveryStep(t, sc.turn, sc.answers, sc.kill) })
+		t.Run(sc.name, func(t *testing.T) {
+			// Fake time: the retry waits for a dead claim to lapse.
+			synctest.Test(t, func(t *testing.T) { killAtEveryStep(t, sc.turn, sc.answers, sc.kill) })
+		})
 	}
 }
 
@@ -270,7 +274,7 @@ func killAtEveryStep(t *testing.T, turn modeltest.Turn, answers []string, kill i
 			if !isCode(retryErr, core.CodeCheckpointClaimed) || time.Now().After(deadline) {
 				break
 			}
-			time.Sleep(lease / 3)
+			time.Sleep(lease / 3) // fake time
 		}
 		if retryErr != nil && !isCode(retryErr, core.CodeCheckpointNotFound) {
 			t.Fatalf("%s: the retry failed: %v", died, retryErr)

@@ -23,8 +23,9 @@ import (
 // numbers it, appends it to the crumb log, calls the listeners and publishes
 // it on the bus.
 type Instance struct {
-	cfg Config
-	log *slog.Logger
+	cfg   Config
+	log   *slog.Logger
+	clock Clock // Config.Clock, or the real clock
 	// The ports, each behind its portable type, built once by New: every
 	// optional capability is found there, never asserted here.
 	store   *core.Storage
@@ -119,6 +120,10 @@ func New(cfg Config) (*Instance, error) {
 		runs:     map[string]context.CancelCauseFunc{},
 		sessions: newSessionGate(),
 		bg:       newBackground(),
+	}
+	in.clock = cfg.Clock
+	if in.clock == nil {
+		in.clock = realClock{}
 	}
 	in.records = newRecords(in, newID())
 	if in.log == nil {

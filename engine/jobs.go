@@ -95,7 +95,7 @@ func (in *Instance) checkBackground(input any, bg core.BackgroundOptions) (json.
 // queueRun writes rec as queued, started by the caller of ctx, then
 // enqueues the job of p; a job the queue refuses leaves rec failed.
 func (in *Instance) queueRun(ctx context.Context, rec core.RunRecord, p runJob, maxAttempts int) error {
-	now := core.NowMillis()
+	now := in.nowMillis()
 	rec.Status, rec.StartedBy, rec.CreatedAt, rec.UpdatedAt = core.RunQueued, core.OwnerKey(core.IdentityFrom(ctx)), now, now
 	if in.records.keeps {
 		if err := in.store.PutRun(ctx, rec); err != nil {
@@ -108,10 +108,12 @@ func (in *Instance) queueRun(ctx context.Context, rec core.RunRecord, p runJob, 
 	}
 	if err := in.jobs.Enqueue(ctx, core.Job{Kind: core.JobKindRun, Key: p.RunID, Payload: payload, MaxAttempts: maxAttempts}); err != nil {
 		if in.records.keeps {
-			rec.Status, rec.ErrorCode, rec.UpdatedAt = core.RunFailed, core.CodeInternalError, core.NowMillis()
+			rec.Status, rec.ErrorCode, rec.UpdatedAt = core.RunFailed, core.CodeInternalError, in.nowMillis()
 			in.records.put(context.WithoutCancel(ctx), rec)
 		}
-		return &core.BreadError{Code: core.CodeInternalError, Message: "the background run could not be queued: " + err.Error()}
+		// The queue's error can name its database: it stays in the log.
+		in.log.Error("bread: queueing a background run failed", append(runAttrs(rec.ID, rec.AgentID, rec.SessionID), "error", err)...)
+		return &core.BreadError{Code: core.CodeInternalError, Message: "the background run could not be queued; the server logged why", Cause: err}
 	}
 	return nil
 }
@@ -181,7 +183,7 @@ func (in *Instance) workRun(ctx context.Context, j core.Job) error {
 		}
 		return in.execRun(ctx, p, 1)
 	case core.RunRunning:
-		now := core.NowMillis()
+		now := in.nowMillis()
 		if rec.LeaseUntil >= now {
 			return &core.JobSnooze{After: time.Duration(rec.LeaseUntil-now)*time.Millisecond + in.records.lease/3}
 		}
@@ -204,7 +206,7 @@ func (in *Instance) workRun(ctx context.Context, j core.Job) error {
 	if won {
 		// This worker found the lapsed lease before any sweeper: it writes
 		// the run's end, as the sweeper would have.
-		in.records.lost(ctx, rec, core.NowMillis())
+		in.records.lost(ctx, rec, in.nowMillis())
 	}
 	in.sendWebhook(p, rec.SessionID)
 	return nil

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -27,20 +28,17 @@ func withQueue(concurrency int) func(*engine.Config) {
 	}
 }
 
-// waitRecord polls a run's record until ok accepts it.
+// waitRecord waits, inside a synctest bubble, until a run's record is one
+// ok accepts (see settle).
 func waitRecord(t *testing.T, rs core.RunStore, runID string, ok func(core.RunRecord) bool) core.RunRecord {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		rec, err := rs.GetRun(t.Context(), runID)
-		if err == nil && ok(rec) {
-			return rec
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s: record %+v (err %v) never reached the expected state", runID, rec, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var rec core.RunRecord
+	var err error
+	settle(t, "run "+runID+" reaches the expected state", func() bool {
+		rec, err = rs.GetRun(t.Context(), runID)
+		return err == nil && ok(rec)
+	})
+	return rec
 }
 
 func status(s core.RunStatus) func(core.RunRecord) bool {
@@ -71,26 +69,28 @@ func count(types []string, typ string) int {
 }
 
 func TestQueuedBackgroundRunRunsOnceAsItsCaller(t *testing.T) {
-	tb := newTestbed(t, modeltest.New(modeltest.Text("done")), []*core.Agent{textAgent("writer")}, withQueue(2))
-	ctx := core.WithIdentity(t.Context(), &core.AuthIdentity{Subject: "ana"})
-	d, err := tb.in.RunBackground(ctx, "writer", "hi", core.RunOptions{}, core.BackgroundOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.RunID == "" || d.SessionID == "" {
-		t.Fatalf("detached = %+v, want a run id and the session it will use", d)
-	}
-	rec := waitRecord(t, tb.store, d.RunID, status(core.RunCompleted))
-	if rec.Attempt != 1 || rec.SessionID != d.SessionID || rec.StartedBy != core.OwnerKey(&core.AuthIdentity{Subject: "ana"}) {
-		t.Fatalf("record = %+v, want attempt 1 in session %s started by ana", rec, d.SessionID)
-	}
-	types := loggedTypes(t, tb.store, d.RunID)
-	if count(types, core.TypeAgentRunStart) != 1 || types[len(types)-1] != core.TypeAgentRunEnd {
-		t.Fatalf("crumb log = %v, want one run ending with agent:run:end", types)
-	}
-	if tb.model.Calls() != 1 {
-		t.Fatalf("model called %d times, want 1", tb.model.Calls())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, modeltest.New(modeltest.Text("done")), []*core.Agent{textAgent("writer")}, withQueue(2))
+		ctx := core.WithIdentity(t.Context(), &core.AuthIdentity{Subject: "ana"})
+		d, err := tb.in.RunBackground(ctx, "writer", "hi", core.RunOptions{}, core.BackgroundOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.RunID == "" || d.SessionID == "" {
+			t.Fatalf("detached = %+v, want a run id and the session it will use", d)
+		}
+		rec := waitRecord(t, tb.store, d.RunID, status(core.RunCompleted))
+		if rec.Attempt != 1 || rec.SessionID != d.SessionID || rec.StartedBy != core.OwnerKey(&core.AuthIdentity{Subject: "ana"}) {
+			t.Fatalf("record = %+v, want attempt 1 in session %s started by ana", rec, d.SessionID)
+		}
+		types := loggedTypes(t, tb.store, d.RunID)
+		if count(types, core.TypeAgentRunStart) != 1 || types[len(types)-1] != core.TypeAgentRunEnd {
+			t.Fatalf("crumb log = %v, want one run ending with agent:run:end", types)
+		}
+		if tb.model.Calls() != 1 {
+			t.Fatalf("model called %d times, want 1", tb.model.Calls())
+		}
+	})
 }
 
 func TestQueuedBackgroundRunRefusedBeforeItIsQueued(t *testing.T) {
@@ -114,46 +114,48 @@ func TestQueuedBackgroundRunRefusedBeforeItIsQueued(t *testing.T) {
 }
 
 func TestCancelQueuedRunNeverStartsIt(t *testing.T) {
-	reached := make(chan struct{})
-	model := modeltest.New(modeltest.Block(reached, "working"), modeltest.Text("second"))
-	tb := newTestbed(t, model, []*core.Agent{textAgent("writer")}, withQueue(1))
-	first, err := tb.in.RunBackground(t.Context(), "writer", "one", core.RunOptions{}, core.BackgroundOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-reached // the only worker is busy with the first run
-	second, err := tb.in.RunBackground(t.Context(), "writer", "two", core.RunOptions{}, core.BackgroundOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec, _ := tb.store.GetRun(t.Context(), second.RunID); rec.Status != core.RunQueued {
-		t.Fatalf("second run = %+v, want queued", rec)
-	}
-	if ok, err := tb.in.CancelQueued(t.Context(), first.RunID); ok || err != nil {
-		t.Fatalf("CancelQueued(running run) = %v, %v; want false: Cancel stops a running run", ok, err)
-	}
-	ok, err := tb.in.CancelQueued(t.Context(), second.RunID)
-	if !ok || err != nil {
-		t.Fatalf("CancelQueued(queued run) = %v, %v", ok, err)
-	}
-	if ok, _ := tb.in.CancelQueued(t.Context(), second.RunID); ok {
-		t.Fatal("a second CancelQueued of the same run succeeded")
-	}
-	rec := waitRecord(t, tb.store, second.RunID, status(core.RunCancelled))
-	if rec.ErrorCode != core.CodeRunCancelled {
-		t.Fatalf("record = %+v, want RUN_CANCELLED", rec)
-	}
-	if got := loggedTypes(t, tb.store, second.RunID); len(got) != 1 || got[0] != core.TypeAgentError {
-		t.Fatalf("cancelled queued run's log = %v, want its one agent:error", got)
-	}
-	if !tb.in.Cancel(first.RunID) {
-		t.Fatal("Cancel(first) did not find the running run")
-	}
-	waitRecord(t, tb.store, first.RunID, status(core.RunCancelled))
-	time.Sleep(100 * time.Millisecond) // the freed worker must not pick the cancelled run up
-	if model.Calls() != 1 {
-		t.Fatalf("model called %d times, want 1: the cancelled queued run started", model.Calls())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		reached := make(chan struct{})
+		model := modeltest.New(modeltest.Block(reached, "working"), modeltest.Text("second"))
+		tb := newTestbed(t, model, []*core.Agent{textAgent("writer")}, withQueue(1))
+		first, err := tb.in.RunBackground(t.Context(), "writer", "one", core.RunOptions{}, core.BackgroundOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-reached // the only worker is busy with the first run
+		second, err := tb.in.RunBackground(t.Context(), "writer", "two", core.RunOptions{}, core.BackgroundOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec, _ := tb.store.GetRun(t.Context(), second.RunID); rec.Status != core.RunQueued {
+			t.Fatalf("second run = %+v, want queued", rec)
+		}
+		if ok, err := tb.in.CancelQueued(t.Context(), first.RunID); ok || err != nil {
+			t.Fatalf("CancelQueued(running run) = %v, %v; want false: Cancel stops a running run", ok, err)
+		}
+		ok, err := tb.in.CancelQueued(t.Context(), second.RunID)
+		if !ok || err != nil {
+			t.Fatalf("CancelQueued(queued run) = %v, %v", ok, err)
+		}
+		if ok, _ := tb.in.CancelQueued(t.Context(), second.RunID); ok {
+			t.Fatal("a second CancelQueued of the same run succeeded")
+		}
+		rec := waitRecord(t, tb.store, second.RunID, status(core.RunCancelled))
+		if rec.ErrorCode != core.CodeRunCancelled {
+			t.Fatalf("record = %+v, want RUN_CANCELLED", rec)
+		}
+		if got := loggedTypes(t, tb.store, second.RunID); len(got) != 1 || got[0] != core.TypeAgentError {
+			t.Fatalf("cancelled queued run's log = %v, want its one agent:error", got)
+		}
+		if !tb.in.Cancel(first.RunID) {
+			t.Fatal("Cancel(first) did not find the running run")
+		}
+		waitRecord(t, tb.store, first.RunID, status(core.RunCancelled))
+		synctest.Wait() // the freed worker has done what it will: it must not pick the cancelled run up
+		if model.Calls() != 1 {
+			t.Fatalf("model called %d times, want 1: the cancelled queued run started", model.Calls())
+		}
+	})
 }
 
 // lostAttempt makes the state a process killed during attempt 1 of a
@@ -198,29 +200,31 @@ func retryAgent(id string, max int) *core.Agent {
 }
 
 func TestLostBackgroundRunIsRetriedFromBeforeItsAttempt(t *testing.T) {
-	tb := newTestbed(t, modeltest.New(modeltest.Text("retried answer")), []*core.Agent{retryAgent("writer", 3)}, withQueue(1))
-	lostAttempt(t, tb, "run-1", "writer", 1)
-	if err := tb.in.WorkJobForTest(t.Context(), engine.RunJobForTest("run-1", "writer", "the job", "s", "")); err != nil {
-		t.Fatal(err)
-	}
-	rec := waitRecord(t, tb.store, "run-1", status(core.RunCompleted))
-	if rec.Attempt != 2 {
-		t.Fatalf("record = %+v, want attempt 2 completed", rec)
-	}
-	var texts []string
-	for _, m := range tb.messages(t, "s") {
-		for _, p := range m.Parts {
-			texts = append(texts, string(m.Role)+": "+p.Text)
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, modeltest.New(modeltest.Text("retried answer")), []*core.Agent{retryAgent("writer", 3)}, withQueue(1))
+		lostAttempt(t, tb, "run-1", "writer", 1)
+		if err := tb.in.WorkJobForTest(t.Context(), engine.RunJobForTest("run-1", "writer", "the job", "s", "")); err != nil {
+			t.Fatal(err)
 		}
-	}
-	want := []string{"user: earlier question", "assistant: earlier answer", "user: the job", "assistant: retried answer"}
-	if asJSON(t, texts) != asJSON(t, want) {
-		t.Fatalf("session after the retry = %q, want %q: the lost attempt's message must be removed, the earlier exchange kept", texts, want)
-	}
-	types := loggedTypes(t, tb.store, "run-1")
-	if count(types, core.TypeAgentRunStart) != 2 || count(types, core.TypeAgentError) != 0 || types[len(types)-1] != core.TypeAgentRunEnd {
-		t.Fatalf("crumb log = %v, want the lost attempt's start, then the retry to its end, no RUN_LOST", types)
-	}
+		rec := waitRecord(t, tb.store, "run-1", status(core.RunCompleted))
+		if rec.Attempt != 2 {
+			t.Fatalf("record = %+v, want attempt 2 completed", rec)
+		}
+		var texts []string
+		for _, m := range tb.messages(t, "s") {
+			for _, p := range m.Parts {
+				texts = append(texts, string(m.Role)+": "+p.Text)
+			}
+		}
+		want := []string{"user: earlier question", "assistant: earlier answer", "user: the job", "assistant: retried answer"}
+		if asJSON(t, texts) != asJSON(t, want) {
+			t.Fatalf("session after the retry = %q, want %q: the lost attempt's message must be removed, the earlier exchange kept", texts, want)
+		}
+		types := loggedTypes(t, tb.store, "run-1")
+		if count(types, core.TypeAgentRunStart) != 2 || count(types, core.TypeAgentError) != 0 || types[len(types)-1] != core.TypeAgentRunEnd {
+			t.Fatalf("crumb log = %v, want the lost attempt's start, then the retry to its end, no RUN_LOST", types)
+		}
+	})
 }
 
 func withWebhooks(c *engine.Config) {
@@ -239,7 +243,9 @@ func TestLostBackgroundRunEndsPerItsPolicy(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			model := modeltest.New(modeltest.Text("must not run"))
-			tb := newTestbed(t, model, []*core.Agent{c.agent}, withQueue(1), withWebhooks)
+			// The lease keeper sweeps once, at Start: the job's worker,
+			// not the sweeper, finds the lapsed lease.
+			tb := newTestbed(t, model, []*core.Agent{c.agent}, withQueue(1), withWebhooks, func(c *engine.Config) { c.Clock = sweepOnce{} })
 			hook := newWebhookReceiver(t)
 			lostAttempt(t, tb, "run-1", "writer", c.attempt)
 			if err := tb.in.WorkJobForTest(t.Context(), engine.RunJobForTest("run-1", "writer", "the job", "s", hook.srv.URL)); err != nil {
@@ -249,14 +255,9 @@ func TestLostBackgroundRunEndsPerItsPolicy(t *testing.T) {
 			if rec.Status != core.RunLost || rec.ErrorCode != core.CodeRunLost {
 				t.Fatalf("record = %+v, want lost with RUN_LOST", rec)
 			}
-			// The instance's lease sweeper may find the lapsed lease before
-			// the worker does; then it writes the run's end, on its own
-			// goroutine.
-			var types []string
-			eventually(t, "the crumb log ends with one agent:error RUN_LOST", func() bool {
-				types = loggedTypes(t, tb.store, "run-1")
-				return count(types, core.TypeAgentError) == 1 && types[len(types)-1] == core.TypeAgentError
-			})
+			if types := loggedTypes(t, tb.store, "run-1"); count(types, core.TypeAgentError) != 1 || types[len(types)-1] != core.TypeAgentError {
+				t.Fatalf("crumb log = %v, want it to end with one agent:error RUN_LOST", types)
+			}
 			if got := hook.wait(t, 1)[0].record(); got.ID != "run-1" || got.Status != core.RunLost {
 				t.Fatalf("webhook got %+v, want run-1 lost", got)
 			}
@@ -297,83 +298,83 @@ func TestJobOfARunHeldByALiveReplicaIsSnoozed(t *testing.T) {
 }
 
 func TestSweeperLeavesARetriedRunToItsJob(t *testing.T) {
-	tb := newTestbed(t, modeltest.New(modeltest.Text("x")), []*core.Agent{retryAgent("writer", 3), textAgent("plain")}, withQueue(1), func(c *engine.Config) {
-		c.RunLease = 200 * time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, modeltest.New(modeltest.Text("x")), []*core.Agent{retryAgent("writer", 3), textAgent("plain")}, withQueue(1), func(c *engine.Config) {
+			c.RunLease = 200 * time.Millisecond
+		})
+		lostAttempt(t, tb, "run-1", "writer", 1)
+		// A run of an agent without the policy, for contrast.
+		now := core.NowMillis()
+		if err := tb.store.PutRun(t.Context(), core.RunRecord{ID: "run-2", AgentID: "plain", SessionID: "s", Status: core.RunRunning, Owner: "dead-replica", LeaseUntil: now - 1, Attempt: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		waitRecord(t, tb.store, "run-2", status(core.RunLost))
+		// The retried run waits for its job as queued, its attempt kept.
+		rec := waitRecord(t, tb.store, "run-1", status(core.RunQueued))
+		if rec.Attempt != 1 || rec.Owner != "" {
+			t.Fatalf("the run left to its job: %+v", rec)
+		}
+		if got := loggedTypes(t, tb.store, "run-1"); count(got, core.TypeAgentError) != 0 {
+			t.Fatalf("the sweeper ended a run its job will retry: %v", got)
+		}
+		if got := loggedTypes(t, tb.store, "run-2"); count(got, core.TypeAgentError) != 1 {
+			t.Fatalf("the sweeper did not end a lost run without a retry policy: %v", got)
+		}
+		// The job, handed out again, retries it.
+		if err := tb.in.WorkJobForTest(t.Context(), engine.RunJobForTest("run-1", "writer", "the job", "s", "")); err != nil {
+			t.Fatal(err)
+		}
+		if rec := waitRecord(t, tb.store, "run-1", status(core.RunCompleted)); rec.Attempt != 2 {
+			t.Fatalf("the retried run: %+v, want attempt 2", rec)
+		}
 	})
-	lostAttempt(t, tb, "run-1", "writer", 1)
-	// A run of an agent without the policy, for contrast.
-	now := core.NowMillis()
-	if err := tb.store.PutRun(t.Context(), core.RunRecord{ID: "run-2", AgentID: "plain", SessionID: "s", Status: core.RunRunning, Owner: "dead-replica", LeaseUntil: now - 1, Attempt: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	waitRecord(t, tb.store, "run-2", status(core.RunLost))
-	// The retried run waits for its job as queued, its attempt kept.
-	rec := waitRecord(t, tb.store, "run-1", status(core.RunQueued))
-	if rec.Attempt != 1 || rec.Owner != "" {
-		t.Fatalf("the run left to its job: %+v", rec)
-	}
-	if got := loggedTypes(t, tb.store, "run-1"); count(got, core.TypeAgentError) != 0 {
-		t.Fatalf("the sweeper ended a run its job will retry: %v", got)
-	}
-	if got := loggedTypes(t, tb.store, "run-2"); count(got, core.TypeAgentError) != 1 {
-		t.Fatalf("the sweeper did not end a lost run without a retry policy: %v", got)
-	}
-	// The job, handed out again, retries it.
-	if err := tb.in.WorkJobForTest(t.Context(), engine.RunJobForTest("run-1", "writer", "the job", "s", "")); err != nil {
-		t.Fatal(err)
-	}
-	if rec := waitRecord(t, tb.store, "run-1", status(core.RunCompleted)); rec.Attempt != 2 {
-		t.Fatalf("the retried run: %+v, want attempt 2", rec)
-	}
 }
 
 func TestScheduleTickStartsOneRun(t *testing.T) {
-	tb := newTestbed(t, modeltest.New(modeltest.Text("report")), []*core.Agent{textAgent("writer")}, withQueue(2), func(c *engine.Config) {
-		c.Schedules = []engine.Schedule{{Name: "nightly", Spec: "0 3 * * *", TimeZone: "Europe/Rome", AgentID: "writer", Input: "write the report"}}
-	})
-	at := time.Unix(1_800_000_000, 0)
-	tick := core.Job{Kind: core.JobKindTick, Key: core.ScheduleTickKey("nightly", at)}
-	for range 2 { // a tick handed out twice is one run
-		if err := tb.in.WorkJobForTest(t.Context(), tick); err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, modeltest.New(modeltest.Text("report")), []*core.Agent{textAgent("writer")}, withQueue(2), func(c *engine.Config) {
+			c.Schedules = []engine.Schedule{{Name: "nightly", Spec: "0 3 * * *", TimeZone: "Europe/Rome", AgentID: "writer", Input: "write the report"}}
+		})
+		at := time.Unix(1_800_000_000, 0)
+		tick := core.Job{Kind: core.JobKindTick, Key: core.ScheduleTickKey("nightly", at)}
+		for range 2 { // a tick handed out twice is one run
+			if err := tb.in.WorkJobForTest(t.Context(), tick); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	runID := engine.ScheduleRunID("nightly", at)
-	waitRecord(t, tb.store, runID, status(core.RunCompleted))
-	runs, _ := tb.store.ListRuns(t.Context(), core.RunFilter{AgentID: "writer"})
-	if len(runs) != 1 || tb.model.Calls() != 1 {
-		t.Fatalf("runs = %+v, model calls %d; want one run for one tick", runs, tb.model.Calls())
-	}
-	list := tb.in.Schedules()
-	if len(list) != 1 || list[0].Name != "nightly" || list[0].Next.IsZero() {
-		t.Fatalf("Schedules() = %+v", list)
-	}
-	rome, _ := time.LoadLocation("Europe/Rome")
-	if n := list[0].Next.In(rome); n.Hour() != 3 || n.Minute() != 0 {
-		t.Fatalf("next tick %v is not 03:00 in Rome", n)
-	}
+		runID := engine.ScheduleRunID("nightly", at)
+		waitRecord(t, tb.store, runID, status(core.RunCompleted))
+		runs, _ := tb.store.ListRuns(t.Context(), core.RunFilter{AgentID: "writer"})
+		if len(runs) != 1 || tb.model.Calls() != 1 {
+			t.Fatalf("runs = %+v, model calls %d; want one run for one tick", runs, tb.model.Calls())
+		}
+		list := tb.in.Schedules()
+		if len(list) != 1 || list[0].Name != "nightly" || list[0].Next.IsZero() {
+			t.Fatalf("Schedules() = %+v", list)
+		}
+		rome, _ := time.LoadLocation("Europe/Rome")
+		if n := list[0].Next.In(rome); n.Hour() != 3 || n.Minute() != 0 {
+			t.Fatalf("next tick %v is not 03:00 in Rome", n)
+		}
+	})
 }
 
 func TestSchedulesFireInProcessWithoutAQueue(t *testing.T) {
-	tb := newTestbed(t, modeltest.New(modeltest.Text("tick")), []*core.Agent{textAgent("writer")}, func(c *engine.Config) {
-		c.Schedules = []engine.Schedule{{Name: "often", Spec: "@every 1s", AgentID: "writer", Input: "go", Session: "log"}}
-	})
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		runs, _ := tb.store.ListRuns(t.Context(), core.RunFilter{AgentID: "writer", Status: core.RunCompleted})
-		if len(runs) >= 2 {
-			for _, r := range runs {
-				if r.SessionID != "log" {
-					t.Fatalf("run %+v is not in the schedule's session", r)
-				}
+	synctest.Test(t, func(t *testing.T) {
+		tb := newTestbed(t, modeltest.New(modeltest.Text("tick")), []*core.Agent{textAgent("writer")}, func(c *engine.Config) {
+			c.Schedules = []engine.Schedule{{Name: "often", Spec: "@every 1s", AgentID: "writer", Input: "go", Session: "log"}}
+		})
+		var runs []core.RunRecord
+		settle(t, "two ticks ran", func() bool { // fake time: two seconds pass at once
+			runs, _ = tb.store.ListRuns(t.Context(), core.RunFilter{AgentID: "writer", Status: core.RunCompleted})
+			return len(runs) >= 2
+		})
+		for _, r := range runs {
+			if r.SessionID != "log" {
+				t.Fatalf("run %+v is not in the schedule's session", r)
 			}
-			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d completed runs after 15s of a schedule every second", len(runs))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	})
 }
 
 func TestScheduleConfigurationErrors(t *testing.T) {
@@ -408,11 +409,15 @@ func TestOnLostPolicyIsChecked(t *testing.T) {
 	wantCode(t, err, core.CodeInvalidConfig)
 }
 
-// webhookReceiver keeps each delivery's body and signature header.
+// webhookReceiver keeps each delivery's body and signature header. It
+// listens on a real socket (the engine's webhook client dials through its
+// network guard), so the tests that use it run outside synctest bubbles
+// and wait for deliveries as they arrive.
 type webhookReceiver struct {
-	mu  sync.Mutex
-	got []delivery
-	srv *httptest.Server
+	mu      sync.Mutex
+	got     []delivery
+	arrived chan struct{} // closed and replaced at every delivery
+	srv     *httptest.Server
 }
 
 type delivery struct {
@@ -428,31 +433,37 @@ func (d delivery) record() core.RunRecord {
 }
 
 func newWebhookReceiver(t *testing.T) *webhookReceiver {
-	r := &webhookReceiver{}
+	r := &webhookReceiver{arrived: make(chan struct{})}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		b, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
 		r.got = append(r.got, delivery{b, req.Header.Get(engine.SignatureHeader)})
+		close(r.arrived)
+		r.arrived = make(chan struct{})
 		r.mu.Unlock()
 	}))
 	t.Cleanup(r.srv.Close)
 	return r
 }
 
+// wait returns the deliveries once there are n, as each one arrives; the
+// ten seconds only bound a test that fails.
 func (r *webhookReceiver) wait(t *testing.T, n int) []delivery {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	bound := time.NewTimer(10 * time.Second)
+	defer bound.Stop()
 	for {
 		r.mu.Lock()
-		got := append([]delivery(nil), r.got...)
+		got, arrived := append([]delivery(nil), r.got...), r.arrived
 		r.mu.Unlock()
 		if len(got) >= n {
 			return got
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-arrived:
+		case <-bound.C:
 			t.Fatalf("%d deliveries, want %d", len(got), n)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -528,9 +539,12 @@ func TestWebhookFollowsAResumedBackgroundRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec := waitRecord(t, tb.store, d.RunID, status(core.RunSuspended))
 			if got := hook.wait(t, 1)[0].record(); got.Status != core.RunSuspended {
 				t.Fatalf("first delivery %+v, want suspended", got)
+			}
+			rec, err := tb.store.GetRun(t.Context(), d.RunID)
+			if err != nil || rec.Status != core.RunSuspended {
+				t.Fatalf("record %+v (%v), want suspended", rec, err)
 			}
 			if _, err := collect(tb.in.Resume(t.Context(), rec.CheckpointID, "not an object")); err == nil {
 				t.Fatal("an invalid answer was accepted")
@@ -542,7 +556,11 @@ func TestWebhookFollowsAResumedBackgroundRun(t *testing.T) {
 			if got.ID != d.RunID || got.Status != core.RunCompleted {
 				t.Fatalf("second delivery %+v, want the run completed", got)
 			}
-			time.Sleep(100 * time.Millisecond)
+			// Stop waits for every delivery in flight: none is left to
+			// tell of the refused resume.
+			if err := tb.in.Stop(t.Context()); err != nil {
+				t.Fatal(err)
+			}
 			if n := len(hook.wait(t, 2)); n != 2 {
 				t.Fatalf("%d deliveries, want 2: the refused resume told the webhook", n)
 			}

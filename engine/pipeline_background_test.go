@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"testing"
+	"testing/synctest"
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/modeltest"
@@ -29,7 +30,14 @@ func TestBackgroundPipelineJournal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rec := waitRecord(t, tb.store, d.RunID, status(core.RunCompleted))
+			// The webhook hears of the run once its record is final.
+			if got := hook.wait(t, 1)[0].record(); got.ID != d.RunID || got.PipelineID != "review" || got.Status != core.RunCompleted {
+				t.Fatalf("webhook delivery %+v, want the pipeline run completed", got)
+			}
+			rec, err := tb.store.GetRun(t.Context(), d.RunID)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if rec.PipelineID != "review" || rec.AgentID != engine.PipelineAgentID || rec.StartedBy != core.OwnerKey(&core.AuthIdentity{Subject: "ana"}) {
 				t.Fatalf("record %+v", rec)
 			}
@@ -52,9 +60,6 @@ func TestBackgroundPipelineJournal(t *testing.T) {
 			if end.Output != "polished draft of the plan" {
 				t.Fatalf("output %#v", end.Output)
 			}
-			if got := hook.wait(t, 1)[0].record(); got.ID != d.RunID || got.PipelineID != "review" || got.Status != core.RunCompleted {
-				t.Fatalf("webhook delivery %+v, want the pipeline run completed", got)
-			}
 			if last := entries[4].Crumb.(*core.PipelineStepEnd); last.StepIndex != 1 || last.PipelineID != "review" || last.AgentID != "polish" {
 				t.Fatalf("the second step's end %+v", last)
 			}
@@ -65,42 +70,44 @@ func TestBackgroundPipelineJournal(t *testing.T) {
 // Cancel ends a running background pipeline; a queued one is cancelled in
 // the queue and never starts; an unknown pipeline is refused up front.
 func TestBackgroundPipelineCancel(t *testing.T) {
-	reached := make(chan struct{})
-	slow, model := scripted("slow", modeltest.Block(reached, "thinking"))
-	tb := newTestbed(t, modeltest.New(), []*core.Agent{slow}, withQueue(1), func(c *engine.Config) {
-		c.Pipelines = map[string][]core.PipelineStep{"p": {{AgentID: "slow"}}}
+	synctest.Test(t, func(t *testing.T) {
+		reached := make(chan struct{})
+		slow, model := scripted("slow", modeltest.Block(reached, "thinking"))
+		tb := newTestbed(t, modeltest.New(), []*core.Agent{slow}, withQueue(1), func(c *engine.Config) {
+			c.Pipelines = map[string][]core.PipelineStep{"p": {{AgentID: "slow"}}}
+		})
+		if _, err := tb.in.RunPipelineBackground(t.Context(), "nope", nil, core.BackgroundOptions{}); err == nil {
+			t.Fatal("an unknown pipeline was accepted")
+		} else {
+			wantCode(t, err, core.CodePipelineNotFound)
+		}
+		running, err := tb.in.RunPipelineBackground(t.Context(), "p", "x", core.BackgroundOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-reached
+		queued, err := tb.in.RunPipelineBackground(t.Context(), "p", "y", core.BackgroundOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := tb.in.CancelQueued(t.Context(), queued.RunID); !ok || err != nil {
+			t.Fatalf("CancelQueued = %v, %v", ok, err)
+		}
+		if !tb.in.Cancel(running.RunID) {
+			t.Fatal("Cancel did not find the running pipeline")
+		}
+		rec := waitRecord(t, tb.store, running.RunID, status(core.RunCancelled))
+		if rec.ErrorCode != core.CodeRunCancelled {
+			t.Fatalf("record %+v", rec)
+		}
+		if got := loggedTypes(t, tb.store, running.RunID); got[len(got)-1] != core.TypeAgentError {
+			t.Fatalf("journal of the cancelled pipeline %v", got)
+		}
+		waitRecord(t, tb.store, queued.RunID, status(core.RunCancelled))
+		if model.Calls() != 1 {
+			t.Fatalf("model called %d times: the cancelled queued pipeline ran", model.Calls())
+		}
 	})
-	if _, err := tb.in.RunPipelineBackground(t.Context(), "nope", nil, core.BackgroundOptions{}); err == nil {
-		t.Fatal("an unknown pipeline was accepted")
-	} else {
-		wantCode(t, err, core.CodePipelineNotFound)
-	}
-	running, err := tb.in.RunPipelineBackground(t.Context(), "p", "x", core.BackgroundOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-reached
-	queued, err := tb.in.RunPipelineBackground(t.Context(), "p", "y", core.BackgroundOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := tb.in.CancelQueued(t.Context(), queued.RunID); !ok || err != nil {
-		t.Fatalf("CancelQueued = %v, %v", ok, err)
-	}
-	if !tb.in.Cancel(running.RunID) {
-		t.Fatal("Cancel did not find the running pipeline")
-	}
-	rec := waitRecord(t, tb.store, running.RunID, status(core.RunCancelled))
-	if rec.ErrorCode != core.CodeRunCancelled {
-		t.Fatalf("record %+v", rec)
-	}
-	if got := loggedTypes(t, tb.store, running.RunID); got[len(got)-1] != core.TypeAgentError {
-		t.Fatalf("journal of the cancelled pipeline %v", got)
-	}
-	waitRecord(t, tb.store, queued.RunID, status(core.RunCancelled))
-	if model.Calls() != 1 {
-		t.Fatalf("model called %d times: the cancelled queued pipeline ran", model.Calls())
-	}
 }
 
 // lostPipeline leaves what a process killed during step 1 of a background
@@ -139,53 +146,55 @@ func lostPipeline(t *testing.T, tb *testbed, runID string) {
 func TestLostBackgroundPipeline(t *testing.T) {
 	for _, retry := range []bool{true, false} {
 		t.Run(map[bool]string{true: "onLost retry", false: "onLost fail"}[retry], func(t *testing.T) {
-			draft, draftModel := scripted("draft", modeltest.Text("must not run again"))
-			polish := echoAgent("polish", "polished ")
-			if retry {
-				polish.OnLost = core.LostPolicy{Action: core.LostRetry}
-			}
-			tb := newTestbed(t, modeltest.New(), []*core.Agent{draft, polish}, withQueue(1), func(c *engine.Config) {
-				c.Pipelines = map[string][]core.PipelineStep{"review": {{AgentID: "draft"}, {AgentID: "polish"}}}
-			})
-			lostPipeline(t, tb, "pipe-1")
-			if err := tb.in.WorkJobForTest(t.Context(), engine.PipelineJobForTest("pipe-1", "review", "the plan")); err != nil {
-				t.Fatal(err)
-			}
-			if !retry {
-				// The lease sweeper may find the lapsed lease before the
-				// worker does and write the run's end on its own goroutine.
-				var types []string
-				eventually(t, "the journal ends with agent:error", func() bool {
-					types = loggedTypes(t, tb.store, "pipe-1")
-					return types[len(types)-1] == core.TypeAgentError
-				})
-				if rec, _ := tb.store.GetRun(t.Context(), "pipe-1"); rec.Status != core.RunLost || rec.ErrorCode != core.CodeRunLost {
-					t.Fatalf("record %+v, journal %v: want lost with RUN_LOST", rec, types)
+			synctest.Test(t, func(t *testing.T) {
+				draft, draftModel := scripted("draft", modeltest.Text("must not run again"))
+				polish := echoAgent("polish", "polished ")
+				if retry {
+					polish.OnLost = core.LostPolicy{Action: core.LostRetry}
 				}
-				return
-			}
-			rec := waitRecord(t, tb.store, "pipe-1", status(core.RunCompleted))
-			if rec.Attempt != 2 {
-				t.Fatalf("record %+v, want attempt 2", rec)
-			}
-			entries, _ := tb.store.GetCrumbs(t.Context(), "pipe-1", 4, 0)
-			var after []string
-			for _, e := range entries {
-				after = append(after, e.Type)
-			}
-			want := []string{core.TypeAgentRunStart, core.TypePipelineStepStart, core.TypePipelineStepEnd, core.TypeAgentRunEnd}
-			if asJSON(t, after) != asJSON(t, want) {
-				t.Fatalf("journal after the lost attempt %v, want %v", after, want)
-			}
-			if s := entries[1].Crumb.(*core.PipelineStepStart); s.StepIndex != 1 {
-				t.Fatalf("the retry started at step %d, want 1", s.StepIndex)
-			}
-			if out := entries[3].Crumb.(*core.AgentRunEnd).Output; out != "polished draft of the plan" {
-				t.Fatalf("output %#v", out)
-			}
-			if draftModel.Calls() != 0 {
-				t.Fatal("the finished step ran again")
-			}
+				tb := newTestbed(t, modeltest.New(), []*core.Agent{draft, polish}, withQueue(1), func(c *engine.Config) {
+					c.Pipelines = map[string][]core.PipelineStep{"review": {{AgentID: "draft"}, {AgentID: "polish"}}}
+				})
+				lostPipeline(t, tb, "pipe-1")
+				if err := tb.in.WorkJobForTest(t.Context(), engine.PipelineJobForTest("pipe-1", "review", "the plan")); err != nil {
+					t.Fatal(err)
+				}
+				if !retry {
+					// The lease sweeper may find the lapsed lease before the
+					// worker does and write the run's end on its own goroutine.
+					var types []string
+					settle(t, "the journal ends with agent:error", func() bool {
+						types = loggedTypes(t, tb.store, "pipe-1")
+						return types[len(types)-1] == core.TypeAgentError
+					})
+					if rec, _ := tb.store.GetRun(t.Context(), "pipe-1"); rec.Status != core.RunLost || rec.ErrorCode != core.CodeRunLost {
+						t.Fatalf("record %+v, journal %v: want lost with RUN_LOST", rec, types)
+					}
+					return
+				}
+				rec := waitRecord(t, tb.store, "pipe-1", status(core.RunCompleted))
+				if rec.Attempt != 2 {
+					t.Fatalf("record %+v, want attempt 2", rec)
+				}
+				entries, _ := tb.store.GetCrumbs(t.Context(), "pipe-1", 4, 0)
+				var after []string
+				for _, e := range entries {
+					after = append(after, e.Type)
+				}
+				want := []string{core.TypeAgentRunStart, core.TypePipelineStepStart, core.TypePipelineStepEnd, core.TypeAgentRunEnd}
+				if asJSON(t, after) != asJSON(t, want) {
+					t.Fatalf("journal after the lost attempt %v, want %v", after, want)
+				}
+				if s := entries[1].Crumb.(*core.PipelineStepStart); s.StepIndex != 1 {
+					t.Fatalf("the retry started at step %d, want 1", s.StepIndex)
+				}
+				if out := entries[3].Crumb.(*core.AgentRunEnd).Output; out != "polished draft of the plan" {
+					t.Fatalf("output %#v", out)
+				}
+				if draftModel.Calls() != 0 {
+					t.Fatal("the finished step ran again")
+				}
+			})
 		})
 	}
 }

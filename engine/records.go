@@ -60,9 +60,9 @@ func (rc *records) close() {
 
 func (rc *records) keep() {
 	defer close(rc.done)
-	renew := time.NewTicker(rc.lease / 3)
+	renew := rc.in.clock.NewTicker(rc.lease / 3)
 	defer renew.Stop()
-	sweep := time.NewTicker(rc.lease / 2)
+	sweep := rc.in.clock.NewTicker(rc.lease / 2)
 	defer sweep.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -78,8 +78,8 @@ func (rc *records) keep() {
 		select {
 		case <-rc.stop:
 			return
-		case <-renew.C:
-			now := time.Now()
+		case <-renew.C():
+			now := rc.in.clock.Now()
 			until := now.Add(rc.lease).UnixMilli()
 			if _, err := rc.in.store.RenewCheckpointClaims(ctx, rc.owner, until); err != nil && ctx.Err() == nil {
 				rc.in.log.Warn("bread: renewing checkpoint claims failed; another instance may resume them again", "owner", rc.owner, "error", err)
@@ -90,7 +90,7 @@ func (rc *records) keep() {
 			if _, err := rc.in.store.RenewRunLeases(ctx, rc.owner, until); err != nil && ctx.Err() == nil {
 				rc.in.log.Warn("bread: renewing run leases failed; other instances may declare this instance's runs lost", "owner", rc.owner, "error", err)
 			}
-		case <-sweep.C:
+		case <-sweep.C():
 			rc.sweep(ctx)
 		}
 	}
@@ -103,7 +103,7 @@ func (rc *records) sweep(ctx context.Context) {
 		return
 	}
 	for {
-		now := core.NowMillis()
+		now := rc.in.nowMillis()
 		lapsed, err := rc.in.store.ExpiredRuns(ctx, now, 100)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -183,7 +183,7 @@ func (in *Instance) endDurably(ctx context.Context, r core.RunRecord, now int64,
 // claim claims a checkpoint for this instance, for one lease; the keeper
 // renews the claim while the resume runs.
 func (rc *records) claim(ctx context.Context, checkpointID string) error {
-	now := time.Now()
+	now := rc.in.clock.Now()
 	_, err := rc.in.store.ClaimCheckpoint(ctx, checkpointID, rc.owner, now.UnixMilli(), now.Add(rc.lease).UnixMilli())
 	return err
 }
@@ -252,7 +252,7 @@ func (rc *records) running(ctx context.Context, r core.RunRecord) {
 	if r.StartedBy == "" {
 		r.StartedBy = core.OwnerKey(core.IdentityFrom(ctx))
 	}
-	now := time.Now()
+	now := rc.in.clock.Now()
 	r.Status, r.Owner, r.LeaseUntil = core.RunRunning, rc.owner, now.Add(rc.lease).UnixMilli()
 	r.ErrorCode = ""
 	r.CreatedAt, r.UpdatedAt = now.UnixMilli(), now.UnixMilli()
@@ -264,7 +264,7 @@ func (rc *records) ended(ctx context.Context, r core.RunRecord, res outcome, err
 	if !rc.keeps {
 		return
 	}
-	r.Owner, r.LeaseUntil, r.UpdatedAt, r.CheckpointID = "", 0, core.NowMillis(), ""
+	r.Owner, r.LeaseUntil, r.UpdatedAt, r.CheckpointID = "", 0, rc.in.nowMillis(), ""
 	switch {
 	case err != nil:
 		be := core.AsBreadError(err, core.CodeAgentError)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -15,16 +16,22 @@ import (
 	"github.com/breadai/bread/engine"
 )
 
-// eventually polls cond until it holds or the deadline passes. It checks
-// correctness under a bound, not speed.
-func eventually(t *testing.T, what string, cond func() bool) {
+// settle runs inside a synctest bubble: it lets every goroutine of the
+// bubble run until all of them block, then moves the fake clock on a
+// millisecond at a time (timers fire in order, instantly) until cond
+// holds, for at most a minute of fake time.
+func settle(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		synctest.Wait()
+		if cond() {
+			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after a minute of fake time", what)
+		}
+		time.Sleep(time.Millisecond) // fake time: advances the bubble's clock
 	}
 }
 
@@ -73,170 +80,181 @@ func TestRunRecordsFollowTheLifecycle(t *testing.T) {
 }
 
 func TestARunHoldsItsLeaseWhileRunningAndIsCancelledOnRecord(t *testing.T) {
-	reached := make(chan struct{})
-	tb := newTestbed(t, modeltest.New(modeltest.Block(reached, "thinking")), []*core.Agent{textAgent("a")},
-		func(c *engine.Config) { c.RunLease = 150 * time.Millisecond })
-	// A second instance on the same store sweeps for lapsed leases.
-	other, err := engine.New(engine.Config{Store: tb.store, RunLease: 150 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := other.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer other.Stop(context.Background())
-
-	ctx, cancel := context.WithCancel(context.Background())
-	var runID string
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for c := range tb.in.Run(ctx, "a", "hi", core.RunOptions{}) {
-			if runID == "" {
-				runID = c.Base().RunID
-			}
+	synctest.Test(t, func(t *testing.T) {
+		const lease = 150 * time.Millisecond
+		reached := make(chan struct{})
+		tb := newTestbed(t, modeltest.New(modeltest.Block(reached, "thinking")), []*core.Agent{textAgent("a")},
+			func(c *engine.Config) { c.RunLease = lease })
+		// A second instance on the same store sweeps for lapsed leases.
+		other, err := engine.New(engine.Config{Store: tb.store, RunLease: lease})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}()
-	<-reached
-	time.Sleep(600 * time.Millisecond) // four leases: renewed, never lost
-	r := getRun(t, tb.store, runID)
-	if r.Status != core.RunRunning || r.Owner == "" || r.LeaseUntil <= core.NowMillis() {
-		t.Fatalf("a running run keeps a live lease: %+v", r)
-	}
-	cancel()
-	<-done
-	if r := getRun(t, tb.store, runID); r.Status != core.RunCancelled || r.ErrorCode != core.CodeRunCancelled {
-		t.Errorf("a cancelled run: %+v", r)
-	}
+		if err := other.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		defer other.Stop(context.Background())
+
+		ctx, cancel := context.WithCancel(context.Background())
+		var runID string
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for c := range tb.in.Run(ctx, "a", "hi", core.RunOptions{}) {
+				if runID == "" {
+					runID = c.Base().RunID
+				}
+			}
+		}()
+		<-reached
+		time.Sleep(4 * lease) // fake time: four leases, renewed, never lost
+		synctest.Wait()
+		r := getRun(t, tb.store, runID)
+		if r.Status != core.RunRunning || r.Owner == "" || r.LeaseUntil <= core.NowMillis() {
+			t.Fatalf("a running run keeps a live lease: %+v", r)
+		}
+		cancel()
+		<-done
+		if r := getRun(t, tb.store, runID); r.Status != core.RunCancelled || r.ErrorCode != core.CodeRunCancelled {
+			t.Errorf("a cancelled run: %+v", r)
+		}
+	})
 }
 
 // TestALostRunEndsWithADurableRunLost stands in for a process killed
 // mid-run: its record says running, its lease lapsed, its crumbs stop at
 // seq 3. A new instance on the same store ends it, once, for every tail.
 func TestALostRunEndsWithADurableRunLost(t *testing.T) {
-	store := memory.New()
-	ctx := context.Background()
-	sess, err := store.CreateSession(ctx, core.NewSession{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	past := core.NowMillis() - 1000
-	dead := core.RunRecord{ID: "run-dead", AgentID: "a", SessionID: sess.ID, Status: core.RunRunning, Owner: "killed", LeaseUntil: past, CreatedAt: past, UpdatedAt: past}
-	if err := store.PutRun(ctx, dead); err != nil {
-		t.Fatal(err)
-	}
-	// The dead run had written its user message and nothing else.
-	if err := store.AddMessage(ctx, sess.ID, core.SessionMessage{Role: core.RoleUser, Content: []byte(`{"role":"user","parts":[{"type":"text","text":"hi"}]}`), Timestamp: past}); err != nil {
-		t.Fatal(err)
-	}
-	var entries []core.CrumbLogEntry
-	for seq := int64(1); seq <= 3; seq++ {
-		c := &core.TextDelta{CrumbBase: core.CrumbBase{AgentID: "a", RunID: "run-dead", SessionID: sess.ID, Seq: seq}, Delta: "x"}
-		entries = append(entries, core.CrumbLogEntry{RunID: "run-dead", Seq: seq, SessionID: sess.ID, AgentID: "a", Type: core.TypeTextDelta, Crumb: c, CreatedAt: past})
-	}
-	if err := store.AppendCrumbs(ctx, entries); err != nil {
-		t.Fatal(err)
-	}
-
-	// Two instances restart on the store at once; exactly one writes the end.
-	var wg sync.WaitGroup
-	instances := make([]*engine.Instance, 2)
-	for i := range instances {
-		in, err := engine.New(engine.Config{Store: store, RunLease: 200 * time.Millisecond})
+	synctest.Test(t, func(t *testing.T) {
+		store := memory.New()
+		ctx := context.Background()
+		sess, err := store.CreateSession(ctx, core.NewSession{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		instances[i] = in
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := in.Start(ctx); err != nil {
-				t.Error(err)
+		past := core.NowMillis() - 1000
+		dead := core.RunRecord{ID: "run-dead", AgentID: "a", SessionID: sess.ID, Status: core.RunRunning, Owner: "killed", LeaseUntil: past, CreatedAt: past, UpdatedAt: past}
+		if err := store.PutRun(ctx, dead); err != nil {
+			t.Fatal(err)
+		}
+		// The dead run had written its user message and nothing else.
+		if err := store.AddMessage(ctx, sess.ID, core.SessionMessage{Role: core.RoleUser, Content: []byte(`{"role":"user","parts":[{"type":"text","text":"hi"}]}`), Timestamp: past}); err != nil {
+			t.Fatal(err)
+		}
+		var entries []core.CrumbLogEntry
+		for seq := int64(1); seq <= 3; seq++ {
+			c := &core.TextDelta{CrumbBase: core.CrumbBase{AgentID: "a", RunID: "run-dead", SessionID: sess.ID, Seq: seq}, Delta: "x"}
+			entries = append(entries, core.CrumbLogEntry{RunID: "run-dead", Seq: seq, SessionID: sess.ID, AgentID: "a", Type: core.TypeTextDelta, Crumb: c, CreatedAt: past})
+		}
+		if err := store.AppendCrumbs(ctx, entries); err != nil {
+			t.Fatal(err)
+		}
+
+		// Two instances restart on the store at once; exactly one writes the end.
+		var wg sync.WaitGroup
+		instances := make([]*engine.Instance, 2)
+		for i := range instances {
+			in, err := engine.New(engine.Config{Store: store, RunLease: 200 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			instances[i] = in
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := in.Start(ctx); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		defer func() {
+			for _, in := range instances {
+				_ = in.Stop(ctx)
 			}
 		}()
-	}
-	wg.Wait()
-	defer func() {
-		for _, in := range instances {
-			_ = in.Stop(ctx)
-		}
-	}()
 
-	eventually(t, "the run is lost", func() bool { return getRun(t, store, "run-dead").Status == core.RunLost })
-	// The record turns lost first; the crumb follows from the same sweeper.
-	var logged []core.CrumbLogEntry
-	eventually(t, "the lost run's end is logged", func() bool {
-		logged, err = store.GetCrumbs(ctx, "run-dead", 3, 0)
-		return err != nil || len(logged) > 0
+		settle(t, "the run is lost", func() bool { return getRun(t, store, "run-dead").Status == core.RunLost })
+		// The record turns lost first; the crumb follows from the same sweeper.
+		var logged []core.CrumbLogEntry
+		settle(t, "the lost run's end is logged", func() bool {
+			logged, err = store.GetCrumbs(ctx, "run-dead", 3, 0)
+			return err != nil || len(logged) > 0
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second) // fake time: sweeps enough for a wrong second end to show up
+		synctest.Wait()
+		if logged, err = store.GetCrumbs(ctx, "run-dead", 3, 0); err != nil {
+			t.Fatal(err)
+		}
+		if len(logged) != 1 || logged[0].Seq != 4 || logged[0].Type != core.TypeAgentError {
+			t.Fatalf("after the lost run's last crumb: %+v", logged)
+		}
+		msgs, err := store.GetMessages(ctx, sess.ID)
+		if err != nil || len(msgs) != 2 || msgs[1].Role != core.RoleAssistant || !strings.Contains(string(msgs[1].Content), "[interrupted: RUN_LOST]") {
+			t.Fatalf("the lost run's session: %+v, %v", msgs, err)
+		}
+		ae, ok := logged[0].Crumb.(*core.AgentError)
+		if !ok || ae.Error.Code != core.CodeRunLost || ae.RunID != "run-dead" || ae.SessionID != sess.ID {
+			t.Fatalf("the logged end: %#v", logged[0].Crumb)
+		}
+
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(50 * time.Millisecond) // room for a wrong second end to show up
-	if logged, err = store.GetCrumbs(ctx, "run-dead", 3, 0); err != nil {
-		t.Fatal(err)
-	}
-	if len(logged) != 1 || logged[0].Seq != 4 || logged[0].Type != core.TypeAgentError {
-		t.Fatalf("after the lost run's last crumb: %+v", logged)
-	}
-	msgs, err := store.GetMessages(ctx, sess.ID)
-	if err != nil || len(msgs) != 2 || msgs[1].Role != core.RoleAssistant || !strings.Contains(string(msgs[1].Content), "[interrupted: RUN_LOST]") {
-		t.Fatalf("the lost run's session: %+v, %v", msgs, err)
-	}
-	ae, ok := logged[0].Crumb.(*core.AgentError)
-	if !ok || ae.Error.Code != core.CodeRunLost || ae.RunID != "run-dead" || ae.SessionID != sess.ID {
-		t.Fatalf("the logged end: %#v", logged[0].Crumb)
-	}
 }
 
 func TestStopDrainsRunsBeforeClosingTheStore(t *testing.T) {
-	reached := make(chan struct{})
-	store := &closeWatch{Store: memory.New()}
-	// The model takes a while to give up once cancelled, so a Stop that
-	// does not wait would close the store first.
-	slow := slowToCancel{reached: reached, linger: 300 * time.Millisecond}
-	in, err := engine.New(engine.Config{Store: store, Agents: []*core.Agent{textAgent("a")},
-		Providers: core.ProviderRegistry{"mock": func(string) (core.LanguageModel, error) { return slow, nil }}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := in.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	var runID string
-	var runErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for c, err := range in.Run(context.Background(), "a", "hi", core.RunOptions{}) {
-			if runID == "" {
-				runID = c.Base().RunID
-			}
-			if err != nil {
-				runErr = err
-			}
+	synctest.Test(t, func(t *testing.T) {
+		reached := make(chan struct{})
+		store := &closeWatch{Store: memory.New()}
+		// The model takes a while to give up once cancelled, so a Stop that
+		// does not wait would close the store first.
+		slow := slowToCancel{reached: reached, linger: 300 * time.Millisecond}
+		in, err := engine.New(engine.Config{Store: store, Agents: []*core.Agent{textAgent("a")},
+			Providers: core.ProviderRegistry{"mock": func(string) (core.LanguageModel, error) { return slow, nil }}})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}()
-	<-reached
-	if err := in.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	<-done
-	var be *core.BreadError
-	if !errors.As(runErr, &be) || be.Code != core.CodeRunCancelled {
-		t.Fatalf("the run ends cancelled: %v", runErr)
-	}
-	// The terminal crumb and the record were written before Close.
-	if !store.endLoggedBeforeClose() {
-		t.Error("the run's agent:error reached the crumb log after the store closed (or never)")
-	}
-	if s := store.statusAtClose(runID); s != core.RunCancelled {
-		t.Errorf("run status when the store closed: %q", s)
-	}
-	// A run after Stop began is refused with a code that tells clients to
-	// retry elsewhere.
-	_, err = collect(in.Run(context.Background(), "a", "hi", core.RunOptions{}))
-	wantCode(t, err, core.CodeInstanceStopping)
+		if err := in.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var runID string
+		var runErr error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for c, err := range in.Run(context.Background(), "a", "hi", core.RunOptions{}) {
+				if runID == "" {
+					runID = c.Base().RunID
+				}
+				if err != nil {
+					runErr = err
+				}
+			}
+		}()
+		<-reached
+		if err := in.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		<-done
+		var be *core.BreadError
+		if !errors.As(runErr, &be) || be.Code != core.CodeRunCancelled {
+			t.Fatalf("the run ends cancelled: %v", runErr)
+		}
+		// The terminal crumb and the record were written before Close.
+		if !store.endLoggedBeforeClose() {
+			t.Error("the run's agent:error reached the crumb log after the store closed (or never)")
+		}
+		if s := store.statusAtClose(runID); s != core.RunCancelled {
+			t.Errorf("run status when the store closed: %q", s)
+		}
+		// A run after Stop began is refused with a code that tells clients to
+		// retry elsewhere.
+		_, err = collect(in.Run(context.Background(), "a", "hi", core.RunOptions{}))
+		wantCode(t, err, core.CodeInstanceStopping)
+
+	})
 }
 
 func TestNoRunBeforeStartHasWiredThePlugins(t *testing.T) {

@@ -37,7 +37,7 @@ func (in *Instance) claimSession(ctx context.Context, rec core.RunRecord, policy
 			in.records.ended(ctx, rec, outcome{}, err)
 			return err
 		}
-		first := firstLive(runs, core.NowMillis())
+		first := firstLive(runs, in.nowMillis())
 		if first == "" || first == rec.ID {
 			return nil
 		}
@@ -47,14 +47,14 @@ func (in *Instance) claimSession(ctx context.Context, rec core.RunRecord, policy
 			in.records.ended(ctx, rec, outcome{}, busy)
 			return busy
 		}
-		t := time.NewTimer(wait)
+		t := in.clock.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			err := context.Cause(ctx)
 			in.records.ended(ctx, rec, outcome{}, err)
 			return err
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 }
