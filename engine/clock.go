@@ -32,6 +32,10 @@ type Ticker interface {
 	Stop()
 }
 
+// RealClock is the Clock of the time package, the one a nil Config.Clock
+// means. A Clock of one's own can delegate its timers to it.
+func RealClock() Clock { return realClock{} }
+
 // realClock is the Clock of the time package.
 type realClock struct{}
 

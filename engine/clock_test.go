@@ -92,13 +92,8 @@ type sweepOnce struct{}
 
 func (sweepOnce) Now() time.Time { return time.Now() }
 func (sweepOnce) NewTimer(d time.Duration) engine.Timer {
-	return realTimer{time.NewTimer(d)}
+	return engine.RealClock().NewTimer(d)
 }
 func (sweepOnce) NewTicker(time.Duration) engine.Ticker {
 	return stillTicker{make(chan time.Time)}
 }
-
-type realTimer struct{ t *time.Timer }
-
-func (r realTimer) C() <-chan time.Time { return r.t.C }
-func (r realTimer) Stop() bool          { return r.t.Stop() }

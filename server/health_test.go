@@ -147,13 +147,16 @@ func TestDrain(t *testing.T) {
 	defer res.Body.Close()
 	<-reached
 
-	drained := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-		defer cancel()
-		drained <- srv.Drain(ctx)
-	}()
-	waitUntil(t, srv.Draining)
+	// A drain whose context has ended while a run goes on turns the
+	// server draining and says the run did not end.
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := srv.Drain(ended); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Drain with a run still going = %v", err)
+	}
+	if !srv.Draining() {
+		t.Fatal("Drain did not turn the server draining")
+	}
 
 	if r := do(t, ts, "GET", "/readyz", ""); r.status != 503 || failing(health(t, r))[0] != "draining" {
 		t.Fatalf("/readyz while draining = %d %s", r.status, r.body)
@@ -165,12 +168,8 @@ func TestDrain(t *testing.T) {
 	if r := do(t, ts, "GET", "/agents", ""); r.status != 200 {
 		t.Fatalf("reads keep serving while draining: %d", r.status)
 	}
-	// The blocked run outlives the drain deadline: Drain says so, and the
-	// instance's Stop then cancels it, ending the stream with a terminal
-	// frame.
-	if err := <-drained; !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Drain with a run still going = %v", err)
-	}
+	// The instance's Stop cancels the blocked run, ending the stream with
+	// a terminal frame.
 	_ = f.inst.Stop(context.Background())
 	var last string
 	sc := bufio.NewScanner(res.Body)
@@ -180,9 +179,7 @@ func TestDrain(t *testing.T) {
 	if !strings.Contains(last, `"agent:error"`) || !strings.Contains(last, core.CodeRunCancelled) {
 		t.Fatalf("the drained stream ended with %s", last)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := srv.Drain(ctx); err != nil {
+	if err := srv.Drain(context.Background()); err != nil {
 		t.Fatalf("Drain with nothing in flight = %v", err)
 	}
 }
@@ -192,16 +189,6 @@ func newSocket(t *testing.T, srv *server.Server) string {
 	ts := httptestServer(srv.Handler())
 	t.Cleanup(ts.Close)
 	return ts.URL
-}
-
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatal("condition not reached")
 }
 
 func httptestServer(h http.Handler) *httptest.Server { return httptest.NewServer(h) }

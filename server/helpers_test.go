@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/memory"
@@ -21,11 +23,13 @@ import (
 type fixture struct {
 	inst  *fakeEngine
 	store *memory.Store
+	ahead atomic.Int64 // how far the store's clock is ahead of the real time
 }
 
 func newFixture(t *testing.T, cfg fakeConfig) *fixture {
 	t.Helper()
-	f := &fixture{store: memory.New()}
+	f := &fixture{}
+	f.store = memory.NewWithOptions(memory.Options{Now: func() time.Time { return time.Now().Add(time.Duration(f.ahead.Load())) }})
 	if cfg.Store == nil {
 		cfg.Store = f.store
 	}
@@ -37,6 +41,10 @@ func newFixture(t *testing.T, cfg fakeConfig) *fixture {
 	t.Cleanup(func() { _ = f.inst.Stop(context.Background()) })
 	return f
 }
+
+// later moves the store's clock on by d, as if d had passed: its sessions
+// are that much older.
+func (f *fixture) later(d time.Duration) { f.ahead.Add(int64(d)) }
 
 // serve starts a real socket for the server's handler.
 func (f *fixture) serve(t *testing.T, opts server.Options) *httptest.Server {

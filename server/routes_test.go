@@ -116,7 +116,7 @@ func TestSessionRoutes(t *testing.T) {
 			t.Fatalf("cleanup %s = %d %s (want 400 BAD_REQUEST naming no Go type)", bad, r.status, r.body)
 		}
 	}
-	time.Sleep(5 * time.Millisecond) // sessions must be strictly older than the cutoff
+	f.later(time.Hour) // sessions must be strictly older than the cutoff
 	r = do(t, ts.URL, "POST", "/sessions/cleanup", `{"olderThanDays":0.00000001,"tags":{"user":"42"}}`)
 	if r.status != 200 || string(r.body) != "{\"deleted\":2}\n" {
 		t.Fatalf("cleanup = %d %s", r.status, r.body)

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"slices"
+	"time"
 
 	"github.com/breadai/bread/core"
 )
@@ -19,6 +20,10 @@ type Options struct {
 	// suspended or running runs are never dropped by it. 0 means
 	// DefaultRetainRuns; a negative value keeps every run.
 	RetainRuns int
+	// Now is the store's clock: the times it stamps on sessions and the
+	// cutoff of CleanupSessions. nil is time.Now. A test moves it instead
+	// of waiting for sessions to age.
+	Now func() time.Time
 }
 
 // finished reports whether a run in status st has ended for good.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/breadai/bread/core"
 )
@@ -34,7 +33,7 @@ func (s *Store) CreateSession(ctx context.Context, ns core.NewSession) (core.Ses
 	if tags == nil {
 		tags = map[string]string{}
 	}
-	now := core.NowMillis()
+	now := s.nowMillis()
 	info := core.Session{ID: id, CreatedAt: now, UpdatedAt: now, Tags: tags, AgentID: ns.AgentID}
 
 	if err := s.lock(ctx); err != nil {
@@ -109,7 +108,7 @@ func (s *Store) CleanupSessions(ctx context.Context, opts core.CleanupOptions) (
 	if opts.OlderThan <= 0 {
 		return 0, nil // tags alone never delete
 	}
-	cutoff := time.Now().Add(-opts.OlderThan).UnixMilli()
+	cutoff := s.now().Add(-opts.OlderThan).UnixMilli()
 	var doomed []string
 	for id, sess := range s.sessions {
 		if sess.info.UpdatedAt < cutoff && hasTags(sess.info.Tags, opts.Tags) {
@@ -163,7 +162,7 @@ func (s *Store) AddMessage(ctx context.Context, sessionID string, m core.Session
 	if !ok {
 		return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)
 	}
-	sess.append(m)
+	sess.append(s.nowMillis(), m)
 	return nil
 }
 
@@ -180,9 +179,9 @@ func prepareMessage(sessionID string, m core.SessionMessage) (core.SessionMessag
 
 // append adds prepared messages and touches UpdatedAt. The write lock must
 // be held.
-func (sess *session) append(msgs ...core.SessionMessage) {
+func (sess *session) append(now int64, msgs ...core.SessionMessage) {
 	sess.messages = append(sess.messages, msgs...)
-	sess.info.UpdatedAt = max(sess.info.UpdatedAt, core.NowMillis())
+	sess.info.UpdatedAt = max(sess.info.UpdatedAt, now)
 }
 
 // hasTags reports whether tags carries every entry of want.

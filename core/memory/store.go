@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -16,6 +17,7 @@ import (
 type Store struct {
 	mu     sync.RWMutex
 	closed bool
+	now    func() time.Time // Options.Now, or time.Now
 	// seq numbers insertions, so records with equal timestamps keep a stable
 	// order (oldest first, newest first) whatever the clock did.
 	seq uint64
@@ -61,7 +63,12 @@ func NewWithOptions(o Options) *Store {
 	if retain == 0 {
 		retain = DefaultRetainRuns
 	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
 	return &Store{
+		now:         now,
 		retain:      retain,
 		finishedSet: make(map[string]struct{}),
 		sessions:    make(map[string]*session),
@@ -76,6 +83,9 @@ func NewWithOptions(o Options) *Store {
 		documents:   make(map[string]*storedDocument),
 	}
 }
+
+// nowMillis is the store's time in Unix milliseconds.
+func (s *Store) nowMillis() int64 { return s.now().UnixMilli() }
 
 // Close drops every record. Later calls return a STORE_CLOSED error; closing
 // twice is not an error.

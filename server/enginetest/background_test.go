@@ -13,24 +13,28 @@ import (
 	"github.com/breadai/bread/server"
 )
 
-// waitRun polls GET /runs/{runId} until the run's status is want.
+// waitRun reads GET /runs/{runId} (location) and checks the run's status
+// is want. A run that is to end (want completed, failed or cancelled) is
+// first followed on its passive stream, which ends with it; a run's
+// queued or running state is already recorded when the request that
+// started it answers, or when its model is called.
 func waitRun(t *testing.T, base, location, want string, hdr ...string) runState {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var got runState
-		r := do(t, base, "GET", location, "", hdr...)
-		if r.status == 200 {
-			r.decode(t, &got)
-			if got.Status == want {
-				return got
-			}
+	switch want {
+	case "completed", "failed", "cancelled":
+		if r := do(t, base, "GET", location+"/stream", "", hdr...); r.status != 200 {
+			t.Fatalf("GET %s/stream = %d %s", location, r.status, r.body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET %s = %d %s, want status %s", location, r.status, r.body, want)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
+	var got runState
+	r := do(t, base, "GET", location, "", hdr...)
+	if r.status == 200 {
+		r.decode(t, &got)
+	}
+	if got.Status != want {
+		t.Fatalf("GET %s = %d %s, want status %s", location, r.status, r.body, want)
+	}
+	return got
 }
 
 // Through the whole server: a background run answers 202 with its

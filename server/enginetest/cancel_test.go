@@ -53,7 +53,8 @@ func TestCancelRoute(t *testing.T) {
 func TestCancelRouteEndsASuspendedRun(t *testing.T) {
 	asker := &core.Agent{ID: "asker", Model: core.ModelRef{Provider: "scripted", Model: "m3"},
 		HumanTools: []core.HumanToolDef{{Name: "confirm", Schema: json.RawMessage(`{"type":"object"}`)}}}
-	f := newFixture(t, engine.Config{Agents: []*core.Agent{asker}}, modeltest.ToolCall("human_confirm", map[string]string{}))
+	clock := &aheadClock{}
+	f := newFixture(t, engine.Config{Agents: []*core.Agent{asker}, Clock: clock}, modeltest.ToolCall("human_confirm", map[string]string{}))
 	ts := f.serve(t, server.Options{})
 	var hr *core.HumanRequired
 	for c := range f.inst.Run(context.Background(), "asker", "go", core.RunOptions{}) {
@@ -72,7 +73,7 @@ func TestCancelRouteEndsASuspendedRun(t *testing.T) {
 	if r := do(t, ts.URL, "POST", "/runs/"+hr.RunID+"/cancel", ""); r.status != 409 || r.errorCode(t) != core.CodeCheckpointClaimed {
 		t.Fatalf("cancel during a resume = %d %s", r.status, r.body)
 	}
-	time.Sleep(300 * time.Millisecond) // the claim lapses
+	clock.later(time.Hour) // the claim lapses on the engine's clock
 	if r := do(t, ts.URL, "POST", "/runs/"+hr.RunID+"/cancel", ""); r.status != 200 {
 		t.Fatalf("cancel = %d %s", r.status, r.body)
 	}

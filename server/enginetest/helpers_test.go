@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/memory"
@@ -135,4 +137,18 @@ func (headerAuth) Authenticate(r *http.Request) (*core.AuthIdentity, error) {
 // allow.
 func allowStreams(allow func(id *core.AuthIdentity, runID string) bool) httpstream.Options {
 	return httpstream.Options{AuthorizeStream: func(_ context.Context, id *core.AuthIdentity, runID string) bool { return allow(id, runID) }}
+}
+
+// aheadClock is an engine.Clock ahead of the real time by what later added:
+// a claim or a lease lapses when the test says, not after a sleep.
+type aheadClock struct{ ahead atomic.Int64 }
+
+func (c *aheadClock) later(d time.Duration) { c.ahead.Add(int64(d)) }
+
+func (c *aheadClock) Now() time.Time { return time.Now().Add(time.Duration(c.ahead.Load())) }
+
+func (c *aheadClock) NewTimer(d time.Duration) engine.Timer { return engine.RealClock().NewTimer(d) }
+
+func (c *aheadClock) NewTicker(d time.Duration) engine.Ticker {
+	return engine.RealClock().NewTicker(d)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,11 +23,18 @@ import (
 // tokens of ttl, wired the way the CLI wires them.
 func ownedServer(t *testing.T, ttl time.Duration, turns ...modeltest.Turn) (*fixture, string) {
 	t.Helper()
+	return ownedServerAt(t, ttl, time.Now, turns...)
+}
+
+// ownedServerAt is ownedServer whose stream tokens tell the time by now.
+func ownedServerAt(t *testing.T, ttl time.Duration, now func() time.Time, turns ...modeltest.Turn) (*fixture, string) {
+	t.Helper()
 	store := memory.New()
 	tokens, err := server.NewStreamTokens(nil, ttl)
 	if err != nil {
 		t.Fatal(err)
 	}
+	tokens = tokens.WithClock(now)
 	own := &server.Ownership{Store: store, Admin: func(id *core.AuthIdentity) bool { return id.Subject == "root" }, Resume: true, Sessions: true}
 	f := newFixture(t, engine.Config{Store: store, Plugins: []core.BreadPlugin{tokens.Plugin(store, own.AuthorizeStream)}}, turns...)
 	f.store = store
@@ -136,7 +144,8 @@ func TestOwnershipGuardsRunsByTheirStarter(t *testing.T) {
 }
 
 func TestStreamTokens(t *testing.T) {
-	_, base := ownedServer(t, 300*time.Millisecond, modeltest.Text("one"), modeltest.Text("two"))
+	var ahead atomic.Int64 // how far the tokens' clock is ahead of the real time
+	_, base := ownedServerAt(t, time.Minute, func() time.Time { return time.Now().Add(time.Duration(ahead.Load())) }, modeltest.Text("one"), modeltest.Text("two"))
 	runX, runY := startRun(t, base, "alice"), startRun(t, base, "alice")
 	res := do(t, base, http.MethodPost, "/runs/"+runX+"/stream-token", "", "X-Identity", "alice")
 	var v struct {
@@ -168,7 +177,7 @@ func TestStreamTokens(t *testing.T) {
 	if got := do(t, base, http.MethodGet, "/runs/"+runX+"/stream?access_token=bst1.forged.sig", ""); got.status != http.StatusUnauthorized {
 		t.Errorf("a forged token: %d", got.status)
 	}
-	time.Sleep(400 * time.Millisecond)
+	ahead.Store(int64(time.Minute)) // the token's minute has passed
 	if got := do(t, base, http.MethodGet, "/runs/"+runX+"/stream"+q, ""); got.status != http.StatusUnauthorized {
 		t.Errorf("an expired token: %d %s", got.status, got.body)
 	}
