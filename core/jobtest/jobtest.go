@@ -3,6 +3,7 @@ package jobtest
 import (
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -27,6 +28,12 @@ type Harness struct {
 	// final (0: 2s). It should exceed the adapter's poll interval and
 	// retry backoff.
 	Quiet time.Duration
+	// Bubble runs each case in a testing/synctest bubble, for a queue
+	// whose goroutines and timers all live in the process (no network, no
+	// database): its retry backoffs, poll intervals and the Quiet windows
+	// pass in fake time, at once, and a leaked goroutine fails the case
+	// (synctest.Test waits for every goroutine of the bubble to end).
+	Bubble bool
 }
 
 // Run runs every case against queues made by h.New.
@@ -71,6 +78,10 @@ func Run(t *testing.T, h Harness) {
 		t.Log("jobtest: Harness.Shared is false; the cases across replicas are skipped")
 	}
 	for _, c := range cases {
+		if h.Bubble {
+			t.Run(c.name, func(t *testing.T) { synctest.Test(t, c.fn) })
+			continue
+		}
 		t.Run(c.name, c.fn)
 	}
 }

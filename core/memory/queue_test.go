@@ -17,6 +17,7 @@ func TestQueueConformance(t *testing.T) {
 				RetryBackoff: func(int) time.Duration { return 100 * time.Millisecond },
 			})
 		},
-		Quiet: time.Second,
+		Quiet:  time.Second,
+		Bubble: true, // backoffs and quiet windows pass in fake time
 	})
 }

@@ -37,6 +37,21 @@ func blockedStore(t *testing.T) (*sqlite.Store, func()) {
 	}
 }
 
+// waitTaken waits until the committer has taken a write and holds a
+// connection for it, stuck behind the lock: the pool then has two
+// connections in use, the lock's and the committer's. A database lock
+// announces no waiter, so this polls the pool's count; the ten seconds
+// only bound a test that fails.
+func waitTaken(t *testing.T, s *sqlite.Store) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); s.DB().DB.Stats().InUse < 2; {
+		if time.Now().After(deadline) {
+			t.Fatal("the committer never took the write")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // createAsync starts CreateSession(id) and returns where its error lands.
 func createAsync(ctx context.Context, s *sqlite.Store, id string) <-chan error {
 	done := make(chan error, 1)
@@ -53,10 +68,11 @@ func createAsync(ctx context.Context, s *sqlite.Store, id string) <-chan error {
 func TestGroupCommitWithdrawsACancelledWrite(t *testing.T) {
 	s, release := blockedStore(t)
 	first := createAsync(t.Context(), s, "first")
-	time.Sleep(200 * time.Millisecond) // the committer takes it and waits in BEGIN
+	waitTaken(t, s)
+	// Queued or about to be, the second write is withdrawn either way:
+	// do queues it, then sees its context ended.
 	ctx, cancel := context.WithCancel(t.Context())
 	second := createAsync(ctx, s, "second")
-	time.Sleep(100 * time.Millisecond)
 	cancel()
 	select {
 	case err := <-second:
@@ -83,9 +99,10 @@ func TestGroupCommitWithdrawsACancelledWrite(t *testing.T) {
 func TestGroupCommitCloseWithQueuedWrites(t *testing.T) {
 	s, release := blockedStore(t)
 	first := createAsync(t.Context(), s, "first")
-	time.Sleep(200 * time.Millisecond) // the committer takes it and waits in BEGIN
+	waitTaken(t, s)
+	// Queued before Close or refused by it, the second write is
+	// STORE_CLOSED either way.
 	second := createAsync(t.Context(), s, "second")
-	time.Sleep(100 * time.Millisecond)
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close() }()
 	select {

@@ -302,10 +302,6 @@ func errorCode(c core.Crumb) string {
 	return ""
 }
 
-func isNotImplemented(fs []core.Frame) bool {
-	return len(fs) > 0 && errorCode(fs[len(fs)-1].Crumb) == core.CodeNotImplemented
-}
-
 var errNope = errors.New("nope")
 
 func mustJSON(v any) string {

@@ -322,9 +322,6 @@ func TestClientDisconnectCancelsTheRun(t *testing.T) {
 func TestResumeAndPipelineRoutes(t *testing.T) {
 	e := newEnv(t, setup{cfg: engine.Config{Pipelines: map[string][]core.PipelineStep{"one": {{Type: core.StepAgent, AgentID: "writer"}}}}})
 	fs := e.open(t, "POST", "/pipelines/one/run", `{"input":"hi"}`).rest()
-	if isNotImplemented(fs) {
-		t.Skip("waiting for core Resume/RunPipeline")
-	}
 	if got := types(fs); !strings.HasPrefix(got, core.TypePipelineStepStart) || !strings.Contains(got, core.TypeAgentRunEnd) || !strings.HasSuffix(got, core.TypePipelineStepEnd) {
 		t.Fatalf("pipeline stream %s", got)
 	}
@@ -367,9 +364,6 @@ func TestPassiveStreamStaysOpenAcrossHumanRequired(t *testing.T) {
 		}
 	}
 	resumed := e.open(t, "POST", "/resume/"+hr.CheckpointID, `{"response":{"ok":true}}`).rest()
-	if isNotImplemented(resumed) {
-		t.Skip("waiting for core Resume/RunPipeline")
-	}
 	if !strings.HasSuffix(types(resumed), core.TypeAgentRunEnd) {
 		t.Fatalf("resume stream %s", types(resumed))
 	}
