@@ -130,7 +130,11 @@ func (f *forwarder) Work(ctx context.Context, job *river.Job[jobArgs]) error {
 		return river.JobSnooze(max(snooze.After, 0))
 	case runCtx.Err() != nil && f.stopping.Load():
 		// Stop cancelled the job: River puts it back, without counting
-		// the attempt, when the error is the context's own.
+		// the attempt, when the error is the context's own and River's
+		// context of the job ended with River's stop as its cause. Stop
+		// closes hardStop just before StopAndCancel cuts River's context,
+		// so a job quick to return would otherwise be seen as failed.
+		<-ctx.Done()
 		return context.Canceled
 	}
 	return err
