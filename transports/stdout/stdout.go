@@ -1,6 +1,7 @@
 package stdout
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -239,8 +240,15 @@ func (t *Printer) brief(v any) string {
 	case json.RawMessage:
 		// A payload read back from a crumb log or a bus: a JSON string
 		// prints as the string a live run's would.
+		// Any other value prints compact, as a live run's marshalled one
+		// does (a tool's own output may be spaced: Python's json.dumps).
 		if json.Unmarshal(x, &s) != nil {
-			s = string(x)
+			var b bytes.Buffer
+			if json.Compact(&b, x) == nil {
+				s = b.String()
+			} else {
+				s = string(x)
+			}
 		}
 	default:
 		b, err := json.Marshal(v)

@@ -3,6 +3,7 @@ package stdout_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -161,5 +162,29 @@ func TestListenerOnAnEngine(t *testing.T) {
 	buf.Reset()
 	if _, err := inst.RunSync(context.Background(), "writer", "hi", core.RunOptions{}); err == nil && buf.Len() != 0 {
 		t.Errorf("printed after the listener was removed: %q", buf.String())
+	}
+}
+
+// A result read back from a log or a bus arrives as raw JSON, spaced the
+// way the tool wrote it: it prints compact, as a live run's value does,
+// and a JSON string prints as the string.
+func TestRawResultsPrintLikeLiveOnes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		raw  string
+		want string
+	}{
+		{"spaced object", `{"published": true, "url": "https://x/y"}`, `  < tool_publish {"published":true,"url":"https://x/y"}`},
+		{"string", `"done"`, `  < tool_publish done`},
+		{"not JSON", `{oops`, `  < tool_publish {oops`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			tr := stdout.New(stdout.Options{Writer: &buf})
+			publish(t, tr, &core.ToolResult{CrumbBase: base(), ToolName: "tool_publish", Result: json.RawMessage(tc.raw)})
+			if got := strings.TrimSuffix(buf.String(), "\n"); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
