@@ -45,12 +45,57 @@ type RunLister interface {
 	ListRuns(ctx context.Context, filter RunFilter) ([]RunRecord, error)
 }
 
-// RunFilter narrows ListRuns.
+// RunFilter narrows ListRuns: a record is listed when it matches every
+// non-zero field.
 type RunFilter struct {
 	SessionID string
 	AgentID   string
 	Status    RunStatus
-	Limit     int
+	// StartedBy keeps the runs one identity started (its OwnerKey): a
+	// protocol lists a caller's own runs without reading the others.
+	StartedBy string
+	// UpdatedSince keeps the records whose UpdatedAt is at or after it
+	// (Unix milliseconds).
+	UpdatedSince int64
+	// NoPipelines leaves out pipelines' own run records (PipelineID set).
+	NoPipelines bool
+	// After, when set, keeps the records that come after it in the
+	// listing's order (newest first): a page's last record, as a
+	// RunCursor, asks for the next page. Records created meanwhile never
+	// shift a page, as an offset would.
+	After *RunCursor
+	// Limit caps the records returned (<= 0: all).
+	Limit int
+}
+
+// RunCursor is a position in a listing of runs: the record it was made of
+// (CursorOf) and every record listed before it are behind it.
+type RunCursor struct {
+	CreatedAt int64  `json:"c"`
+	ID        string `json:"i"`
+}
+
+// CursorOf is the position of r in a listing.
+func CursorOf(r RunRecord) *RunCursor { return &RunCursor{CreatedAt: r.CreatedAt, ID: r.ID} }
+
+// Matches reports whether r passes every field of f but After and Limit:
+// stores that filter in memory use it, and those that filter in SQL hold
+// to it (storetest checks both against it).
+func (f RunFilter) Matches(r RunRecord) bool {
+	return (f.SessionID == "" || r.SessionID == f.SessionID) &&
+		(f.AgentID == "" || r.AgentID == f.AgentID) &&
+		(f.Status == "" || r.Status == f.Status) &&
+		(f.StartedBy == "" || r.StartedBy == f.StartedBy) &&
+		(f.UpdatedSince == 0 || r.UpdatedAt >= f.UpdatedSince) &&
+		(!f.NoPipelines || r.PipelineID == "")
+}
+
+// RunCounter is implemented by run listers that count matching records
+// without reading them (Storage.CountRuns falls back to listing them).
+type RunCounter interface {
+	// CountRuns returns how many records match f, ignoring its After and
+	// Limit.
+	CountRuns(ctx context.Context, f RunFilter) (int, error)
 }
 
 // SessionStarters is implemented by run stores that tell who started a

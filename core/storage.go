@@ -34,6 +34,7 @@ type Storage struct {
 
 	runs      RunStore
 	lister    RunLister
+	counter   RunCounter // optional, without a capability bit: CountRuns falls back to listing
 	starters  SessionStarters
 	deleter   MessageDeleter
 	loops     LoopStore
@@ -127,6 +128,9 @@ func NewStorage(store BreadStore) *Storage {
 	s := &Storage{store: store}
 	s.runs = found[RunStore](&s.caps, StoreRuns, store)
 	s.lister = found[RunLister](&s.caps, StoreRunList, store)
+	if s.lister != nil {
+		s.counter, _ = capabilityOf[RunCounter](store)
+	}
 	s.starters = found[SessionStarters](&s.caps, StoreSessionStarters, store)
 	s.deleter = found[MessageDeleter](&s.caps, StoreMessageDelete, store)
 	s.loops = found[LoopStore](&s.caps, StoreLoops, store)

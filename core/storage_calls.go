@@ -178,6 +178,21 @@ func (s *Storage) ListRuns(ctx context.Context, f RunFilter) ([]RunRecord, error
 	return s.lister.ListRuns(ctx, f)
 }
 
+// CountRuns returns how many run records match f, ignoring its After and
+// Limit: through the store's RunCounter when it has one, else by listing
+// them.
+func (s *Storage) CountRuns(ctx context.Context, f RunFilter) (int, error) {
+	if err := s.can(StoreRunList); err != nil {
+		return 0, err
+	}
+	f.After, f.Limit = nil, 0
+	if s.counter != nil {
+		return s.counter.CountRuns(ctx, f)
+	}
+	runs, err := s.lister.ListRuns(ctx, f)
+	return len(runs), err
+}
+
 // SessionStarters implements SessionStarters.
 func (s *Storage) SessionStarters(ctx context.Context, sessionID string) ([]string, error) {
 	if err := s.can(StoreSessionStarters); err != nil {

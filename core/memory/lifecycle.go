@@ -138,16 +138,37 @@ func (s *Store) ListRuns(ctx context.Context, f core.RunFilter) ([]core.RunRecor
 	}
 	out := make([]core.RunRecord, 0)
 	for _, r := range s.runRecords {
-		if (f.SessionID == "" || r.SessionID == f.SessionID) && (f.AgentID == "" || r.AgentID == f.AgentID) && (f.Status == "" || r.Status == f.Status) {
+		if f.Matches(*r) && (f.After == nil || newerFirst(*r, *f.After) > 0) {
 			out = append(out, *r)
 		}
 	}
 	s.mu.RUnlock()
 	slices.SortFunc(out, func(a, b core.RunRecord) int {
-		return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), cmp.Compare(b.ID, a.ID))
+		return newerFirst(a, *core.CursorOf(b))
 	})
 	if f.Limit > 0 && len(out) > f.Limit {
 		out = out[:f.Limit]
 	}
 	return out, nil
+}
+
+// newerFirst orders run records as listings do: newest first by CreatedAt,
+// then by id descending. It is negative when r comes before c.
+func newerFirst(r core.RunRecord, c core.RunCursor) int {
+	return cmp.Or(cmp.Compare(c.CreatedAt, r.CreatedAt), cmp.Compare(c.ID, r.ID))
+}
+
+// CountRuns implements core.RunCounter.
+func (s *Store) CountRuns(ctx context.Context, f core.RunFilter) (int, error) {
+	if err := s.rlock(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.RUnlock()
+	n := 0
+	for _, r := range s.runRecords {
+		if f.Matches(*r) {
+			n++
+		}
+	}
+	return n, nil
 }

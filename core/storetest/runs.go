@@ -307,16 +307,23 @@ func testListRuns(t *testing.T, s core.BreadStore) {
 	rs := capability[core.RunStore](t, s)
 	createSession(t, s, core.NewSession{ID: "s1"})
 	createSession(t, s, core.NewSession{ID: "s2"})
-	put := func(id, session, agent string, status core.RunStatus, created int64) {
+	put := func(id, session, agent string, status core.RunStatus, created int64, edit ...func(*core.RunRecord)) {
 		t.Helper()
 		r := runRecord(id, session, "o", status, baseTime+60_000)
 		r.AgentID, r.CreatedAt, r.UpdatedAt = agent, created, created
+		for _, e := range edit {
+			e(&r)
+		}
 		noErr(t, rs.PutRun(t.Context(), r), "PutRun(%s)", id)
 	}
-	put("r1", "s1", "writer", core.RunCompleted, baseTime)
-	put("r2", "s1", "critic", core.RunSuspended, baseTime+1)
-	put("r3", "s2", "writer", core.RunRunning, baseTime+2)
-	put("r4", "s2", "writer", core.RunCompleted, baseTime+3)
+	by := func(who string) func(*core.RunRecord) { return func(r *core.RunRecord) { r.StartedBy = who } }
+	put("r1", "s1", "writer", core.RunCompleted, baseTime, by("alice"))
+	put("r2", "s1", "critic", core.RunSuspended, baseTime+1, by("bob"))
+	put("r3", "s2", "writer", core.RunRunning, baseTime+2, by("alice"))
+	put("r4", "s2", "writer", core.RunCompleted, baseTime+3, func(r *core.RunRecord) { r.UpdatedAt = baseTime + 10 })
+	// r5 shares r4's CreatedAt: the listing orders ties by id, and a
+	// cursor between them splits them exactly.
+	put("r5", "s2", "writer", core.RunCompleted, baseTime+3, func(r *core.RunRecord) { r.PipelineID = "review" })
 	ids := func(f core.RunFilter) []string {
 		t.Helper()
 		got, err := rl.ListRuns(t.Context(), f)
@@ -331,18 +338,52 @@ func testListRuns(t *testing.T, s core.BreadStore) {
 		f    core.RunFilter
 		want []string
 	}{
-		{core.RunFilter{}, []string{"r4", "r3", "r2", "r1"}},
+		{core.RunFilter{}, []string{"r5", "r4", "r3", "r2", "r1"}},
 		{core.RunFilter{SessionID: "s1"}, []string{"r2", "r1"}},
-		{core.RunFilter{AgentID: "writer"}, []string{"r4", "r3", "r1"}},
-		{core.RunFilter{Status: core.RunCompleted}, []string{"r4", "r1"}},
+		{core.RunFilter{AgentID: "writer"}, []string{"r5", "r4", "r3", "r1"}},
+		{core.RunFilter{Status: core.RunCompleted}, []string{"r5", "r4", "r1"}},
 		{core.RunFilter{SessionID: "s2", Status: core.RunRunning}, []string{"r3"}},
-		{core.RunFilter{Limit: 2}, []string{"r4", "r3"}},
+		{core.RunFilter{Limit: 2}, []string{"r5", "r4"}},
+		{core.RunFilter{StartedBy: "alice"}, []string{"r3", "r1"}},
+		{core.RunFilter{UpdatedSince: baseTime + 3}, []string{"r5", "r4"}},
+		{core.RunFilter{NoPipelines: true, AgentID: "writer"}, []string{"r4", "r3", "r1"}},
+		{core.RunFilter{After: &core.RunCursor{CreatedAt: baseTime + 3, ID: "r5"}}, []string{"r4", "r3", "r2", "r1"}},
+		{core.RunFilter{After: &core.RunCursor{CreatedAt: baseTime + 3, ID: "r4"}, Limit: 2}, []string{"r3", "r2"}},
+		{core.RunFilter{After: &core.RunCursor{CreatedAt: baseTime + 1, ID: "r2"}, StartedBy: "alice"}, []string{"r1"}},
+		{core.RunFilter{After: &core.RunCursor{CreatedAt: baseTime, ID: "r1"}}, []string{}},
 		{core.RunFilter{SessionID: "nobody"}, []string{}},
 		{core.RunFilter{AgentID: "a\x00b"}, []string{}},
+		{core.RunFilter{StartedBy: "a\x00b"}, []string{}},
 	} {
 		if got := ids(c.f); !slices.Equal(got, c.want) {
 			t.Errorf("ListRuns(%+v) = %v, want %v", c.f, got, c.want)
 		}
+		// CountRuns ignores After and Limit, through the store's counter
+		// or by listing: both agree with the listing.
+		whole := c.f
+		whole.After, whole.Limit = nil, 0
+		n, err := core.NewStorage(s).CountRuns(t.Context(), c.f)
+		noErr(t, err, "CountRuns(%+v)", c.f)
+		if want := len(ids(whole)); n != want {
+			t.Errorf("CountRuns(%+v) = %d, want %d", c.f, n, want)
+		}
+	}
+	// Paging with cursors visits every record once, in order.
+	var paged []string
+	f := core.RunFilter{Limit: 2}
+	for range 10 {
+		page, err := rl.ListRuns(t.Context(), f)
+		noErr(t, err, "ListRuns(%+v)", f)
+		for _, r := range page {
+			paged = append(paged, r.ID)
+		}
+		if len(page) < f.Limit {
+			break
+		}
+		f.After = core.CursorOf(page[len(page)-1])
+	}
+	if want := []string{"r5", "r4", "r3", "r2", "r1"}; !slices.Equal(paged, want) {
+		t.Errorf("paged through %v, want %v", paged, want)
 	}
 	got, err := rl.ListRuns(t.Context(), core.RunFilter{SessionID: "s1", Status: core.RunSuspended})
 	noErr(t, err, "ListRuns")

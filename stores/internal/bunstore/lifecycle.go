@@ -186,19 +186,13 @@ func (s *Store) ListRuns(ctx context.Context, f core.RunFilter) ([]core.RunRecor
 	if err := s.read(); err != nil {
 		return nil, err
 	}
-	if hasNUL(f.SessionID, f.AgentID, string(f.Status)) {
+	if !filterable(f) {
 		return []core.RunRecord{}, nil
 	}
 	var rows []runRow
-	q := s.db.NewSelect().Model(&rows).OrderExpr("created_at DESC, id DESC")
-	if f.SessionID != "" {
-		q = q.Where("session_id = ?", f.SessionID)
-	}
-	if f.AgentID != "" {
-		q = q.Where("agent_id = ?", f.AgentID)
-	}
-	if f.Status != "" {
-		q = q.Where("status = ?", string(f.Status))
+	q := whereRuns(s.db.NewSelect().Model(&rows), f).OrderExpr("created_at DESC, id DESC")
+	if c := f.After; c != nil {
+		q = q.Where("(created_at < ? OR (created_at = ? AND id < ?))", c.CreatedAt, c.CreatedAt, c.ID)
 	}
 	if f.Limit > 0 {
 		q = q.Limit(int64(f.Limit))
@@ -211,4 +205,52 @@ func (s *Store) ListRuns(ctx context.Context, f core.RunFilter) ([]core.RunRecor
 		out[i] = r.record()
 	}
 	return out, nil
+}
+
+// CountRuns implements core.RunCounter.
+func (s *Store) CountRuns(ctx context.Context, f core.RunFilter) (int, error) {
+	if err := s.read(); err != nil {
+		return 0, err
+	}
+	if !filterable(f) {
+		return 0, nil
+	}
+	n, err := whereRuns(s.db.NewSelect().Model((*runRow)(nil)), f).Count(ctx)
+	if err != nil {
+		return 0, s.mapErr("count runs", err, nil)
+	}
+	return int(n), nil
+}
+
+// filterable reports whether f can match a record: a NUL byte, which no
+// stored id holds and PostgreSQL refuses in text, matches none.
+func filterable(f core.RunFilter) bool {
+	after := ""
+	if f.After != nil {
+		after = f.After.ID
+	}
+	return !hasNUL(f.SessionID, f.AgentID, string(f.Status), f.StartedBy, after)
+}
+
+// whereRuns adds f's conditions but After and Limit (core.RunFilter.Matches).
+func whereRuns(q *bun.SelectQuery, f core.RunFilter) *bun.SelectQuery {
+	if f.SessionID != "" {
+		q = q.Where("session_id = ?", f.SessionID)
+	}
+	if f.AgentID != "" {
+		q = q.Where("agent_id = ?", f.AgentID)
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", string(f.Status))
+	}
+	if f.StartedBy != "" {
+		q = q.Where("started_by = ?", f.StartedBy)
+	}
+	if f.UpdatedSince != 0 {
+		q = q.Where("updated_at >= ?", f.UpdatedSince)
+	}
+	if f.NoPipelines {
+		q = q.Where("pipeline_id IS NULL")
+	}
+	return q
 }
