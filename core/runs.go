@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"slices"
 	"strconv"
 )
 
@@ -51,6 +52,10 @@ type RunFilter struct {
 	SessionID string
 	AgentID   string
 	Status    RunStatus
+	// Statuses keeps the records whose status is one of these (as well as
+	// Status, when both are set): one protocol state may be several run
+	// statuses (A2A's failed is failed or lost).
+	Statuses []RunStatus
 	// StartedBy keeps the runs one identity started (its OwnerKey): a
 	// protocol lists a caller's own runs without reading the others.
 	StartedBy string
@@ -85,6 +90,7 @@ func (f RunFilter) Matches(r RunRecord) bool {
 	return (f.SessionID == "" || r.SessionID == f.SessionID) &&
 		(f.AgentID == "" || r.AgentID == f.AgentID) &&
 		(f.Status == "" || r.Status == f.Status) &&
+		(len(f.Statuses) == 0 || slices.Contains(f.Statuses, r.Status)) &&
 		(f.StartedBy == "" || r.StartedBy == f.StartedBy) &&
 		(f.UpdatedSince == 0 || r.UpdatedAt >= f.UpdatedSince) &&
 		(!f.NoPipelines || r.PipelineID == "")

@@ -345,6 +345,8 @@ func testListRuns(t *testing.T, s core.BreadStore) {
 		{core.RunFilter{SessionID: "s2", Status: core.RunRunning}, []string{"r3"}},
 		{core.RunFilter{Limit: 2}, []string{"r5", "r4"}},
 		{core.RunFilter{StartedBy: "alice"}, []string{"r3", "r1"}},
+		{core.RunFilter{Statuses: []core.RunStatus{core.RunRunning, core.RunSuspended}}, []string{"r3", "r2"}},
+		{core.RunFilter{Statuses: []core.RunStatus{core.RunRunning, core.RunSuspended}, Status: core.RunRunning}, []string{"r3"}},
 		{core.RunFilter{UpdatedSince: baseTime + 3}, []string{"r5", "r4"}},
 		{core.RunFilter{NoPipelines: true, AgentID: "writer"}, []string{"r4", "r3", "r1"}},
 		{core.RunFilter{After: &core.RunCursor{CreatedAt: baseTime + 3, ID: "r5"}}, []string{"r4", "r3", "r2", "r1"}},

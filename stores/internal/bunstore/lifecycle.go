@@ -243,6 +243,9 @@ func whereRuns(q *bun.SelectQuery, f core.RunFilter) *bun.SelectQuery {
 	if f.Status != "" {
 		q = q.Where("status = ?", string(f.Status))
 	}
+	if len(f.Statuses) > 0 {
+		q = q.Where("status IN (?)", bun.List(f.Statuses))
+	}
 	if f.StartedBy != "" {
 		q = q.Where("started_by = ?", f.StartedBy)
 	}
