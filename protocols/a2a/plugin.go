@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync/atomic"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -81,6 +82,13 @@ type Options struct {
 	// cluster coordinator when the bus is Redis). nil cancels runs of
 	// this replica only.
 	Canceller Canceller `json:"-"`
+	// Heartbeat is the longest silence on an open event stream
+	// (message/stream, tasks/resubscribe and their v1.0 names): while the
+	// run is quiet (a slow model, a long tool, a wait for input on a
+	// delegated run) a `: keep-alive` comment goes out, so proxies with an
+	// idle timeout keep the connection. Default DefaultHeartbeat; negative
+	// sends none.
+	Heartbeat time.Duration `json:"-"`
 }
 
 // Plugin is the A2A plugin: the card and JSON-RPC routes over a Runtime.
@@ -210,7 +218,7 @@ func (p *Plugin) serveRPC(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the A2A endpoint is not running", http.StatusServiceUnavailable)
 		return
 	}
-	p.rpc.ServeHTTP(flusher{w}, r)
+	serveWithHeartbeat(p.rpc, flusher{w}, r, p.heartbeat())
 }
 
 // flusher gives a2a-go's SSE writer the http.Flusher it asserts, whatever

@@ -87,6 +87,22 @@ func (h v1) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeV1(w, req.ID, v1Task(t), nil)
+	case "ListTasks":
+		var p listTasksParams
+		if err := json.Unmarshal(orEmpty(req.Params), &p); err != nil {
+			writeV1(w, req.ID, nil, v1Err(fmt.Errorf("params: %w", a2a.ErrInvalidParams)))
+			return
+		}
+		page, err := h.h.listTasks(ctx, p)
+		if err != nil {
+			writeV1(w, req.ID, nil, v1Err(err))
+			return
+		}
+		tasks := make([]any, len(page.tasks))
+		for i, t := range page.tasks {
+			tasks[i] = v1Task(t)
+		}
+		writeV1(w, req.ID, map[string]any{"tasks": tasks, "nextPageToken": page.next, "pageSize": page.pageSize, "totalSize": page.total}, nil)
 	case "CancelTask":
 		id, err := decodeV1ID(req.Params)
 		if err != nil {

@@ -129,6 +129,23 @@ main(async () => {
   check((await editor.getTask({ id: waiting.id })).status.state === TaskState.TASK_STATE_CANCELED, "tasks/get says canceled");
   await refused("an answer to a canceled task", -32602, () => editor.sendMessage(message([data({ title: "Late" })], waiting.id)));
 
+  // ListTasks (v1.0; v0.3 has no tasks/list): the baker's tasks, newest
+  // first, a page at a time (the v0.3 run's tasks, on the same server and
+  // agent, are older).
+  if (version === "1.0") {
+    // A ListTasksRequest in full, as its TypeScript type asks: an omitted
+    // status would go out as "UNRECOGNIZED".
+    const list = (fields) => baker.listTasks({ tenant: "", contextId: "", status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: "", ...fields });
+    const first = await list({ pageSize: 1 });
+    check(first.totalSize >= 2 && first.tasks.length === 1 && first.tasks[0].id === streamed.id && first.nextPageToken !== "",
+      `ListTasks' first page: the newest task and a token (${JSON.stringify({ total: first.totalSize, ids: first.tasks.map((t) => t.id), next: first.nextPageToken })})`);
+    const second = await list({ pageSize: 1, pageToken: first.nextPageToken });
+    check(second.tasks.length === 1 && second.tasks[0].id === sent.id && (second.nextPageToken === "") === (first.totalSize === 2), "ListTasks' second page: the task sent before");
+    const done = await list({ status: TaskState.TASK_STATE_COMPLETED });
+    check(done.tasks.length === first.totalSize && done.tasks.every((t) => t.status.state === TaskState.TASK_STATE_COMPLETED), "ListTasks by state");
+    await refused("ListTasks with a page size over 100", -32602, () => list({ pageSize: 101 }));
+  }
+
   // The errors a client meets.
   await refused("tasks/get of an unknown task", -32001, () => baker.getTask({ id: "no-such-task" }));
   await refused("tasks/cancel of a completed task", -32002, () => baker.cancelTask({ id: sent.id }));
