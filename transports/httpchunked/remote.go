@@ -1,22 +1,25 @@
 package httpchunked
 
 import (
-	"context"
-	"errors"
-	"iter"
+	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/breadai/bread/core"
-	"github.com/breadai/bread/transports/httpstream"
+	"github.com/breadai/bread/transports/httpstream/remoteagent"
 )
 
-// RemoteOptions locate and authenticate a remote bread.
+// DefaultMaxLineBytes bounds one NDJSON line (one crumb).
+const DefaultMaxLineBytes = remoteagent.DefaultMaxFrameBytes
+
+// RemoteOptions locate and authenticate a remote bread and bound the
+// reconnects: remoteagent.Options with the format fixed to NDJSON.
 type RemoteOptions struct {
 	// URL is the remote server's base URL, for example http://research:3000.
 	URL string
 	// Headers are sent with every request, before Signer runs.
 	Headers http.Header
-	// Signer signs every request.
+	// Signer signs every request, reconnects and cancels included.
 	Signer core.BreadSigner
 	// HTTPClient sends the requests; nil is http.DefaultClient. Give it no
 	// Timeout: a run streams for as long as it runs. Cancel through the
@@ -24,63 +27,25 @@ type RemoteOptions struct {
 	HTTPClient *http.Client
 	// MaxLineBytes bounds one line (default 16 MiB).
 	MaxLineBytes int
+	// MaxRetries bounds the reconnects in a row that deliver nothing new
+	// (default 5; negative disables reconnecting, see remoteagent.Options).
+	MaxRetries int
+	// RetryDelay is the wait before the first reconnect (default 500 ms).
+	RetryDelay time.Duration
+	// Logger receives a warning when cancelling an abandoned remote run
+	// fails; nil logs nothing.
+	Logger *slog.Logger
 }
 
-// Remote runs agents on another bread over its chunked NDJSON routes.
-type Remote struct {
-	ep      httpstream.Endpoint
-	maxLine int
-}
+// Remote runs agents on another bread over its NDJSON routes.
+type Remote = remoteagent.Client
 
-var _ core.RemoteAgent = (*Remote)(nil)
-
-// RemoteAgent returns a core.RemoteAgent for the bread at opts.URL.
+// RemoteAgent returns a core.RemoteAgent for the bread at opts.URL that
+// asks for NDJSON: remoteagent.New with Format NDJSON.
 func RemoteAgent(opts RemoteOptions) *Remote {
-	r := &Remote{
-		ep:      httpstream.Endpoint{URL: opts.URL, Headers: opts.Headers, Signer: opts.Signer, Client: opts.HTTPClient, Accept: httpstream.ContentTypeNDJSON},
-		maxLine: opts.MaxLineBytes,
-	}
-	if r.maxLine <= 0 {
-		r.maxLine = DefaultMaxLineBytes
-	}
-	return r
-}
-
-// Run posts the run and yields the remote crumbs as they arrive. A terminal
-// agent:error is yielded paired with its error. A refused request or a
-// failed connection is REMOTE_AGENT_ERROR, a malformed line
-// PROTOCOL_DECODE_ERROR, a cancelled ctx RUN_CANCELLED. This reader does not
-// reconnect: a stream that drops simply ends (transports/httpsse's remote
-// agent does reconnect).
-func (r *Remote) Run(ctx context.Context, agentID string, input any, opts core.RunOptions) iter.Seq2[core.Crumb, error] {
-	return func(yield func(core.Crumb, error) bool) {
-		res, err := r.ep.StartRun(ctx, agentID, input, opts)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		defer res.Body.Close()
-		stopped := false
-		err = readFrames(res.Body, r.maxLine, func(f core.Frame) bool {
-			cerr := httpstream.CrumbError(f.Crumb)
-			if !yield(f.Crumb, cerr) {
-				stopped = true
-				return false
-			}
-			if core.EndsCall(f.Crumb) {
-				stopped = true
-				return false
-			}
-			return true
-		})
-		if stopped || err == nil {
-			return
-		}
-		var be *core.BreadError
-		if errors.As(err, &be) && be.Code == core.CodeProtocolDecodeError {
-			yield(nil, err)
-			return
-		}
-		yield(nil, httpstream.TransportError(ctx, r.ep.URL, err))
-	}
+	return remoteagent.New(remoteagent.Options{
+		URL: opts.URL, Headers: opts.Headers, Signer: opts.Signer, HTTPClient: opts.HTTPClient,
+		Format: remoteagent.NDJSON, MaxRetries: opts.MaxRetries, RetryDelay: opts.RetryDelay,
+		MaxFrameBytes: opts.MaxLineBytes, Logger: opts.Logger,
+	})
 }

@@ -18,7 +18,8 @@
 // anything else. The bus (in-process or Redis) is the engine's business;
 // the Ingress only subscribes to it.
 //
-// The client side is Endpoint, Dedup and the error helpers that the remote
-// agents of transports/httpchunked (NDJSON) and transports/httpsse (SSE,
-// reconnecting) build on.
+// The client side is package remoteagent, bread's one HTTP remote-agent
+// client (NDJSON and SSE, reconnecting), and Endpoint, Dedup and the error
+// helpers it builds on; transports/httpchunked and transports/httpsse are
+// that client with the format fixed.
 package httpstream

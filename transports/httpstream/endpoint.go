@@ -26,6 +26,10 @@ type Endpoint struct {
 	Client *http.Client
 	// Accept is the media type the format streams.
 	Accept string
+	// Detach starts runs with "detach": true, so that a dropped connection
+	// does not cancel them: a client that reconnects sets it, and cancels
+	// a run it gives up on with CancelRun.
+	Detach bool
 }
 
 // StartRun posts a run request to /agents/{agentID}/run and returns the
@@ -35,7 +39,8 @@ func (e Endpoint) StartRun(ctx context.Context, agentID string, input any, opts 
 		Input   any                  `json:"input"`
 		Session *core.SessionOptions `json:"session,omitempty"`
 		Skill   string               `json:"skill,omitempty"`
-	}{Input: input, Skill: opts.Skill}
+		Detach  bool                 `json:"detach,omitempty"`
+	}{Input: input, Skill: opts.Skill, Detach: e.Detach}
 	if opts.Session.ID != "" || len(opts.Session.Tags) > 0 {
 		body.Session = &opts.Session
 	}
@@ -49,6 +54,18 @@ func (e Endpoint) StartRun(ctx context.Context, agentID string, input any, opts 
 // TailRun opens the passive stream of runID after lastSeq.
 func (e Endpoint) TailRun(ctx context.Context, runID string, lastSeq int64) (*http.Response, error) {
 	return e.send(ctx, http.MethodGet, "/runs/"+url.PathEscape(runID)+"/stream", nil, strconv.FormatInt(lastSeq, 10))
+}
+
+// CancelRun asks the server to cancel runID (POST /runs/{runId}/cancel).
+// A run that is no longer running there is REMOTE_AGENT_ERROR with status
+// 404.
+func (e Endpoint) CancelRun(ctx context.Context, runID string) error {
+	res, err := e.send(ctx, http.MethodPost, "/runs/"+url.PathEscape(runID)+"/cancel", nil, "")
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 4096))
+	return res.Body.Close()
 }
 
 func (e Endpoint) send(ctx context.Context, method, path string, body []byte, lastEventID string) (*http.Response, error) {

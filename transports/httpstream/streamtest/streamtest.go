@@ -1,7 +1,9 @@
 // Package streamtest serves a core.Mounter, such as an httpstream.Ingress,
 // over plain net/http, for tests that must not depend on the server module:
-// the tests of httpstream and of the remote agent client in
-// transports/httpremote. It authenticates and authorizes nothing; wrap the
+// the tests of httpstream and of the remote agent client
+// (httpstream/remoteagent, transports/httpchunked, transports/httpsse).
+// Beside m's routes it serves POST /runs/{runId}/cancel, as the server
+// does, through the Runtime's Cancel. It authenticates and authorizes nothing; wrap the
 // handler with middleware for that. Programs serve an Ingress through
 // package server instead.
 //
@@ -68,6 +70,15 @@ func Serve(t testing.TB, m core.Mounter, rt core.Runtime, middleware ...func(htt
 	t.Helper()
 	r := NewRouter()
 	m.Mount(r, rt)
+	r.Handle(core.ActionRunCancel, http.MethodPost, "/runs/{runId}/cancel", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if !rt.Cancel(req.PathValue("runId")) {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":{"code":"NOT_FOUND","message":"the run is not running here"}}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
 	var h http.Handler = r
 	for i := len(middleware) - 1; i >= 0; i-- {
 		h = middleware[i](h)

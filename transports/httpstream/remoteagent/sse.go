@@ -1,16 +1,86 @@
-package httpsse
+package remoteagent
 
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
+	"strconv"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/transports/httpstream"
 )
 
-// DefaultMaxEventBytes bounds one event (one crumb).
-const DefaultMaxEventBytes = 16 << 20
+// sseDecoder reads the events of bread's SSE streams,
+//
+//	id: <seq>
+//	data: {"type":"<crumb type>","payload":<crumb>}
+//
+// into frames. An error event (a failure before the run existed) is returned
+// as its error, a malformed event as PROTOCOL_DECODE_ERROR: both are
+// *core.BreadError, which end the run. The end of the body is io.EOF; a
+// read failure is returned as it is.
+type sseDecoder struct{ er *eventReader }
+
+func newSSEDecoder(r io.Reader, maxEvent int) *sseDecoder {
+	return &sseDecoder{er: newEventReader(r, maxEvent)}
+}
+
+func (d *sseDecoder) next() (core.Frame, error) {
+	ev, err := d.er.next()
+	if err != nil {
+		return core.Frame{}, err
+	}
+	c, seq, err := decodeEvent(ev)
+	if err != nil {
+		return core.Frame{}, err
+	}
+	return core.Frame{RunID: c.Base().RunID, Seq: seq, Crumb: c}, nil
+}
+
+type wireEvent struct {
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// decodeEvent turns one event into a crumb and its seq (the event id, or the
+// crumb's own seq without one). An error event is returned as its error.
+func decodeEvent(ev event) (core.Crumb, int64, error) {
+	var w wireEvent
+	if err := json.Unmarshal(ev.data, &w); err != nil || w.Type == "" {
+		return nil, 0, malformed(ev.data, err)
+	}
+	if w.Type == httpstream.SSEErrorEvent {
+		var ce core.ClientError
+		if err := json.Unmarshal(w.Payload, &ce); err != nil || ce.Code == "" {
+			return nil, 0, malformed(ev.data, err)
+		}
+		return nil, 0, &core.BreadError{Code: ce.Code, Message: ce.Message}
+	}
+	c, err := core.DecodeCrumb(w.Payload)
+	if err != nil {
+		return nil, 0, err
+	}
+	if c.CrumbType() != w.Type {
+		return nil, 0, malformed(ev.data, nil)
+	}
+	seq := c.Base().Seq
+	if ev.hasID {
+		if n, err := strconv.ParseInt(ev.id, 10, 64); err == nil && n > 0 {
+			seq = n
+		}
+	}
+	return c, seq, nil
+}
+
+func malformed(data []byte, cause error) error {
+	raw := string(data)
+	if len(raw) > 200 {
+		raw = raw[:200] + "…"
+	}
+	return &core.BreadError{Code: core.CodeProtocolDecodeError, Message: `malformed SSE crumb event: expected {"type","payload"}`, Context: map[string]any{"raw": raw}, Cause: cause}
+}
 
 // event is one dispatched SSE event.
 type event struct {

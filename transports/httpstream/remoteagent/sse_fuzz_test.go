@@ -1,4 +1,4 @@
-package httpsse
+package remoteagent
 
 import (
 	"bytes"
