@@ -120,7 +120,7 @@ func TestKillNineOnSQLite(t *testing.T) {
 		kill9(t, b)
 	})
 
-	t.Run("a resume killed mid-way can be retried once its claim lapses", func(t *testing.T) {
+	t.Run("a resume killed mid-way waits for its retry, which ends it once", func(t *testing.T) {
 		a := startReplica(t, dir, nil)
 		fs := open(t, "POST", a.base+"/agents/publisher/run", `{"input":"publish"}`).until(core.TypeHumanRequired)
 		hr := fs[len(fs)-1].Crumb.(*core.HumanRequired)
@@ -129,38 +129,80 @@ func TestKillNineOnSQLite(t *testing.T) {
 		kill9(t, a)
 
 		b := startReplica(t, dir, nil)
-		// A resume at once meets the dead process's live claim, or, if the
-		// restart took longer than the lease, goes straight through.
-		first := open(t, "POST", b.base+"/resume/"+hr.CheckpointID, `{"response":{"ok":true}}`)
-		f, ok := first.next()
-		if !ok {
-			t.Fatal("no answer to the first resume")
-		}
-		if ae, isErr := f.Crumb.(*core.AgentError); isErr {
-			if ae.Error.Code != core.CodeCheckpointClaimed {
-				t.Fatalf("the first resume after the kill: %s", ae.Error.Code)
-			}
-			deadline := time.Now().Add(15 * time.Second)
+		// A tail opened now waits through the lapse for the retry's end.
+		tail := make(chan []core.Frame, 1)
+		go func() {
+			var out []core.Frame
+			f := open(t, "GET", b.base+"/runs/"+hr.RunID+"/stream", "")
 			for {
-				time.Sleep(500 * time.Millisecond)
-				retry := open(t, "POST", b.base+"/resume/"+hr.CheckpointID, `{"response":{"ok":true}}`)
-				f, ok = retry.next()
+				fr, ok := f.next()
 				if !ok {
-					t.Fatal("no answer to a retry")
-				}
-				if ae, isErr := f.Crumb.(*core.AgentError); !isErr || ae.Error.Code != core.CodeCheckpointClaimed || time.Now().After(deadline) {
-					first = retry
 					break
 				}
+				out = append(out, fr)
+			}
+			tail <- out
+		}()
+		// Once the lease lapses the run waits for a retry: suspended on its
+		// checkpoint with RUN_LOST, not ended.
+		var rec struct {
+			Status     string
+			ErrorCode  string
+			Checkpoint *struct{ ID string }
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for getJSON(t, b.base+"/runs/"+hr.RunID, &rec); rec.ErrorCode != core.CodeRunLost; getJSON(t, b.base+"/runs/"+hr.RunID, &rec) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the lost resume's record: %+v", rec)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if rec.Status != "suspended" || rec.Checkpoint == nil || rec.Checkpoint.ID != hr.CheckpointID {
+			t.Fatalf("the lost resume's record: %+v; want suspended on %s", rec, hr.CheckpointID)
+		}
+		var retried []core.Frame
+		for {
+			retry := open(t, "POST", b.base+"/resume/"+hr.CheckpointID, `{"response":{"ok":true}}`)
+			f, ok := retry.next()
+			if !ok {
+				t.Fatal("no answer to the retry")
+			}
+			if ae, isErr := f.Crumb.(*core.AgentError); isErr && ae.Error.Code == core.CodeCheckpointClaimed && time.Now().Before(deadline) {
+				time.Sleep(200 * time.Millisecond) // the dead claim lapses with the lease, give or take a renewal
+				continue
+			}
+			if f.Crumb.CrumbType() != core.TypeHumanResumed {
+				t.Fatalf("the retried resume starts with %s", f.Crumb.CrumbType())
+			}
+			retried = retry.until(core.TypeAgentRunEnd)
+			break
+		}
+		if !strings.Contains(kinds(retried), core.TypeTextDelta) {
+			t.Fatalf("the retried resume: %s", kinds(retried))
+		}
+		var got []core.Frame
+		select {
+		case got = <-tail:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the tail did not end with the retry")
+		}
+		ends := 0
+		for _, fr := range got {
+			switch c := fr.Crumb.(type) {
+			case *core.AgentRunEnd:
+				ends++
+			case *core.AgentError:
+				t.Fatalf("the tail saw agent:error %s: %s", c.Error.Code, kinds(got))
 			}
 		}
-		if f.Crumb.CrumbType() != core.TypeHumanResumed {
-			t.Fatalf("the retried resume starts with %s", f.Crumb.CrumbType())
+		if ends != 1 || got[len(got)-1].Crumb.CrumbType() != core.TypeAgentRunEnd {
+			t.Fatalf("the tail: %s", kinds(got))
 		}
-		rest := first.until(core.TypeAgentRunEnd)
-		if !strings.Contains(kinds(rest), core.TypeTextDelta) {
-			t.Fatalf("the retried resume: %s", kinds(rest))
+		var final struct{ Status, ErrorCode string }
+		if getJSON(t, b.base+"/runs/"+hr.RunID, &final); final.Status != "completed" || final.ErrorCode != "" {
+			t.Fatalf("after the retry: %+v", final)
 		}
+		kill9(t, b)
 	})
 }
 

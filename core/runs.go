@@ -166,7 +166,10 @@ type RunRecord struct {
 	// first; a run its agent's LostPolicy retries after its process died
 	// counts up), 0 for a run started in a request.
 	Attempt int `json:"attempt,omitempty"`
-	// ErrorCode is the code a failed, cancelled or lost run ended with.
+	// ErrorCode is the code a failed, cancelled or lost run ended with. On
+	// a suspended run, RUN_LOST says a resume of its checkpoint was lost
+	// mid-way (the process running it died): the run has not ended, and
+	// resuming the checkpoint again continues it.
 	ErrorCode string `json:"errorCode,omitempty"`
 	// CreatedAt is when the run first started; UpdatedAt when its status
 	// last changed (a resumed run's UpdatedAt is when it resumed).

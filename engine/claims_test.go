@@ -187,3 +187,75 @@ func TestCheckpointMetaCrossesProcesses(t *testing.T) {
 		t.Fatalf("the resumed run's context carries %v, want the suspended run's annotation", seen)
 	}
 }
+
+// TestALostResumeWaitsForItsRetryInsteadOfEnding is issue 31's first path:
+// a resume whose process died mid-way leaves its checkpoint for a retry, so
+// the sweeper must not end the run. Its record goes back to suspended on
+// the checkpoint with RUN_LOST (waiting for a retry, not ended), no
+// RUN_LOST crumb is logged, and the retried resume ends the run exactly
+// once.
+func TestALostResumeWaitsForItsRetryInsteadOfEnding(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGatedSetup(t)
+		ctx := context.Background()
+		now := time.Now()
+		rec, err := g.store.GetRun(ctx, g.hr.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The dead process had claimed the checkpoint, recorded the run
+		// running under its lease, and logged human:resumed.
+		if _, err := g.store.ClaimCheckpoint(ctx, g.hr.CheckpointID, "killed-process", now.UnixMilli(), now.Add(300*time.Millisecond).UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+		rec.Status, rec.Owner, rec.LeaseUntil, rec.CheckpointID = core.RunRunning, "killed-process", now.Add(300*time.Millisecond).UnixMilli(), g.hr.CheckpointID
+		if err := g.store.PutRun(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		last, err := g.store.MaxCrumbSeq(ctx, g.hr.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resumed := &core.HumanResumed{CrumbBase: core.CrumbBase{AgentID: "a", RunID: g.hr.RunID, SessionID: g.hr.SessionID, Seq: last + 1}, CheckpointID: g.hr.CheckpointID, Response: map[string]bool{"approved": true}, Kind: core.HumanApproval}
+		if err := g.store.AppendCrumbs(ctx, []core.CrumbLogEntry{{RunID: g.hr.RunID, Seq: last + 1, SessionID: g.hr.SessionID, AgentID: "a", Type: core.TypeHumanResumed, Crumb: resumed, CreatedAt: now.UnixMilli()}}); err != nil {
+			t.Fatal(err)
+		}
+
+		in := g.instance(t, modeltest.Text("done"))
+		settle(t, "the lost resume's record", func() bool { return getRun(t, g.store, g.hr.RunID).Status != core.RunRunning })
+		time.Sleep(time.Second) // fake time: sweeps enough for a wrong end to show up
+		synctest.Wait()
+		got := getRun(t, g.store, g.hr.RunID)
+		if got.Status != core.RunSuspended || got.ErrorCode != core.CodeRunLost || got.CheckpointID != g.hr.CheckpointID || got.Status.Final() {
+			t.Fatalf("the lost resume's record: %+v; want suspended on %s with RUN_LOST", got, g.hr.CheckpointID)
+		}
+		if n, _ := g.store.MaxCrumbSeq(ctx, g.hr.RunID); n != last+1 {
+			t.Fatalf("the sweeper logged past human:resumed (max seq %d, want %d)", n, last+1)
+		}
+
+		cont, err := collect(in.Resume(ctx, g.hr.CheckpointID, map[string]bool{"approved": true}))
+		if err != nil {
+			t.Fatalf("the retried resume: %v", err)
+		}
+		wantTypes(t, cont, core.TypeHumanResumed, core.TypeToolCall, core.TypeToolResult, core.TypeTextDelta, core.TypeAgentRunEnd)
+		logged, err := g.store.GetCrumbs(ctx, g.hr.RunID, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends := 0
+		for i, e := range logged {
+			if e.Seq != int64(i+1) {
+				t.Fatalf("crumb log has a gap at %d: seq %d", i+1, e.Seq)
+			}
+			if e.Type == core.TypeAgentError || e.Type == core.TypeAgentRunEnd {
+				ends++
+			}
+		}
+		if ends != 1 || logged[len(logged)-1].Type != core.TypeAgentRunEnd {
+			t.Fatalf("the run ended %d times; log ends with %s", ends, logged[len(logged)-1].Type)
+		}
+		if got := getRun(t, g.store, g.hr.RunID); got.Status != core.RunCompleted || got.ErrorCode != "" {
+			t.Fatalf("after the retry: %+v", got)
+		}
+	})
+}

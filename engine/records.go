@@ -142,12 +142,20 @@ func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
 		rc.put(ctx, r)
 		return
 	}
-	rc.in.log.Warn("bread: run lost: the instance running it stopped renewing its lease", runAttrs(r.ID, r.AgentID, r.SessionID)...)
-	// A resume that died leaves its checkpoint to be resumed again: its
-	// session stays as it is, for that retry to continue.
-	if !rc.resumable(ctx, r) {
-		rc.in.closeInterrupted(ctx, r.SessionID, r.UpdatedAt, core.CodeRunLost)
+	if rc.resumable(ctx, r) {
+		// A resume that died leaves its checkpoint to be resumed again, and
+		// the retry continues this run: it is not ended. Its record goes
+		// back to suspended on that checkpoint, with RUN_LOST saying a
+		// resume of it was lost (a client tells "waiting for a retry" from
+		// "ended" by the status, which is not final); its session stays as
+		// it is, and its tails keep waiting for the retry's crumbs.
+		rc.in.log.Warn("bread: resume lost: the instance resuming it stopped renewing its lease; its checkpoint waits for the resume to be retried", append(runAttrs(r.ID, r.AgentID, r.SessionID), "checkpoint_id", r.CheckpointID)...)
+		r.Status, r.Owner, r.LeaseUntil, r.ErrorCode, r.UpdatedAt = core.RunSuspended, "", 0, core.CodeRunLost, now
+		rc.put(ctx, r)
+		return
 	}
+	rc.in.log.Warn("bread: run lost: the instance running it stopped renewing its lease", runAttrs(r.ID, r.AgentID, r.SessionID)...)
+	rc.in.closeInterrupted(ctx, r.SessionID, r.UpdatedAt, core.CodeRunLost)
 	rc.in.endDurably(ctx, r, now, &core.BreadError{Code: core.CodeRunLost, Message: "the run was lost: the process running it stopped"})
 }
 
