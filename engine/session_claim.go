@@ -24,7 +24,8 @@ import (
 //
 // Runs resumed from a checkpoint hold the session they run on (their
 // record goes running when they resume) but do not claim it, as the
-// sessionGate does not gate them either.
+// sessionGate does not gate them either: the run that won the claim then
+// checks for them, and for runs waiting for a human (holdForWaiting).
 func (in *Instance) claimSession(ctx context.Context, rec core.RunRecord, policy core.ConcurrencyPolicy) error {
 	if !in.store.Has(core.StoreRuns|core.StoreRunList) || rec.SessionID == "" {
 		return nil
@@ -39,6 +40,12 @@ func (in *Instance) claimSession(ctx context.Context, rec core.RunRecord, policy
 		}
 		first := firstLive(runs, in.nowMillis())
 		if first == "" || first == rec.ID {
+			// First of the running runs: a run waiting for a human, or a
+			// resume in flight, may still hold the session.
+			if err := in.holdForWaiting(ctx, rec.SessionID, rec.ID, policy); err != nil {
+				in.records.ended(ctx, rec, outcome{}, err)
+				return err
+			}
 			return nil
 		}
 		if policy == core.ConcurrencyReject || policy == "" {
