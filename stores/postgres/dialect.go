@@ -14,7 +14,7 @@ type dialect struct{ s *Store }
 func (dialect) Name() string { return "postgres store" }
 
 func (d dialect) Features() bunstore.Features {
-	f := bunstore.Features{WritableCTEs: true, ILike: "ILIKE", Committers: 4}
+	f := bunstore.Features{WritableCTEs: true, ILike: "ILIKE", Committers: 4, Pipeline: pipeline{}}
 	if d.s.opts.Embed != nil {
 		f.Embedder = d
 	}

@@ -27,6 +27,18 @@ func (s *Store) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntry) 
 		rows[i] = r
 	}
 	onFK := notFound(core.ErrSessionNotFound, "a session named by the crumb log entries was not found")
+	if s.features.Pipeline != nil {
+		w := &textWrite{stmts: make([]string, 0, (len(rows)+crumbInsertChunk-1)/crumbInsertChunk)}
+		for start := 0; start < len(rows); start += crumbInsertChunk {
+			chunk := rows[start:min(start+crumbInsertChunk, len(rows))]
+			q, err := s.appendQuery(s.db.NewInsert().Model(&chunk))
+			if err != nil {
+				return s.mapErr("append crumbs", err, nil)
+			}
+			w.stmts = append(w.stmts, q)
+		}
+		return s.writeText(ctx, "append crumbs", onFK, w)
+	}
 	return s.write(ctx, "append crumbs", onFK, func(ctx context.Context, tx bun.Tx) error {
 		if s.prepared != nil {
 			for _, r := range rows {

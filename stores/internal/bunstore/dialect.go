@@ -97,6 +97,11 @@ type Features struct {
 	// backslash.
 	LikeEscape string
 
+	// Pipeline, when not nil, sends the statements of a batch of the
+	// committer in one round trip, as one transaction (see Pipeliner). The
+	// writes every run makes are then given as statements (textWrite).
+	Pipeline Pipeliner
+
 	// Embedder, when not nil, is semantic search for knowledge nodes and
 	// documents; without it they are found by keyword (ILike).
 	Embedder Embedder

@@ -48,6 +48,7 @@ type committer struct {
 type job struct {
 	ctx   context.Context
 	fn    func(ctx context.Context, tx bun.Tx) error
+	text  *textWrite   // the write as statements, or nil
 	state atomic.Int32 // jobQueued, then jobTaken or jobAbandoned, once
 	err   error
 	done  chan struct{}
@@ -69,7 +70,18 @@ func newCommitter(s *Store, loops int) *committer {
 // hides a write that committed. fn runs on the committer's goroutine with
 // ctx's values but not its cancellation, which belongs to the whole batch.
 func (c *committer) do(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
-	j := &job{ctx: ctx, fn: fn, done: make(chan struct{})}
+	return c.queue1(&job{ctx: ctx, fn: fn, done: make(chan struct{})})
+}
+
+// doText is do for a write given as statements, which a dialect that
+// pipelines sends with the rest of its batch in one round trip.
+func (c *committer) doText(ctx context.Context, w *textWrite) error {
+	return c.queue1(&job{ctx: ctx, fn: w.fn, text: w, done: make(chan struct{})})
+}
+
+// queue1 queues j and waits for its outcome (see do).
+func (c *committer) queue1(j *job) error {
+	ctx := j.ctx
 	c.mu.Lock()
 	if c.stopped {
 		c.mu.Unlock()
@@ -172,6 +184,10 @@ func (c *committer) run(batch []*job) {
 	}
 	batch = batch[:n]
 	if n == 0 {
+		return
+	}
+	if c.pipelines(batch) {
+		c.runPipelined(batch)
 		return
 	}
 	c.s.prepared.prepare(context.Background(), c.s.db.DB)

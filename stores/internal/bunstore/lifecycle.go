@@ -48,6 +48,14 @@ func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
 		Status: string(r.Status), Owner: r.Owner, LeaseUntil: r.LeaseUntil,
 		CheckpointID: r.CheckpointID, Attempt: r.Attempt, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
+	if s.features.Pipeline != nil {
+		q, err := s.appendQuery(onConflictUpdate(s.db, s.db.NewInsert().Model(&row), "id",
+			"status", "owner", "lease_until", "checkpoint_id", "attempt", "error_code", "updated_at"))
+		if err != nil {
+			return s.mapErr("put run", err, nil)
+		}
+		return s.writeText(ctx, "put run", sessionFK(r.SessionID), &textWrite{stmts: []string{q}})
+	}
 	return s.write(ctx, "put run", sessionFK(r.SessionID), func(ctx context.Context, tx bun.Tx) error {
 		if s.prepared != nil {
 			_, err := s.execHot(ctx, tx, hotPutRun, row.ID, row.AgentID, nullString(row.SessionID), nullString(row.PipelineID),

@@ -98,12 +98,20 @@ func (s *Store) addMessageTx(ctx context.Context, sessionID string, rows []messa
 // addMessageCTE touches the session and inserts the message in one
 // statement.
 func (s *Store) addMessageCTE(ctx context.Context, sessionID string, r messageRow) error {
+	if s.features.Pipeline != nil {
+		q, err := s.appendQuery(s.db.NewRaw(addMessageSQL, core.NowMillis(), sessionID, r.ID, r.Role, r.Content, r.Timestamp))
+		if err != nil {
+			return s.mapErr("add message", err, nil)
+		}
+		return s.writeText(ctx, "add message", nil, &textWrite{stmts: []string{q}, check: func(affected []int64) error {
+			if affected[0] == 0 {
+				return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)
+			}
+			return nil
+		}})
+	}
 	return s.write(ctx, "add message", nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewRaw(`WITH touched AS (
-  UPDATE bread_sessions SET updated_at = ? WHERE id = ? RETURNING id
-)
-INSERT INTO bread_session_messages (id, session_id, role, content, timestamp)
-SELECT ?, id, ?, ?, ? FROM touched`, core.NowMillis(), sessionID, r.ID, r.Role, r.Content, r.Timestamp).Exec(ctx)
+		res, err := tx.NewRaw(addMessageSQL, core.NowMillis(), sessionID, r.ID, r.Role, r.Content, r.Timestamp).Exec(ctx)
 		if err != nil {
 			return err
 		}
@@ -115,6 +123,14 @@ SELECT ?, id, ?, ?, ? FROM touched`, core.NowMillis(), sessionID, r.ID, r.Role, 
 		return nil
 	})
 }
+
+// addMessageSQL touches a session and inserts a message for it in one
+// statement (Features.WritableCTEs): no session, no row.
+const addMessageSQL = `WITH touched AS (
+  UPDATE bread_sessions SET updated_at = ? WHERE id = ? RETURNING id
+)
+INSERT INTO bread_session_messages (id, session_id, role, content, timestamp)
+SELECT ?, id, ?, ?, ? FROM touched`
 
 // messageRows validates msgs and gives each a fresh, time-ordered ID.
 func (s *Store) messageRows(sessionID string, msgs []core.SessionMessage) ([]messageRow, error) {

@@ -32,7 +32,16 @@ func (s *Store) CreateSession(ctx context.Context, n core.NewSession) (core.Sess
 	}
 	now := core.NowMillis()
 	row := sessionRow{ID: id, CreatedAt: now, UpdatedAt: now, AgentID: n.AgentID, Tags: tags}
-	if err := s.write(ctx, "create session "+id, nil, row.insert(s)); err != nil {
+	if s.features.Pipeline != nil {
+		q, qerr := s.appendQuery(s.db.NewInsert().Model(&row))
+		if qerr != nil {
+			return core.Session{}, s.mapErr("create session "+id, qerr, nil)
+		}
+		err = s.writeText(ctx, "create session "+id, nil, &textWrite{stmts: []string{q}})
+	} else {
+		err = s.write(ctx, "create session "+id, nil, row.insert(s))
+	}
+	if err != nil {
 		return core.Session{}, err
 	}
 	return row.session(s.errs)

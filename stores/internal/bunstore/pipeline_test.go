@@ -1,0 +1,95 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakePipeline runs statements named "ok", "fail" (fails) and "together"
+// (fails the transaction as a whole unless it runs alone), and records each
+// call's statements.
+type fakePipeline struct {
+	mu    sync.Mutex
+	calls [][]string
+}
+
+var errStatement = errors.New("statement failed")
+
+func (f *fakePipeline) Pipeline(_ context.Context, _ *sql.DB, stmts []string, affected []int64) (int, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, slices.Clone(stmts))
+	f.mu.Unlock()
+	for i, q := range stmts {
+		switch {
+		case q == "fail":
+			return i, errStatement
+		case q == "together" && len(stmts) > 1:
+			return len(stmts), errors.New("commit failed")
+		}
+		affected[i] = int64(len(q))
+	}
+	return -1, nil
+}
+
+func TestRunPipelinedAnswersEachWriteOnce(t *testing.T) {
+	errCheck := errors.New("check refused")
+	for _, tc := range []struct {
+		name  string
+		stmts []string // one write each; "checked" has a check that refuses
+		want  []error
+		calls string // the calls, statements joined by '+', calls by ' '
+	}{
+		{"all commit together", []string{"ok", "ok", "ok"}, []error{nil, nil, nil}, "ok+ok+ok"},
+		{"a failed write runs alone after the others", []string{"ok", "fail", "ok"}, []error{nil, errStatement, nil}, "ok+fail+ok ok+ok fail"},
+		{"a failed transaction runs every write alone", []string{"together", "ok"}, []error{nil, nil}, "together+ok together ok"},
+		{"a check judges its own write", []string{"ok", "checked"}, []error{nil, errCheck}, "ok+checked"},
+		{"one write", []string{"fail"}, []error{errStatement}, "fail"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := &fakePipeline{}
+			s := &Store{features: Features{Pipeline: fake}}
+			c := newCommitter(s, 1)
+			s.commits = c
+			batch := make([]*job, len(tc.stmts))
+			for i, q := range tc.stmts {
+				w := &textWrite{stmts: []string{q}}
+				if q == "checked" {
+					w.check = func(affected []int64) error {
+						if affected[0] != int64(len("checked")) {
+							t.Errorf("check saw %v", affected)
+						}
+						return errCheck
+					}
+				}
+				batch[i] = &job{ctx: context.Background(), text: w, fn: w.fn, done: make(chan struct{})}
+				batch[i].state.Store(jobTaken)
+			}
+			if !c.pipelines(batch) {
+				t.Fatal("a batch of text writes does not pipeline")
+			}
+			c.runPipelined(batch) // a second answer would close done twice and panic
+			for i, j := range batch {
+				select {
+				case <-j.done:
+				default:
+					t.Fatalf("write %d not answered", i)
+				}
+				if !errors.Is(j.err, tc.want[i]) {
+					t.Errorf("write %d: err %v, want %v", i, j.err, tc.want[i])
+				}
+			}
+			var calls []string
+			for _, c := range fake.calls {
+				calls = append(calls, strings.Join(c, "+"))
+			}
+			if got := strings.Join(calls, " "); got != tc.calls {
+				t.Errorf("calls %q, want %q", got, tc.calls)
+			}
+		})
+	}
+}
