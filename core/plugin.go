@@ -8,7 +8,7 @@ import (
 // BreadPlugin extends the engine. A plugin implements Name and any of the
 // optional capabilities below, discovered by type assertion: PluginIniter,
 // PluginCloser, HooksProvider, AgentsProvider, ToolsProvider,
-// AgentToolsResolver, MiddlewareProvider, RoutesProvider, RunLeaser.
+// AgentToolsResolver, AgentToolNamer, MiddlewareProvider, RoutesProvider, RunLeaser.
 //
 // Plugins initialise in Config.Plugins order at Start and close in reverse
 // order at Stop.
@@ -40,7 +40,9 @@ type AgentsProvider interface {
 }
 
 // ToolsProvider contributes global tools offered to every agent, named
-// plugin_<tool> to the model.
+// plugin_<tool> to the model. Tools is a declaration: the engine also calls
+// it before Init, when it checks that every permission selector matches a
+// tool (see CheckPermissionTargets).
 type ToolsProvider interface {
 	Tools() []Tool
 }
@@ -50,6 +52,17 @@ type ToolsProvider interface {
 // during tool assembly.
 type AgentToolsResolver interface {
 	ResolveAgentTools(ctx context.Context, agent *Agent) ([]Tool, error)
+}
+
+// AgentToolNamer is an optional part of an AgentToolsResolver: it names,
+// without connecting anything, the tools ResolveAgentTools may give agent,
+// as exact names or patterns with * (a selector's glob: "fs__*" for an MCP
+// server's tools, discovered at run time). The engine checks plugin
+// permission selectors against it at boot, so "plugin:p/x*" matching none
+// of them fails instead of silently gating nothing. A resolver without it
+// is taken to be able to give any name. It may be called before Init.
+type AgentToolNamer interface {
+	AgentToolNames(agent *Agent) ([]string, error)
 }
 
 // MiddlewareProvider wraps the server's handler; middleware applies before

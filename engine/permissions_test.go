@@ -84,9 +84,16 @@ func TestPermissionSelectorsMustNameRealTools(t *testing.T) {
 		{"a misspelled ask", core.Permissions{Ask: []string{"tool:publsh"}}, "publish", `Agents[id="a"].Permissions.Ask[0]`},
 		{"a misspelled deny", core.Permissions{Deny: []string{"tool:pubilsh"}}, "publish", `Agents[id="a"].Permissions.Deny[0]`},
 		{"a misspelled allow", core.Permissions{Allow: []string{"tool:publish", "tool:pub"}}, "publish", `Agents[id="a"].Permissions.Allow[1]`},
-		{"a wildcard matches what may come", core.Permissions{Deny: []string{"tool:pub*", "plugin:*"}}, "", ""},
-		{"a built-in", core.Permissions{Deny: []string{"core:delegate"}}, "", ""},
-		{"a misspelled built-in", core.Permissions{Deny: []string{"core:delegat"}}, "delegate", ""},
+		{"a glob matching a tool", core.Permissions{Deny: []string{"tool:pub*", "tool:*", "tool:*lish"}}, "", ""},
+		{"a glob matching no tool", core.Permissions{Ask: []string{"tool:pubx*"}}, "publish", `Agents[id="a"].Permissions.Ask[0]`},
+		{"a glob matching no tool after one that does", core.Permissions{Deny: []string{"tool:p*", "tool:*x"}}, "publish", `Agents[id="a"].Permissions.Deny[1]`},
+		{"a built-in the agent has", core.Permissions{Deny: []string{"core:load_skill"}}, "", ""},
+		{"a built-in glob", core.Permissions{Ask: []string{"core:*"}}, "", ""},
+		{"a built-in the agent lacks", core.Permissions{Deny: []string{"core:delegate"}}, "load_skill", ""},
+		{"a built-in glob matching nothing", core.Permissions{Deny: []string{"core:kg_*"}}, "load_skill", ""},
+		{"a skill glob", core.Permissions{Ask: []string{"skill:*/ref*"}}, "", ""},
+		{"a skill glob matching no skill tool", core.Permissions{Ask: []string{"skill:*/pay*"}}, "skill:refunds/refund", ""},
+		{"a plugin glob with no plugins", core.Permissions{Deny: []string{"plugin:*"}}, "no configured plugin", ""},
 		{"a skill tool", core.Permissions{Ask: []string{"skill:refunds/refund"}}, "", ""},
 		{"an unknown skill", core.Permissions{Ask: []string{"skill:refund/refund"}}, "refunds", ""},
 		{"an unknown skill tool", core.Permissions{Ask: []string{"skill:refunds/refnd"}}, "refund", ""},
@@ -179,5 +186,78 @@ func TestBuiltinToolNamesAreComplete(t *testing.T) {
 	}
 	if len(offered) != len(core.BuiltinToolNames) {
 		t.Errorf("offered %v, core.BuiltinToolNames %v", offered, core.BuiltinToolNames)
+	}
+}
+
+// selectorPlugin gives every agent the global tool "ping" and, as a
+// resolver, the run-time tools its names say ("fs__*").
+type selectorPlugin struct {
+	name  string
+	names []string // nil: a resolver that cannot name its tools
+	tools bool
+}
+
+func (p selectorPlugin) Name() string { return p.name }
+
+type namingPlugin struct{ selectorPlugin }
+
+func (p namingPlugin) ResolveAgentTools(context.Context, *core.Agent) ([]core.Tool, error) {
+	return nil, nil
+}
+
+func (p namingPlugin) AgentToolNames(*core.Agent) ([]string, error) { return p.names, nil }
+
+type blindPlugin struct{ selectorPlugin }
+
+func (p blindPlugin) ResolveAgentTools(context.Context, *core.Agent) ([]core.Tool, error) {
+	return nil, nil
+}
+
+type globalPlugin struct{ selectorPlugin }
+
+func (p globalPlugin) Tools() []core.Tool {
+	return []core.Tool{{Name: "ping", Execute: func(context.Context, json.RawMessage, core.ToolContext) (any, error) { return nil, nil }}}
+}
+
+// TestPluginSelectorsMustMatch: a plugin selector is checked against what
+// each plugin says it may give the agent: its global tools, the patterns
+// an AgentToolNamer names (an MCP client's "<server>__*"), or anything for
+// a resolver that cannot say; a plugin with none of these gives nothing.
+func TestPluginSelectorsMustMatch(t *testing.T) {
+	plugins := []core.BreadPlugin{
+		globalPlugin{selectorPlugin{name: "global"}},
+		namingPlugin{selectorPlugin{name: "mcp", names: []string{"fs__*"}}},
+		blindPlugin{selectorPlugin{name: "blind"}},
+		selectorPlugin{name: "hooks_only"},
+	}
+	for _, tt := range []struct {
+		name string
+		sel  string
+		want string // "" means the boot succeeds
+	}{
+		{"a global tool", "plugin:global/ping", ""},
+		{"a misspelled global tool", "plugin:global/pong", "plugin:global/ping"},
+		{"a named pattern, exactly", "plugin:mcp/fs__read", ""},
+		{"a named pattern, by glob", "plugin:mcp/fs__re*", ""},
+		{"a glob over every plugin", "plugin:*/fs__*", ""},
+		{"another server", "plugin:mcp/git__*", "plugin:mcp/fs__*"},
+		{"a resolver that cannot say", "plugin:blind/anything", ""},
+		{"a plugin that gives no tools", "plugin:hooks_only/x", "no configured plugin"},
+		{"an unknown plugin", "plugin:ghost/*", "no configured plugin"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &core.Agent{ID: "a", Model: mockModel(), Permissions: core.Permissions{Ask: []string{tt.sel}}}
+			_, err := engine.New(engine.Config{Store: memory.New(), Agents: []*core.Agent{a}, Plugins: plugins})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var be *core.BreadError
+			if !errors.As(err, &be) || be.Code != core.CodeInvalidPermission || !strings.Contains(be.Message, tt.want) {
+				t.Fatalf("got %v, want INVALID_PERMISSION mentioning %q", err, tt.want)
+			}
+		})
 	}
 }

@@ -8,14 +8,33 @@ import (
 	"github.com/breadai/bread/core"
 )
 
-// checkSelectorTargets applies core.CheckPermissionTargets with the
-// configured plugins.
+// checkSelectorTargets applies core.CheckPermissionTargets with what the
+// instance adds to an agent's tools: core_decide when there are deciders,
+// and each plugin's tools (its global tools, and what its AgentToolNamer
+// names for a; "*" for a resolver that cannot say).
 func (in *Instance) checkSelectorTargets(a *core.Agent) error {
-	plugins := make([]string, 0, len(in.cfg.Plugins))
+	t := core.PermissionTargets{Decisions: len(in.cfg.Decisions) > 0, Plugins: map[string][]string{}}
 	for _, p := range in.cfg.Plugins {
-		plugins = append(plugins, p.Name())
+		names := t.Plugins[p.Name()]
+		if tp, ok := p.(core.ToolsProvider); ok {
+			for _, tool := range tp.Tools() {
+				names = append(names, tool.Name)
+			}
+		}
+		if _, ok := p.(core.AgentToolsResolver); ok {
+			if n, ok := p.(core.AgentToolNamer); ok {
+				more, err := n.AgentToolNames(a)
+				if err != nil {
+					return core.AsBreadError(err, core.CodeInvalidConfig)
+				}
+				names = append(names, more...)
+			} else {
+				names = append(names, "*")
+			}
+		}
+		t.Plugins[p.Name()] = names
 	}
-	return core.CheckPermissionTargets(a, plugins)
+	return core.CheckPermissionTargets(a, t)
 }
 
 // checkReferences refuses compositions that name agents that do not exist

@@ -176,7 +176,7 @@ func (l *loader) loadAgent(dir string) (*core.Agent, []*EvalSuite, error) {
 	// them is a typo that would silently turn a gate off: refuse it at its
 	// line. (Plugin selectors are checked when the engine knows the
 	// plugins.)
-	if err := core.CheckPermissionTargets(a, nil); err != nil {
+	if err := core.CheckPermissionTargets(a, core.PermissionTargets{Decisions: l.decisions}); err != nil {
 		sel, _ := core.AsBreadError(err, core.CodeInvalidPermission).Context["selector"].(string)
 		return nil, nil, errorAt(f.rel, selectorLine(f, sel), err)
 	}

@@ -45,6 +45,9 @@ type loader struct {
 	formats    []string
 	lookup     func(string) (string, bool)
 	configFile *yamlFile
+	// decisions is set when bread.yaml declares deciders, which give every
+	// agent core_decide.
+	decisions bool
 }
 
 // Load reads the project in dir. Its first error is a *Error naming the
@@ -66,6 +69,7 @@ func Load(dir string, opts Options) (*Project, error) {
 	if p.Config, err = l.loadConfig(cfgPath); err != nil {
 		return nil, err
 	}
+	l.decisions = len(p.Config.Decisions) > 0
 	agentDirs, err := subdirs(filepath.Join(abs, "agents"))
 	if err != nil {
 		return nil, errorAt("agents", 0, err)

@@ -175,7 +175,7 @@ loop: {pool: [writer], maxIterations: 3}
 		t.Errorf("evals %+v", p.Evals)
 	}
 	// The loaded agents pass core's own validation.
-	if _, err := engine.New(engine.Config{Store: nopStore{}, Agents: p.Agents, Tasks: p.Tasks}); err != nil {
+	if _, err := engine.New(engine.Config{Store: nopStore{}, Agents: p.Agents, Tasks: p.Tasks, Plugins: []core.BreadPlugin{mcpStub{}}}); err != nil {
 		t.Errorf("core rejects the loaded project: %v", err)
 	}
 }
@@ -498,3 +498,11 @@ func TestServerConsoleFlag(t *testing.T) {
 		t.Errorf("a console that is not a boolean: %v", err)
 	}
 }
+
+// mcpStub stands for the mcp_client plugin the full project's writer denies
+// (plugin:*): a resolver of tools only known at run time.
+type mcpStub struct{}
+
+func (mcpStub) Name() string { return "mcp_client" }
+
+func (mcpStub) ResolveAgentTools(context.Context, *core.Agent) ([]core.Tool, error) { return nil, nil }

@@ -37,6 +37,7 @@ func TestMisspelledPermissionNamesFileAndLine(t *testing.T) {
 		"agents/pub/agent.yaml":         "model: {provider: p, model: m}\npermissions:\n  ask: [\"tool:publsh\"]\n",
 		"agents/pub/tools/publish.yaml": "type: command\ncommand: [\"true\"]\n",
 		"agents/ok/agent.yaml":          "model: {provider: p, model: m}\npermissions:\n  deny: [\"tool:*\", \"plugin:mcp_client/x\"]\n",
+		"agents/ok/tools/x.yaml":        "type: command\ncommand: [\"true\"]\n",
 	})
 	_, err := project.Load(dir, env(nil))
 	var be *core.BreadError

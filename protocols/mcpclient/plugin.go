@@ -32,6 +32,7 @@ var (
 	_ core.BreadPlugin        = (*Plugin)(nil)
 	_ core.PluginIniter       = (*Plugin)(nil)
 	_ core.AgentToolsResolver = (*Plugin)(nil)
+	_ core.AgentToolNamer     = (*Plugin)(nil)
 	_ core.PluginCloser       = (*Plugin)(nil)
 )
 
@@ -190,6 +191,28 @@ func (p *Plugin) ResolveAgentTools(ctx context.Context, a *core.Agent) ([]core.T
 		tools = append(tools, ts...)
 	}
 	return tools, nil
+}
+
+// AgentToolNames implements core.AgentToolNamer. An MCP server's tools are
+// discovered when it connects, so what an agent can call is, for every
+// server it names (declared or inline), the pattern <server>__*: a
+// selector such as plugin:mcp_client/fs__read* passes the boot when the
+// agent uses server fs, and plugin:mcp_client/fz__* (no such server for
+// this agent) fails it. Whether the server really offers a tool named so is
+// known only at run time.
+func (p *Plugin) AgentToolNames(a *core.Agent) ([]string, error) {
+	cfg, err := agentConfig(a)
+	if err != nil || cfg == nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(cfg.Servers)+len(cfg.External))
+	for _, s := range cfg.Servers {
+		names = append(names, s+"__*")
+	}
+	for _, e := range cfg.External {
+		names = append(names, e.Name+"__*")
+	}
+	return names, nil
 }
 
 func (p *Plugin) declared(name string) (*conn, error) {
