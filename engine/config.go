@@ -47,6 +47,15 @@ type Config struct {
 	// SessionConcurrency is the busy-session policy of agents that set
 	// none (core.Agent.Concurrency); empty is core.ConcurrencyReject.
 	SessionConcurrency core.ConcurrencyPolicy
+	// MaxDelegationDepth is the deepest a chain of delegations may nest: a
+	// supervisor's core_delegate and a loop's iteration run their agents
+	// one level below the run that called them, and the call that would go
+	// past this level ends the run, and every run above it in the chain,
+	// with DELEGATION_DEPTH_EXCEEDED. Zero is DefaultMaxDelegationDepth
+	// (8); negative is INVALID_CONFIG. The depth travels in the run's
+	// context: a chain resumed after a human answered counts again from
+	// the resumed run, and a remote agent's own delegations are its own.
+	MaxDelegationDepth int
 	// RunLease is how long a run's lease in a core.RunStore lasts unless
 	// this instance renews it (default DefaultRunLease). A shorter lease
 	// ends the tails of a crashed instance's runs sooner, at the cost of

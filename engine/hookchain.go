@@ -118,6 +118,11 @@ const (
 // decide turns a hook resolution into an outcome and the error that stands
 // when the outcome is decideFail.
 func (rs *retryState) decide(res *core.OnErrorResult, failure *core.BreadError) (decision, *core.BreadError) {
+	if failure != nil && failure.Code == core.CodeDelegationDepth {
+		// Neither retried nor recovered: either would run the chain that
+		// went too deep again.
+		return decideFail, failure
+	}
 	if res != nil {
 		switch res.Action {
 		case core.Recover:

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,6 +104,10 @@ func New(cfg Config) (*Instance, error) {
 			Message: "no store configured: set Config.Store, for example stores/sqlite, " +
 				"stores/postgres (reads DATABASE_URL) or stores/memory",
 		}
+	}
+	if cfg.MaxDelegationDepth < 0 {
+		return nil, &core.BreadError{Code: core.CodeInvalidConfig, Message: "MaxDelegationDepth " + strconv.Itoa(cfg.MaxDelegationDepth) + " is negative (0 is the default, " + strconv.Itoa(DefaultMaxDelegationDepth) + ")",
+			Context: map[string]any{"field": "MaxDelegationDepth"}}
 	}
 	bus := cfg.Bus
 	if bus == nil {

@@ -235,6 +235,10 @@ func (l *loopRuntime) iteration(ctx context.Context, emit func(core.Crumb), inpu
 		}
 		emit(c)
 	})
+	ctx, err := r.in.delegating(ctx, r.agent.ID, strings.Join(a.pipeline, ","))
+	if err != nil {
+		return nil, err
+	}
 	var out any
 	for {
 		res, err := r.in.pipeline(ctx, nested{sink}, pipelineRun{id: a.id, runID: a.id + ":" + strconv.Itoa(index)}, steps, input, 0, nil)

@@ -62,6 +62,9 @@ func (r *run) attempt(ctx context.Context) (outcome, error) {
 		}
 		pending, runnable := splitSuspending(ts, turn.calls)
 		results := r.runTools(ctx, ts, runnable)
+		if be := depthExceeded(results); be != nil {
+			return outcome{}, be
+		}
 		delegations := suspendedDelegations(runnable, results)
 		if parts := orderParts(turn.calls, results, delegations); len(parts) > 0 {
 			toolMsg := core.Message{Role: core.RoleTool, Parts: parts}

@@ -93,6 +93,10 @@ func (s *supervisorRuntime) delegate(ctx context.Context, a delegateArgs, tc cor
 			Context: map[string]any{"agentId": parentID, "subAgentId": a.AgentID, "roster": s.roster()},
 		}
 	}
+	ctx, err := s.r.in.delegating(ctx, parentID, a.AgentID)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.acquire(sa); err != nil {
 		return nil, err
 	}
