@@ -21,6 +21,10 @@
 // Options.QueueSize). Subscriptions are recreated from the last stream
 // sequence they saw, so they survive a server restart.
 //
+// The Coordinator makes replicas one service: run leases in a JetStream
+// key-value bucket (a key per run, the bucket's TTL as the lease's),
+// cancels that reach the replica running a run, and liveness for tails.
+//
 //	t, err := nats.New(nats.Options{URL: "nats://127.0.0.1:4222"})
 //	...
 //	in, err := engine.New(engine.Config{Store: store, Bus: t, ...})

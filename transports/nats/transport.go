@@ -205,7 +205,7 @@ func (t *Transport) Ping(ctx context.Context) error {
 	if t.closing.Load() {
 		return ErrClosed
 	}
-	if err := t.conn.FlushWithContext(ctx); err != nil {
+	if err := flush(ctx, t.conn); err != nil {
 		return &core.BreadError{Code: CodeTransportUnavailable, Message: "nats transport: cannot reach NATS: " + err.Error(), Cause: err}
 	}
 	return nil
@@ -341,4 +341,15 @@ func (t *Transport) setTailing(runID string, delta int) {
 	} else {
 		delete(t.tailing, runID)
 	}
+}
+
+// flush waits for the server's answer to a ping, for at most startTimeout
+// when ctx has no deadline (nats.go wants one).
+func flush(ctx context.Context, nc *nats.Conn) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, startTimeout)
+		defer cancel()
+	}
+	return nc.FlushWithContext(ctx)
 }
