@@ -150,11 +150,20 @@ func slowProject(t *testing.T, yaml string) string {
 		fmt.Fprintf(&transcript, `{"call":0,"type":"text-delta","delta":"word%d ","delayMs":200}`+"\n", i)
 	}
 	transcript.WriteString(`{"call":0,"type":"finish","finishReason":"stop"}` + "\n")
+	// big streams 10,000 deltas at once: the waterfall aggregates them.
+	var big strings.Builder
+	for i := range 10_000 {
+		fmt.Fprintf(&big, `{"call":0,"type":"text-delta","delta":"w%d "}`+"\n", i)
+	}
+	big.WriteString(`{"call":0,"type":"finish","finishReason":"stop","usage":{"inputTokens":12,"outputTokens":10000,"totalTokens":10012}}` + "\n")
 	files := map[string]string{
+		"agents/big/agent.yaml":  "description: Streams ten thousand deltas.\nmodel: {provider: replay, model: transcripts/big.jsonl}\ninputSchema: {type: string}\n",
+		"agents/big/prompt.md":   "Answer at length.",
+		"transcripts/big.jsonl":  big.String(),
 		"agents/slow/agent.yaml": "description: Answers slowly, a word at a time.\nmodel: {provider: replay, model: transcripts/slow.jsonl}\ninputSchema: {type: string}\n",
 		"agents/slow/prompt.md":  "Answer slowly.",
 		"transcripts/slow.jsonl": transcript.String(),
-		"bread.yaml":             "entrypoints: [echo, slow]\nstore: {type: sqlite, path: ./bread.db}\n" + yaml,
+		"bread.yaml":             "entrypoints: [echo, slow, big]\nstore: {type: sqlite, path: ./bread.db}\n" + yaml,
 	}
 	for name, content := range files {
 		p := filepath.Join(dir, name)
@@ -217,7 +226,18 @@ func TestConsoleInBrowser(t *testing.T) {
 	shots := screenshotDir(t)
 	hello := startDev(t, slowProject(t, ""), nil).URL
 	hitl := startDev(t, copyExample(t, "hitl-approval"), nil).URL
-	pipeline := startDev(t, copyExample(t, "pipeline"), nil).URL
+	// The pipeline example, plus a pipeline whose one step runs two agents
+	// in parallel.
+	pipelineDir := copyExample(t, "pipeline")
+	pipelineYAML, perr := os.ReadFile(filepath.Join(pipelineDir, "bread.yaml"))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	pipelineYAML = append(pipelineYAML, "  both:\n    - {type: parallel, steps: [{type: agent, agentId: researcher}, {type: agent, agentId: writer}]}\n"...)
+	if perr := os.WriteFile(filepath.Join(pipelineDir, "bread.yaml"), pipelineYAML, 0o644); perr != nil {
+		t.Fatal(perr)
+	}
+	pipeline := startDev(t, pipelineDir, nil).URL
 	studio := startDev(t, studioProject(t), nil).URL
 	supervisor := startDev(t, copyExample(t, "researcher-writer"), nil).URL
 	// A project whose runs' leases lapse within 2 s of its server dying.
@@ -310,6 +330,16 @@ func TestConsoleInBrowser(t *testing.T) {
 			return os.WriteFile(filepath.Join(shots, fmt.Sprintf("%02d-%s.png", n, name)), png, 0o644)
 		})
 	}
+	// shotOf saves one element, unnumbered (docs/waterfall.png is one).
+	shotOf := func(name, sel string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			png, err := chromedp.Screenshot(chromedp.CSS(sel))(ctx, tg)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644)
+		})
+	}
 	// until waits for a JavaScript condition, naming it when it times out.
 	until := func(what, expr string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
@@ -348,7 +378,7 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	run("open the console",
 		chromedp.Navigate(hello+"/"),
-		until("the agents", `document.querySelectorAll('article.card h3').length === 2 && document.body.innerText.includes('A friendly assistant')`),
+		until("the agents", `document.querySelectorAll('article.card h3').length === 3 && document.body.innerText.includes('A friendly assistant')`),
 		labelled, shot("agents"))
 
 	run("chat with echo",
@@ -380,6 +410,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		shot("mid-run"),
 		chromedp.Reload(),
 		until("the whole answer after the reload", `document.querySelector('.chat .text') && document.querySelector('.chat .text').textContent.includes('word29 ') && `+badge+` === 'completed'`),
+		until("the reopened run's waterfall", `document.querySelectorAll('.wf .row.run').length === 1 && document.querySelectorAll('.wf .row.model').length === 1 && document.querySelectorAll('.wf .row.open').length === 0`),
 		shot("reloaded"))
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('.chat .text').textContent`))
 	if err != nil {
@@ -429,6 +460,53 @@ func TestConsoleInBrowser(t *testing.T) {
 		until("the results", `document.body.innerText.includes('2 / 2 passed') && document.querySelectorAll('td.pass').length === 2`),
 		shot("evals"))
 
+	var started, finished float64
+	now := func(into *float64) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			v, err := chromedp.Evaluate[float64](`performance.now()`)(ctx, tg)
+			*into = v
+			return err
+		})
+	}
+	run("a run of 10,000 deltas",
+		chromedp.Navigate(hello+"/#/agents/big"),
+		chromedp.WaitVisible(chromedp.CSS(`form.schema textarea`)),
+		chromedp.SendKeys(chromedp.CSS(`form.schema textarea`), "at length"),
+		now(&started),
+		chromedp.Click(chromedp.CSS(`form.schema button[type=submit]`)),
+		until("the long answer", badge+` === 'completed' && document.querySelector('.chat .text').textContent.includes('w9999 ')`),
+		until("one model call in the waterfall", `document.querySelectorAll('.wf .row.model').length === 1 && document.querySelectorAll('.wf .row').length === 2`),
+		now(&finished),
+		js(`document.querySelector('.wf .row.model').dispatchEvent(new MouseEvent('click', {bubbles: true}))`),
+		until("its deltas aggregated", `document.querySelector('.wf-pick').innerText.includes('10000 deltas')`),
+		shot("waterfall-10000-deltas"))
+	t.Logf("a 10,000-delta run, from Send to its waterfall drawn (engine, stream and page): %.0f ms", finished-started)
+	// The console's own work on such a run, measured in the page: 10,000
+	// deltas into a waterfall, then one draw.
+	var wfMs float64
+	run("the waterfall's cost of 10,000 deltas",
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) (err error) {
+			wfMs, err = chromedp.Evaluate[float64](`(async () => {
+			const { Waterfall } = await import('/console/waterfall.js');
+			const w = new Waterfall();
+			document.querySelector('main').append(w.el);
+			const ts = Date.now(), t0 = performance.now();
+			w.add({type: 'agent:run:start', agentId: 'big', runId: 'r', timestamp: ts, input: 'x'});
+			for (let i = 0; i < 10000; i++) w.add({type: 'text:delta', agentId: 'big', runId: 'r', timestamp: ts + i, delta: 'w' + i + ' '});
+			w.add({type: 'agent:run:end', agentId: 'big', runId: 'r', timestamp: ts + 10000, output: 'x', durationMs: 10000});
+			w.render();
+			const took = performance.now() - t0;
+			w.el.remove();
+			w.dispose();
+			return took;
+		})()`, func(p *runtime.EvaluateParams) { yes := true; p.AwaitPromise = &yes })(ctx, tg)
+			return err
+		}))
+	t.Logf("the waterfall of 10,000 deltas: %.1f ms to take them in and draw", wfMs)
+	if wfMs >= 1000 {
+		t.Errorf("the waterfall of 10,000 deltas took %.0f ms, want under a second", wfMs)
+	}
+
 	run("a pipeline, its steps nested",
 		chromedp.Navigate(pipeline+"/"),
 		until("the pipeline", `document.body.innerText.includes('researcher → writer')`),
@@ -441,7 +519,36 @@ func TestConsoleInBrowser(t *testing.T) {
 		until("three writer runs inside the second step", `[...document.querySelectorAll('.chat details.block')].some(b => b.querySelector('summary').textContent.startsWith('step 2') && b.querySelectorAll('.msg').length === 3)`),
 		until("the writer's text inside the second step", `[...document.querySelectorAll('.chat details.block')].some(b => b.querySelector('summary').textContent.startsWith('step 2') && b.querySelector('.msg .who') && b.innerText.includes('writer'))`),
 		until("the nested crumbs", `[...document.querySelectorAll('.timeline li .sum')].some(s => s.style.paddingLeft === '14px')`),
+		until("the pipeline's waterfall", `document.querySelectorAll('.wf .row.step').length === 2 && document.querySelectorAll('.wf .row.run').length === 4 && document.querySelectorAll('.wf .row.model').length === 4 && document.querySelectorAll('.wf .row.open').length === 0`),
 		shot("pipeline"))
+
+	run("a pipeline with a parallel step",
+		chromedp.Navigate(pipeline+"/"),
+		until("the pipelines", `document.querySelector('a[aria-label="Run pipeline both"]') !== null`),
+		chromedp.Click(chromedp.CSS(`a[aria-label="Run pipeline both"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`form.schema textarea`)),
+		chromedp.SendKeys(chromedp.CSS(`form.schema textarea`), "sourdough"),
+		chromedp.Click(chromedp.CSS(`form.schema button[type=submit]`)),
+		until("the finished pipeline", badge+` === 'completed'`),
+		// The parallel step holds two branches side by side, each with
+		// its agent's run and model call.
+		until("its branches in the waterfall", `(() => {
+			const rows = [...document.querySelectorAll('.wf .row')].map(r => r.getAttribute('class').split(' ')[1] + r.dataset.depth);
+			return rows.join(' ') === 'step0 step1 run2 model3 step1 run2 model3' && document.querySelectorAll('.wf .row.open').length === 0;
+		})()`),
+		js(`[...document.querySelectorAll('.wf .row.model')].pop().dispatchEvent(new MouseEvent('click', {bubbles: true}))`),
+		until("the writer's model call, its text", `document.querySelector('.wf-pick') && document.querySelector('.wf-pick h3').textContent === 'model call' && document.querySelector('.wf-pick').innerText.includes('streamed text')`),
+		shot("waterfall-parallel"))
+
+	run("a background pipeline, reopened from its URL",
+		js(`fetch('/pipelines/both/run', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({input: 'sourdough', background: true})}).then(r => r.json()).then(d => { location.hash = '#/runs/' + d.runId; })`),
+		until("the finished background run", `location.hash.startsWith('#/runs/') && `+badge+` === 'completed'`),
+		// Its crumb log keeps the pipeline's run and its steps.
+		until("its steps in the waterfall", `(() => {
+			const rows = [...document.querySelectorAll('.wf .row')].map(r => r.getAttribute('class').split(' ')[1] + r.dataset.depth);
+			return rows.join(' ') === 'run0 step1 step2 step2' && document.querySelectorAll('.wf .row.open').length === 0;
+		})()`),
+		shot("waterfall-background"))
 
 	run("approve on hitl-approval",
 		chromedp.Navigate(hitl+"/#/agents/publisher"),
@@ -449,13 +556,20 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`form.schema textarea`), "publish the post"),
 		chromedp.Click(chromedp.CSS(`form.schema button[type=submit]`)),
 		until("the approval", `document.querySelector('.hitl') && document.querySelector('.hitl').innerText.includes('Approve tool_publish?') && document.querySelector('.hitl pre').textContent.includes('Why sourdough rises') && `+badge+` === 'waiting for a human'`),
+		until("the wait growing in the waterfall", `document.querySelector('.wf .row.wait.open') !== null`),
 		labelled,
 		shot("approval"),
 		chromedp.Click(chromedp.CSS(`.hitl button`)),
 		until("the finished run", chat+`.includes('Published: https://blog.example.com/posts/why-sourdough-rises') && `+badge+` === 'completed' && document.querySelector('.hitl').innerText.includes('Answered')`),
 		chromedp.Click(chromedp.CSS(`details.tool summary`)),
 		until("the open tool card", `document.querySelector('details.tool').open && document.querySelector('details.tool').innerText.includes('"published": true') && /\d+ ms/.test(document.querySelector('details.tool summary').textContent)`),
-		shot("tool-card"))
+		until("the answered wait and the tool in the waterfall", `document.querySelector('.wf .row.wait:not(.open)') !== null && document.querySelector('.wf .row.tool') !== null && document.querySelectorAll('.wf .row.model').length === 2`),
+		// The keyboard alone picks a bar.
+		chromedp.Focus(chromedp.CSS(`.wf .row.wait`)),
+		chromedp.KeyEvent("\r"),
+		until("the wait's crumbs", `document.querySelector('.wf-pick h3').textContent.startsWith('wait for approval') && document.querySelector('.wf-pick').innerText.includes('approved')`),
+		shot("tool-card"),
+		shotOf("waterfall", `.wf-section`))
 
 	run("reasoning, a file and a human tool",
 		chromedp.Navigate(studio+"/#/agents/studio"),
@@ -499,6 +613,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`form.schema button[type=submit]`)),
 		until("the delegations", badge+` === 'completed' && [...document.querySelectorAll('.chat details.block > summary')].filter(s => s.textContent.startsWith('subagent ')).length >= 1`),
 		until("the editor's end, after every delegation", `[...document.querySelectorAll('.timeline li .sum')].some(s => s.textContent.startsWith('agent:run:end editor')) && [...document.querySelectorAll('details.tool summary')].every(s => !s.textContent.includes('running'))`),
+		// Every delegation nests under the editor's run: one root.
+		until("the delegations in the waterfall", `document.querySelectorAll('.wf .row.subagent').length >= 1 && document.querySelectorAll('.wf .row.run').length >= 3 && document.querySelectorAll('.wf .row[data-depth="0"]').length === 1 && document.querySelectorAll('.wf .row.open').length === 0`),
 		shot("supervisor"))
 
 	var lostRun string
@@ -528,6 +644,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`form.schema textarea`), "why sourdough rises"),
 		chromedp.Click(chromedp.CSS(`form.schema button[type=submit]`)),
 		until("the loop", badge+` === 'completed' && [...document.querySelectorAll('.chat details.block > summary')].some(s => s.textContent.startsWith('loop ')) && [...document.querySelectorAll('.chat details.block > summary')].filter(s => s.textContent.startsWith('iteration ')).length === 2`),
+		until("the loop in the waterfall", `document.querySelectorAll('.wf .row.loop').length === 1 && document.querySelectorAll('.wf .row.iteration').length === 2 && document.querySelectorAll('.wf .row.open').length === 0`),
 		shot("loop"))
 
 	run("a token for an API behind auth",

@@ -1,6 +1,7 @@
 import { h, json, time, errorBox } from './dom.js';
 import { api, stream, download } from './api.js';
 import { schemaForm } from './form.js';
+import { Waterfall } from './waterfall.js';
 
 const LABELS = {
   starting: 'starting', running: 'running', waiting: 'waiting for a human', completed: 'completed',
@@ -27,14 +28,21 @@ export class RunView {
     this.list = h('ol', { 'aria-label': 'Crumbs, oldest first' });
     this.timeline = h('section.timeline', { 'aria-label': 'Crumb timeline' },
       h('div.row', h('h2', 'Crumbs'), h('label', { for: fid }, 'Show'), this.filter), this.list);
+    this.wfSlot = h('div');
+    this.waterfall = h('section.timeline.wf-section', { 'aria-label': 'Waterfall' },
+      h('h2', 'Waterfall'), h('p.muted.small', 'Click or press Enter on a bar to see its crumbs.'), this.wfSlot);
     this.main = h('section', { 'aria-label': 'Run' }, this.status, this.chat);
-    this.el = h('div.chat-layout', this.main, this.timeline);
+    this.side = h('div.side', this.waterfall, this.timeline);
+    this.el = h('div.chat-layout', this.main, this.side);
     this.types = new Set();
     this.turn = null;
     this.aborter = new AbortController();
   }
 
-  dispose() { this.aborter.abort(); }
+  dispose() {
+    this.aborter.abort();
+    if (this.turn) this.turn.wf.dispose();
+  }
 
   get busy() { return this.turn && (this.turn.state === 'running' || this.turn.state === 'starting'); }
 
@@ -45,6 +53,9 @@ export class RunView {
     };
     t.el = h('div.turn');
     t.stack = [t.el];
+    if (this.turn) this.turn.wf.dispose();
+    t.wf = new Waterfall();
+    this.wfSlot.replaceChildren(t.wf.el);
     this.chat.append(t.el);
     this.turn = t;
     this.setState(t, 'starting');
@@ -71,6 +82,7 @@ export class RunView {
 
   async follow(t, open) {
     t.live = true;
+    t.wf.setLive(true);
     try {
       await open();
       if (t.state === 'running' || t.state === 'starting') this.setState(t, t.id ? 'completed' : 'failed');
@@ -80,10 +92,17 @@ export class RunView {
       this.setState(t, 'failed');
     } finally {
       t.live = false;
+      t.wf.setLive(false);
     }
   }
 
   frame(t, f) {
+    if (f && f.error && f.type !== 'crumb') {
+      // A stream may end in an error frame rather than a crumb.
+      t.el.append(errorBox(f.error));
+      this.setState(t, 'failed');
+      return;
+    }
     if (!f || f.type !== 'crumb' || !f.crumb) return;
     if (f.runId && !t.id) {
       t.id = f.runId;
@@ -130,6 +149,7 @@ export class RunView {
 
   crumb(t, c, seq) {
     this.record(t, c, seq);
+    t.wf.add(c);
     const at = this.here(t);
     if (!t.started && c.type === 'pipeline:step:start') {
       // A pipeline's run: its agents' runs nest in its steps.
