@@ -61,8 +61,9 @@ func statusOf(t *testing.T, method, u, body string, hdr ...string) (int, string)
 
 // TestRunOwnershipAndStreamTokensOverTheBinary serves a project behind a
 // JWT strategy (HS256 secret from the environment) with `bread start`: a
-// run subject A started cannot be read, tailed, resumed or cancelled by
-// subject B (403) and can by A; A's stream token tails that run without a
+// run subject A started cannot be read, tailed or cancelled by subject B
+// (403), nor its session read or deleted or its checkpoint resumed (as if
+// missing), and can by A; A's stream token tails that run without a
 // header, opens no other run and no other route, and stops working after
 // its TTL.
 func TestRunOwnershipAndStreamTokensOverTheBinary(t *testing.T) {
@@ -114,15 +115,24 @@ server:
 	for _, c := range []struct{ method, path, body string }{
 		{"GET", "/runs/" + runX + "/stream", ""},
 		{"GET", "/runs/" + runX, ""},
-		{"POST", "/resume/" + hr.CheckpointID, `{"response":{"ok":true}}`},
 		{"POST", "/runs/" + runY + "/cancel", ""},
 		{"POST", "/runs/" + runX + "/stream-token", ""},
-		{"GET", "/sessions/" + first[0].Crumb.Base().SessionID, ""},
-		{"DELETE", "/sessions/" + first[0].Crumb.Base().SessionID, ""},
 	} {
 		if status, body := statusOf(t, c.method, srv.base+c.path, c.body, bob...); status != http.StatusForbidden {
 			t.Errorf("bob: %s %s = %d %s, want 403", c.method, c.path, status, body)
 		}
+	}
+	// Alice's session, and so her checkpoint, is missing to bob.
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/sessions/" + first[0].Crumb.Base().SessionID},
+		{"DELETE", "/sessions/" + first[0].Crumb.Base().SessionID},
+	} {
+		if status, body := statusOf(t, c.method, srv.base+c.path, "", bob...); status != http.StatusNotFound {
+			t.Errorf("bob: %s %s = %d %s, want 404", c.method, c.path, status, body)
+		}
+	}
+	if status, body := statusOf(t, "POST", srv.base+"/resume/"+hr.CheckpointID, `{"response":{"ok":true}}`, bob...); status != http.StatusOK || !strings.Contains(body, `"CHECKPOINT_NOT_FOUND"`) {
+		t.Errorf("bob resumes alice's checkpoint: %d %s, want the stream of an unknown checkpoint", status, body)
 	}
 	// The run's response carried a token for it, good for X only.
 	if startToken == "" {

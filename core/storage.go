@@ -22,9 +22,9 @@ import (
 // implements only the methods it instruments.
 //
 // Every method of a session carries the caller's context, so an entry
-// point's identity (IdentityFrom) reaches the store's session calls: an
-// ownership rule for sessions belongs in Storage's session methods, where
-// every entry point meets it.
+// point's identity (IdentityFrom) reaches the store's session calls: the
+// ownership rule for sessions (OwnSessions) is in Storage's session
+// methods, where every entry point meets it.
 //
 // A Storage is safe for concurrent use. Close does not wait for calls in
 // flight: they finish against the store, which may fail them itself.
@@ -46,6 +46,8 @@ type Storage struct {
 	migrator  Migrator
 	pinger    Pinger
 	closer    io.Closer
+
+	owners atomic.Pointer[SessionOwners] // the session ownership rule (OwnSessions), nil when off
 
 	closed    atomic.Bool
 	closeOnce sync.Once

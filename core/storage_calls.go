@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 )
 
 // The calls of Storage, by port: each has the contract written on the
@@ -10,57 +12,102 @@ import (
 // part the store lacks answers an error matching ErrNotImplemented unless
 // its comment names another fallback.
 
-// CreateSession implements SessionStore.
+// CreateSession implements SessionStore. A session created without an
+// Owner is the caller's: Owner is OwnerKey(IdentityFrom(ctx)), whether or
+// not the ownership rule (OwnSessions) is on. Under the rule, an id another
+// identity's session holds answers as a missing session would.
 func (s *Storage) CreateSession(ctx context.Context, n NewSession) (Session, error) {
 	if err := s.open(); err != nil {
 		return Session{}, err
 	}
-	return s.store.CreateSession(ctx, n)
+	if n.Owner == "" {
+		n.Owner = OwnerKey(IdentityFrom(ctx))
+	}
+	sess, err := s.store.CreateSession(ctx, n)
+	if err != nil && n.ID != "" {
+		// A store's duplicate-id error would tell that the id is taken.
+		if owner, all := s.sessionScope(ctx); !all {
+			if cur, gerr := s.store.GetSession(ctx, n.ID); gerr == nil && (owner == "" || cur.Owner != owner) {
+				return Session{}, sessionHidden(n.ID)
+			}
+		}
+	}
+	return sess, err
 }
 
-// GetSession implements SessionStore.
+// GetSession implements SessionStore; under the ownership rule another
+// identity's session is ErrSessionNotFound.
 func (s *Storage) GetSession(ctx context.Context, id string) (Session, error) {
 	if err := s.open(); err != nil {
 		return Session{}, err
 	}
-	return s.store.GetSession(ctx, id)
+	return s.ownedSession(ctx, id)
 }
 
-// ListSessions implements SessionStore.
+// ListSessions implements SessionStore; under the ownership rule it lists
+// the caller's sessions only.
 func (s *Storage) ListSessions(ctx context.Context, f SessionFilter) ([]Session, error) {
 	if err := s.open(); err != nil {
 		return nil, err
 	}
+	if owner, all := s.sessionScope(ctx); !all {
+		if owner == "" {
+			return []Session{}, nil
+		}
+		f.Owner = owner
+	}
 	return s.store.ListSessions(ctx, f)
 }
 
-// DeleteSession implements SessionStore.
+// DeleteSession implements SessionStore; under the ownership rule a caller
+// that may not act on every session deletes only its own, and a session it
+// may not see (missing or another's) is ErrSessionNotFound.
 func (s *Storage) DeleteSession(ctx context.Context, id string) error {
 	if err := s.open(); err != nil {
 		return err
 	}
+	if _, all := s.sessionScope(ctx); !all {
+		if _, err := s.ownedSession(ctx, id); err != nil {
+			return err
+		}
+	}
 	return s.store.DeleteSession(ctx, id)
 }
 
-// CleanupSessions implements SessionStore.
+// CleanupSessions implements SessionStore; under the ownership rule it
+// deletes only the caller's sessions.
 func (s *Storage) CleanupSessions(ctx context.Context, o CleanupOptions) (int, error) {
 	if err := s.open(); err != nil {
 		return 0, err
 	}
+	if owner, all := s.sessionScope(ctx); !all {
+		if owner == "" {
+			return 0, nil
+		}
+		o.Owner = owner
+	}
 	return s.store.CleanupSessions(ctx, o)
 }
 
-// GetMessages implements SessionStore.
+// GetMessages implements SessionStore; under the ownership rule another
+// identity's session is ErrSessionNotFound.
 func (s *Storage) GetMessages(ctx context.Context, sessionID string) ([]SessionMessage, error) {
 	if err := s.open(); err != nil {
+		return nil, err
+	}
+	if err := s.mayUseSession(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	return s.store.GetMessages(ctx, sessionID)
 }
 
-// AddMessage implements SessionStore.
+// AddMessage implements SessionStore; under the ownership rule another
+// identity's session is ErrSessionNotFound.
 func (s *Storage) AddMessage(ctx context.Context, sessionID string, m SessionMessage) error {
 	if err := s.open(); err != nil {
+		return err
+	}
+	if err := s.mayUseSession(ctx, sessionID); err != nil {
 		return err
 	}
 	return s.store.AddMessage(ctx, sessionID, m)
@@ -74,12 +121,22 @@ func (s *Storage) SaveCheckpoint(ctx context.Context, cp CheckpointRecord) error
 	return s.store.SaveCheckpoint(ctx, cp)
 }
 
-// GetCheckpoint implements CheckpointStore.
+// GetCheckpoint implements CheckpointStore; under the ownership rule a
+// checkpoint of a session the caller may not see is ErrCheckpointNotFound.
 func (s *Storage) GetCheckpoint(ctx context.Context, id string) (CheckpointRecord, error) {
 	if err := s.open(); err != nil {
 		return CheckpointRecord{}, err
 	}
-	return s.store.GetCheckpoint(ctx, id)
+	cp, err := s.store.GetCheckpoint(ctx, id)
+	if err != nil || cp.SessionID == "" {
+		return cp, err
+	}
+	if err := s.mayUseSession(ctx, cp.SessionID); errors.Is(err, ErrSessionNotFound) {
+		return CheckpointRecord{}, &BreadError{Code: CodeCheckpointNotFound, Message: fmt.Sprintf("checkpoint %q not found", id)}
+	} else if err != nil {
+		return CheckpointRecord{}, err
+	}
+	return cp, nil
 }
 
 // DeleteCheckpoint implements CheckpointStore.
@@ -125,6 +182,9 @@ func (s *Storage) ListCheckpoints(ctx context.Context) ([]CheckpointRecord, erro
 // SuspendRun implements CheckpointStore.
 func (s *Storage) SuspendRun(ctx context.Context, sessionID string, msgs []SessionMessage, cps ...CheckpointRecord) error {
 	if err := s.open(); err != nil {
+		return err
+	}
+	if err := s.mayUseSession(ctx, sessionID); err != nil {
 		return err
 	}
 	return s.store.SuspendRun(ctx, sessionID, msgs, cps...)
@@ -204,6 +264,9 @@ func (s *Storage) SessionStarters(ctx context.Context, sessionID string) ([]stri
 // DeleteMessages implements MessageDeleter.
 func (s *Storage) DeleteMessages(ctx context.Context, sessionID string, ids []string) (int, error) {
 	if err := s.can(StoreMessageDelete); err != nil {
+		return 0, err
+	}
+	if err := s.mayUseSession(ctx, sessionID); err != nil {
 		return 0, err
 	}
 	return s.deleter.DeleteMessages(ctx, sessionID, ids)

@@ -28,9 +28,11 @@ type BreadStore interface {
 // messages.
 type SessionStore interface {
 	// CreateSession creates a session; an empty ID gets a generated one.
+	// The store keeps NewSession.Owner as the session's Owner.
 	CreateSession(ctx context.Context, s NewSession) (Session, error)
 	GetSession(ctx context.Context, id string) (Session, error)
-	// ListSessions returns sessions carrying every tag in filter.Tags.
+	// ListSessions returns sessions carrying every tag in filter.Tags (and
+	// owned by filter.Owner, when set).
 	ListSessions(ctx context.Context, filter SessionFilter) ([]Session, error)
 	// DeleteSession removes a session with its messages, checkpoints and
 	// logged crumbs. Deleting a missing session is not an error.
@@ -38,7 +40,7 @@ type SessionStore interface {
 	// CleanupSessions deletes, with the same cascade, every session not
 	// updated within opts.OlderThan and carrying every tag in opts.Tags, and
 	// returns how many it deleted. A zero OlderThan deletes nothing: tags
-	// alone never delete.
+	// alone never delete. A set opts.Owner deletes only that owner's.
 	CleanupSessions(ctx context.Context, opts CleanupOptions) (int, error)
 	// GetMessages returns a session's messages in the order they were added.
 	GetMessages(ctx context.Context, sessionID string) ([]SessionMessage, error)
@@ -185,6 +187,12 @@ type Session struct {
 	UpdatedAt int64             `json:"updatedAt"`
 	Tags      map[string]string `json:"tags"`
 	AgentID   string            `json:"agentId,omitempty"`
+	// Owner is the owner key (OwnerKey) of the identity that created the
+	// session, "" for one created without an identity (no auth, a
+	// schedule, or before sessions recorded it). It never changes; with
+	// Storage.OwnSessions on, only that identity and admins see the
+	// session.
+	Owner string `json:"owner,omitempty"`
 }
 
 // NewSession is the input of CreateSession.
@@ -192,17 +200,24 @@ type NewSession struct {
 	ID      string
 	Tags    map[string]string
 	AgentID string
+	// Owner is stored as the session's Owner. Storage.CreateSession sets
+	// it, when empty, from the caller's identity (IdentityFrom).
+	Owner string
 }
 
 // SessionFilter narrows ListSessions.
 type SessionFilter struct {
 	Tags map[string]string
+	// Owner, when set, keeps the sessions whose Owner is exactly it.
+	Owner string
 }
 
 // CleanupOptions selects the sessions CleanupSessions deletes.
 type CleanupOptions struct {
 	OlderThan time.Duration
 	Tags      map[string]string
+	// Owner, when set, deletes only sessions whose Owner is exactly it.
+	Owner string
 }
 
 // MessageRole is who a session message came from.

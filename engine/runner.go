@@ -147,6 +147,12 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 	var err error
 	named := key != "" && core.ValidID(key)
 	if named {
+		// Under the session ownership rule (core.Storage.OwnSessions),
+		// another identity's session is refused before its gate, so
+		// waiting on it tells nothing of that session.
+		if err := in.store.CheckSession(ctx, key); err != nil {
+			return fail(err)
+		}
 		if hold, err = in.sessions.acquire(acquireCtx, key, rt.concurrency, cancel); err != nil {
 			return fail(err)
 		}

@@ -31,11 +31,15 @@ type Ownership struct {
 	// Resume applies the check to POST /resume/{checkpointId}: only the
 	// starter of the checkpoint's run (or an admin) may resume it.
 	Resume bool
-	// Sessions applies it to GET and DELETE /sessions/{id}: only a caller
-	// that started a run in the session (core.SessionStarters) or an
-	// admin may read or delete it; a session no identified caller ran in
-	// is the admins' only. The session listing (session.list) and cleanup
-	// (session.cleanup) are not filtered: grant them to operators only.
+	// Sessions turns on the store's session ownership rule
+	// (core.Storage.OwnSessions, with Admin): a session is its creator's
+	// and the admins', on every route and protocol that names one (the run
+	// routes' body, GET and DELETE /sessions/{id}, its messages, the
+	// listing and cleanup, resume, A2A, AG-UI, background runs), and to
+	// anyone else it is a missing session (404 SESSION_NOT_FOUND, or a run
+	// that ends with SESSION_NOT_FOUND). The rule is the Storage's, so
+	// Store must be the one the engine uses (the *core.Storage given as
+	// engine.Config.Store, or inst.Storage()); Authorize turns it on.
 	Sessions bool
 	// Logger receives store failures (which deny); nil uses slog.Default.
 	Logger *slog.Logger
@@ -78,10 +82,11 @@ func (o *Ownership) AuthorizeStream(ctx context.Context, id *core.AuthIdentity, 
 
 // Authorize wraps a route authorization: after inner grants the action,
 // run.resume (with Resume) also needs AuthorizeStream of the checkpoint's
-// run, and session.read and session.delete (with Sessions) a run the
-// caller started in the session. A nil inner stays nil (the server then
-// refuses every route).
+// run. With Sessions it turns the store's session rule on, now: sessions
+// need no route check, the Storage answers for them. A nil inner stays nil
+// (the server then refuses every route).
 func (o *Ownership) Authorize(inner core.AuthorizeFunc) core.AuthorizeFunc {
+	o.storage()
 	if inner == nil {
 		return nil
 	}
@@ -92,17 +97,7 @@ func (o *Ownership) Authorize(inner core.AuthorizeFunc) core.AuthorizeFunc {
 		if id == nil {
 			return true
 		}
-		switch action {
-		case core.ActionSessionRead, core.ActionSessionDelete:
-			if o.Sessions {
-				return o.maySession(ctx, id, args["id"])
-			}
-			return true
-		case core.ActionRunResume:
-			if !o.Resume {
-				return true
-			}
-		default:
+		if action != core.ActionRunResume || !o.Resume {
 			return true
 		}
 		if _, ok := StreamTokenRun(id); ok {
@@ -120,42 +115,15 @@ func (o *Ownership) Authorize(inner core.AuthorizeFunc) core.AuthorizeFunc {
 	}
 }
 
-// maySession reports whether id may read or delete session sessionID.
-func (o *Ownership) maySession(ctx context.Context, id *core.AuthIdentity, sessionID string) bool {
-	if _, ok := StreamTokenRun(id); ok {
-		return false
-	}
-	if o.Admin != nil && o.Admin(id) {
-		return true
-	}
-	st := o.storage()
-	if !st.Has(core.StoreSessionStarters) {
-		return true
-	}
-	starters, err := st.SessionStarters(ctx, sessionID)
-	if err != nil {
-		o.logger().WarnContext(ctx, "bread: reading a session's run starters failed; refusing the request", "sessionId", sessionID, "error", err)
-		return false
-	}
-	if len(starters) == 0 {
-		_, err := st.GetSession(ctx, sessionID)
-		if errors.Is(err, core.ErrSessionNotFound) {
-			return true // the route answers 404
-		}
-		return false
-	}
-	key := core.OwnerKey(id)
-	for _, s := range starters {
-		if s == key {
-			return true
-		}
-	}
-	return false
-}
-
-// storage is Store behind its portable type, built on first use.
+// storage is Store behind its portable type, built on first use, with the
+// session rule on when Sessions asks for it.
 func (o *Ownership) storage() *core.Storage {
-	o.once.Do(func() { o.st = core.NewStorage(o.Store) })
+	o.once.Do(func() {
+		o.st = core.NewStorage(o.Store)
+		if o.Sessions && o.st != nil {
+			o.st.OwnSessions(core.SessionOwners{Admin: o.Admin})
+		}
+	})
 	return o.st
 }
 

@@ -58,8 +58,17 @@ func (s *Server) readSession(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// deleteSession answers DELETE /sessions/{id}: {"ok":true} whether or not
+// the session existed (the seed's), except that under the session
+// ownership rule a session the caller may not see, missing or another's,
+// is 404 SESSION_NOT_FOUND, as GET answers it.
 func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
-	if err := s.inst.Storage().DeleteSession(r.Context(), r.PathValue("id")); err != nil {
+	id := r.PathValue("id")
+	if err := s.inst.Storage().DeleteSession(r.Context(), id); err != nil {
+		if errors.Is(err, core.ErrSessionNotFound) {
+			writeError(w, http.StatusNotFound, core.CodeSessionNotFound, "session "+quote(id)+" not found")
+			return
+		}
 		writeFailure(w, r, s.log, err)
 		return
 	}

@@ -34,7 +34,7 @@ func (s *Store) CreateSession(ctx context.Context, ns core.NewSession) (core.Ses
 		tags = map[string]string{}
 	}
 	now := s.nowMillis()
-	info := core.Session{ID: id, CreatedAt: now, UpdatedAt: now, Tags: tags, AgentID: ns.AgentID}
+	info := core.Session{ID: id, CreatedAt: now, UpdatedAt: now, Tags: tags, AgentID: ns.AgentID, Owner: ns.Owner}
 
 	if err := s.lock(ctx); err != nil {
 		return core.Session{}, err
@@ -75,7 +75,7 @@ func (s *Store) ListSessions(ctx context.Context, filter core.SessionFilter) ([]
 	}
 	var hits []found
 	for _, sess := range s.sessions {
-		if hasTags(sess.info.Tags, filter.Tags) {
+		if hasTags(sess.info.Tags, filter.Tags) && (filter.Owner == "" || sess.info.Owner == filter.Owner) {
 			hits = append(hits, found{sess.info, sess.seq})
 		}
 	}
@@ -111,7 +111,7 @@ func (s *Store) CleanupSessions(ctx context.Context, opts core.CleanupOptions) (
 	cutoff := s.now().Add(-opts.OlderThan).UnixMilli()
 	var doomed []string
 	for id, sess := range s.sessions {
-		if sess.info.UpdatedAt < cutoff && hasTags(sess.info.Tags, opts.Tags) {
+		if sess.info.UpdatedAt < cutoff && hasTags(sess.info.Tags, opts.Tags) && (opts.Owner == "" || sess.info.Owner == opts.Owner) {
 			doomed = append(doomed, id)
 		}
 	}

@@ -139,6 +139,7 @@ func Run(t *testing.T, f Features, newStore Harness) {
 func groups() []group {
 	return []group{
 		{"Sessions", sessionCases()},
+		{"Owners", ownerCases()},
 		{"Messages", messageCases()},
 		{"Checkpoints", checkpointCases()},
 		{"Claims", claimCases()},

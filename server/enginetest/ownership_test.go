@@ -35,8 +35,11 @@ func ownedServerAt(t *testing.T, ttl time.Duration, now func() time.Time, turns 
 		t.Fatal(err)
 	}
 	tokens = tokens.WithClock(now)
-	own := &server.Ownership{Store: store, Admin: func(id *core.AuthIdentity) bool { return id.Subject == "root" }, Resume: true, Sessions: true}
-	f := newFixture(t, engine.Config{Store: store, Plugins: []core.BreadPlugin{tokens.Plugin(store, own.AuthorizeStream)}}, turns...)
+	// One Storage for the engine and the policy, as the CLI shares it: the
+	// session rule Sessions turns on is that Storage's.
+	shared := core.NewStorage(store)
+	own := &server.Ownership{Store: shared, Admin: func(id *core.AuthIdentity) bool { return id.Subject == "root" }, Resume: true, Sessions: true}
+	f := newFixture(t, engine.Config{Store: shared, Plugins: []core.BreadPlugin{tokens.Plugin(shared, own.AuthorizeStream)}}, turns...)
 	f.store = store
 	allow := func(context.Context, *core.AuthIdentity, string, map[string]string) bool { return true }
 	ts := f.serve(t, server.Options{
@@ -99,7 +102,8 @@ func TestOwnershipGuardsRunsByTheirStarter(t *testing.T) {
 		t.Errorf("root reads a run without a starter: %d %s", got.status, got.body)
 	}
 
-	// Sessions: a caller that started a run in it, or an admin.
+	// Sessions: its creator's and the admins'; to anyone else it is
+	// missing, as an unknown one is.
 	sessionID := rec.SessionID
 	empty, err := f.store.CreateSession(context.Background(), core.NewSession{})
 	if err != nil {
@@ -109,21 +113,25 @@ func TestOwnershipGuardsRunsByTheirStarter(t *testing.T) {
 		method, path, who string
 		want              int
 	}{
-		{http.MethodGet, "/sessions/" + sessionID, "bob", http.StatusForbidden},
-		{http.MethodDelete, "/sessions/" + sessionID, "bob", http.StatusForbidden},
+		{http.MethodGet, "/sessions/" + sessionID, "bob", http.StatusNotFound},
+		{http.MethodGet, "/sessions/" + sessionID + "/messages", "bob", http.StatusNotFound},
+		{http.MethodDelete, "/sessions/" + sessionID, "bob", http.StatusNotFound},
 		{http.MethodGet, "/sessions/" + sessionID, "alice", http.StatusOK},
+		{http.MethodGet, "/sessions/" + sessionID + "/messages", "alice", http.StatusOK},
 		{http.MethodGet, "/sessions/" + sessionID, "root", http.StatusOK},
-		{http.MethodGet, "/sessions/" + empty.ID, "alice", http.StatusForbidden},
+		{http.MethodGet, "/sessions/" + empty.ID, "alice", http.StatusNotFound},
 		{http.MethodGet, "/sessions/" + empty.ID, "root", http.StatusOK},
 		{http.MethodGet, "/sessions/no-such-session", "bob", http.StatusNotFound},
+		{http.MethodDelete, "/sessions/no-such-session", "bob", http.StatusNotFound},
 	} {
 		if got := do(t, base, c.method, c.path, "", "X-Identity", c.who); got.status != c.want {
 			t.Errorf("%s %s as %s: %d %s, want %d", c.method, c.path, c.who, got.status, got.body, c.want)
 		}
 	}
 
-	// Resume: the checkpoint's run's starter, or an admin.
-	sess, err := f.store.CreateSession(context.Background(), core.NewSession{})
+	// Resume: the checkpoint's run's starter, or an admin; to another
+	// caller the checkpoint of a session not its own is missing.
+	sess, err := f.store.CreateSession(context.Background(), core.NewSession{Owner: core.OwnerKey(&core.AuthIdentity{Subject: "alice"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +142,8 @@ func TestOwnershipGuardsRunsByTheirStarter(t *testing.T) {
 	if err := f.store.SaveCheckpoint(context.Background(), core.CheckpointRecord{ID: "cp-1", AgentID: "writer", RunID: "run-cp", SessionID: sess.ID, ToolName: "human_approve", ToolCallID: "c1", CreatedAt: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if got := do(t, base, http.MethodPost, "/resume/cp-1", `{"response":{"approved":true}}`, "X-Identity", "bob"); got.status != http.StatusForbidden {
-		t.Errorf("bob resumes alice's run: %d %s", got.status, got.body)
+	if got := do(t, base, http.MethodPost, "/resume/cp-1", `{"response":{"approved":true}}`, "X-Identity", "bob"); got.status != http.StatusOK || !strings.Contains(string(got.body), `"code":"CHECKPOINT_NOT_FOUND"`) {
+		t.Errorf("bob resumes alice's run: %d %s, want the stream of an unknown checkpoint", got.status, got.body)
 	}
 	got := do(t, base, http.MethodPost, "/resume/cp-1", `{"response":{"approved":true}}`, "X-Identity", "alice")
 	if got.status != http.StatusOK || !strings.HasPrefix(got.header.Get(server.StreamTokenHeader), "bst1.") {

@@ -28,7 +28,7 @@ const (
 // hotSQL are the statements, in the placeholder syntax of SQLite; they are
 // used only with Features.PreparedWrites.
 var hotSQL = [hotCount]string{
-	hotInsertSession: `INSERT INTO "bread_sessions" ("id", "created_at", "updated_at", "agent_id", "tags") VALUES (?, ?, ?, ?, ?)`,
+	hotInsertSession: `INSERT INTO "bread_sessions" ("id", "created_at", "updated_at", "agent_id", "tags", "owner") VALUES (?, ?, ?, ?, ?, ?)`,
 	hotTouchSession:  `UPDATE "bread_sessions" SET "updated_at" = ? WHERE "id" = ?`,
 	hotInsertMessage: `INSERT INTO "bread_session_messages" ("id", "session_id", "role", "content", "timestamp") VALUES (?, ?, ?, ?, ?)`,
 	hotInsertCrumb:   `INSERT INTO "bread_crumbs" ("run_id", "seq", "session_id", "agent_id", "type", "crumb", "created_at") VALUES (?, ?, ?, ?, ?, ?, ?)`,

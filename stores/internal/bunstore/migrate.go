@@ -44,6 +44,29 @@ var history = []Migration{
 	// bread on PostgreSQL) left: missing tables and indexes created,
 	// columns an older table lacks added.
 	{Version: "0001", Comment: "baseline", Up: createTables},
+	// bread_sessions.owner, the identity that created a session (issue 29):
+	// added, then set on the sessions already there from the starter of
+	// their first run that recorded one, so a session keeps its owner
+	// across the upgrade; a session no identified caller ran in keeps
+	// none (the admins' only, under the ownership rule).
+	{Version: "0002", Comment: "session_owner", Up: addSessionOwner},
+}
+
+// addSessionOwner is migration 0002. Its UPDATE touches only sessions
+// without an owner, so it is safe to re-run.
+func addSessionOwner(ctx context.Context, db bun.IDB, schema Schema) error {
+	if err := createTables(ctx, db, schema); err != nil {
+		return err
+	}
+	_, err := db.ExecContext(ctx, `UPDATE bread_sessions SET owner = (
+  SELECT r.started_by FROM bread_runs r
+  WHERE r.session_id = bread_sessions.id AND r.started_by IS NOT NULL AND r.started_by <> ''
+  ORDER BY r.created_at, r.id LIMIT 1)
+WHERE owner IS NULL`)
+	if err != nil {
+		return fmt.Errorf("set the owners of existing sessions: %w", err)
+	}
+	return nil
 }
 
 // Migrate brings the database to the newest layout: it runs, in order, the

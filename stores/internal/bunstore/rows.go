@@ -22,10 +22,11 @@ type sessionRow struct {
 	UpdatedAt int64  `bun:"updated_at"`
 	AgentID   string `bun:"agent_id,nullzero"`
 	Tags      string `bun:"tags"`
+	Owner     string `bun:"owner,nullzero"`
 }
 
 func (r sessionRow) session(e errs) (core.Session, error) {
-	s := core.Session{ID: r.ID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, AgentID: r.AgentID, Tags: map[string]string{}}
+	s := core.Session{ID: r.ID, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, AgentID: r.AgentID, Owner: r.Owner, Tags: map[string]string{}}
 	if err := json.Unmarshal([]byte(r.Tags), &s.Tags); err != nil {
 		return core.Session{}, e.corrupt("bread_sessions.tags", r.ID, err)
 	}

@@ -16,7 +16,7 @@ func (s *Store) CreateSession(ctx context.Context, n core.NewSession) (core.Sess
 	if s.closed.Load() {
 		return core.Session{}, s.storeClosed
 	}
-	if err := s.checkText("a session id or agent id", n.ID, n.AgentID); err != nil {
+	if err := s.checkText("a session id, agent id or owner", n.ID, n.AgentID, n.Owner); err != nil {
 		return core.Session{}, err
 	}
 	if err := s.checkTags(n.Tags); err != nil {
@@ -31,7 +31,7 @@ func (s *Store) CreateSession(ctx context.Context, n core.NewSession) (core.Sess
 		return core.Session{}, err
 	}
 	now := core.NowMillis()
-	row := sessionRow{ID: id, CreatedAt: now, UpdatedAt: now, AgentID: n.AgentID, Tags: tags}
+	row := sessionRow{ID: id, CreatedAt: now, UpdatedAt: now, AgentID: n.AgentID, Tags: tags, Owner: n.Owner}
 	if s.features.Pipeline != nil {
 		q, qerr := s.appendQuery(s.db.NewInsert().Model(&row))
 		if qerr != nil {
@@ -51,7 +51,7 @@ func (s *Store) CreateSession(ctx context.Context, n core.NewSession) (core.Sess
 func (r *sessionRow) insert(s *Store) func(ctx context.Context, tx bun.Tx) error {
 	return func(ctx context.Context, tx bun.Tx) error {
 		if s.prepared != nil {
-			_, err := s.execHot(ctx, tx, hotInsertSession, r.ID, r.CreatedAt, r.UpdatedAt, nullString(r.AgentID), r.Tags)
+			_, err := s.execHot(ctx, tx, hotInsertSession, r.ID, r.CreatedAt, r.UpdatedAt, nullString(r.AgentID), r.Tags, nullString(r.Owner))
 			return err
 		}
 		_, err := tx.NewInsert().Model(r).Exec(ctx)
@@ -83,12 +83,15 @@ func (s *Store) ListSessions(ctx context.Context, f core.SessionFilter) ([]core.
 	if err := s.read(); err != nil {
 		return nil, err
 	}
-	if tagsHaveNUL(f.Tags) {
+	if tagsHaveNUL(f.Tags) || hasNUL(f.Owner) {
 		return []core.Session{}, nil
 	}
 	var rows []sessionRow
 	q := s.db.NewSelect().Model(&rows).OrderExpr(s.clauses.sessions)
 	q = whereTags(s.d, q, f.Tags)
+	if f.Owner != "" {
+		q = q.Where("owner = ?", f.Owner)
+	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, s.mapErr("list sessions", err, nil)
 	}
@@ -137,12 +140,15 @@ func (s *Store) CleanupSessions(ctx context.Context, o core.CleanupOptions) (int
 		return 0, lerr
 	}
 	defer unlock()
-	if o.OlderThan <= 0 || tagsHaveNUL(o.Tags) {
+	if o.OlderThan <= 0 || tagsHaveNUL(o.Tags) || hasNUL(o.Owner) {
 		return 0, nil
 	}
 	cutoff := core.NowMillis() - o.OlderThan.Milliseconds()
 	q := s.db.NewDelete().Model((*sessionRow)(nil)).Where("updated_at < ?", cutoff)
 	q = whereTags(s.d, q, o.Tags)
+	if o.Owner != "" {
+		q = q.Where("owner = ?", o.Owner)
+	}
 	res, err := q.Exec(ctx)
 	if err != nil {
 		return 0, s.mapErr("cleanup sessions", err, nil)

@@ -42,6 +42,8 @@ type sessionsTable struct {
 	UpdatedAt int64  `bun:"updated_at,notnull" kind:"bigint"`
 	AgentID   string `bun:"agent_id" kind:"id"`
 	Tags      string `bun:"tags,notnull,default:'{}'" kind:"tags"`
+	// Owner is core.Session.Owner, NULL for none (migration 0002).
+	Owner string `bun:"owner" kind:"id"`
 }
 
 // messagesTable has no seq: Schema.MessageSeq defines it, and with it

@@ -1,0 +1,115 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// SessionOwners is the session ownership rule of a Storage (OwnSessions):
+// a session belongs to the identity that created it (Session.Owner), and
+// another identity neither sees, continues, reads nor deletes it.
+type SessionOwners struct {
+	// Admin reports whether an identity may act on every session (nil:
+	// nobody).
+	Admin func(*AuthIdentity) bool
+}
+
+// OwnSessions turns the session ownership rule on for every call made
+// through s from then on; call it while setting up, before s serves. It is
+// a domain rule rather than a route check so that every entry point that
+// names a session (an HTTP route, a run's body, A2A's contextId, AG-UI's
+// threadId, a background job, a resume) meets it the same way.
+//
+// The caller is the identity in the call's context (IdentityFrom). A call
+// without one (no auth, a schedule, the engine's own upkeep) and an admin's
+// act on every session. Any other caller acts on the sessions whose Owner
+// is its OwnerKey; to it another identity's session, or one created
+// without an identity, is indistinguishable from a missing one:
+//
+//   - GetSession, GetMessages, AddMessage, SuspendRun and DeleteMessages
+//     answer ErrSessionNotFound's code, with the store's own message;
+//   - GetCheckpoint answers ErrCheckpointNotFound for a checkpoint of such
+//     a session, so nobody resumes another's run;
+//   - DeleteSession answers ErrSessionNotFound for such a session and for a
+//     missing one (deleting a missing session is otherwise not an error);
+//   - ListSessions and CleanupSessions see only the caller's sessions;
+//   - CreateSession, with an id another identity's session holds, answers
+//     ErrSessionNotFound, as CheckSession does before a run waits for a
+//     session.
+func (s *Storage) OwnSessions(rule SessionOwners) { s.owners.Store(&rule) }
+
+// SessionsOwned reports whether OwnSessions turned the rule on.
+func (s *Storage) SessionsOwned() bool { return s.owners.Load() != nil }
+
+// sessionScope is who the caller of ctx is to the rule: all when it may act
+// on every session, else the owner key whose sessions it may (an identity
+// without a subject has none, and may act on none).
+func (s *Storage) sessionScope(ctx context.Context) (owner string, all bool) {
+	rule := s.owners.Load()
+	if rule == nil {
+		return "", true
+	}
+	id := IdentityFrom(ctx)
+	if id == nil || (rule.Admin != nil && rule.Admin(id)) {
+		return "", true
+	}
+	return OwnerKey(id), false
+}
+
+// sessionHidden is the refusal of a session the caller may not see: the
+// code and message a store gives for a missing one.
+func sessionHidden(id string) error {
+	return &BreadError{Code: CodeSessionNotFound, Message: fmt.Sprintf("session %q not found", id)}
+}
+
+// ownedSession reads session id for the caller of ctx: the store's answer
+// when the caller may act on every session, else the session when it is
+// the caller's and sessionHidden when it is another's.
+func (s *Storage) ownedSession(ctx context.Context, id string) (Session, error) {
+	owner, all := s.sessionScope(ctx)
+	sess, err := s.store.GetSession(ctx, id)
+	if err != nil || all {
+		return sess, err
+	}
+	if owner == "" || sess.Owner != owner {
+		return Session{}, sessionHidden(id)
+	}
+	return sess, nil
+}
+
+// mayUseSession is nil when the caller of ctx may act on session id (its
+// own, or any under no rule), sessionHidden when not, and the store's
+// error when the read fails (a missing session among them).
+func (s *Storage) mayUseSession(ctx context.Context, id string) error {
+	if _, all := s.sessionScope(ctx); all {
+		return nil
+	}
+	_, err := s.ownedSession(ctx, id)
+	return err
+}
+
+// CheckSession reports whether the caller of ctx may continue session id:
+// nil when the session is its own or does not exist (a run then creates
+// it) or when no rule is on, SESSION_NOT_FOUND when another identity owns
+// it. The engine asks it before a run waits for a session a client names,
+// so that wait tells nothing about another identity's session.
+func (s *Storage) CheckSession(ctx context.Context, id string) error {
+	if err := s.open(); err != nil {
+		return err
+	}
+	owner, all := s.sessionScope(ctx)
+	if all {
+		return nil
+	}
+	sess, err := s.store.GetSession(ctx, id)
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		return nil // free: the run creates it for the caller
+	case err != nil:
+		return err
+	case owner == "" || sess.Owner != owner:
+		return sessionHidden(id)
+	}
+	return nil
+}
