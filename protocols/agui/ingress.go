@@ -46,7 +46,7 @@ func (p *Plugin) serveRun(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	if p.opts.AuthorizeThread != nil && !p.opts.AuthorizeThread(ctx, core.IdentityFrom(ctx), turn.ThreadID) {
-		writeError(w, http.StatusForbidden, core.CodeForbidden, "Forbidden")
+		forbidden(w)
 		return
 	}
 	var crumbs iter.Seq2[core.Crumb, error]
@@ -287,6 +287,18 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 	}
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]core.ClientError{"error": {Code: code, Message: message}})
+}
+
+// forbiddenBody is the server's 403 body (server.ForbiddenBody), byte for
+// byte the seed's: a refused thread answers as the server's own guards do,
+// telling nothing of what is behind it.
+const forbiddenBody = `{"error":"Forbidden"}`
+
+// forbidden answers 403 with forbiddenBody.
+func forbidden(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusForbidden)
+	_, _ = w.Write([]byte(forbiddenBody))
 }
 
 func statusOf(code string) int {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -81,6 +82,29 @@ func newStack(t *testing.T, s setup) *stack {
 }
 
 // post sends a RunAgentInput over a real socket and reads the SSE events.
+// postRaw posts body with header and returns the status and body as sent.
+func (s *stack) postRaw(t *testing.T, body string, header http.Header) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.url+agui.DefaultPath, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, string(b)
+}
+
 func (s *stack) post(t *testing.T, body string, header http.Header) (int, []map[string]any, string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.url+agui.DefaultPath, strings.NewReader(body))
@@ -503,8 +527,8 @@ func TestAuthorizeThreadRunsAfterTheGrant(t *testing.T) {
 	if len(seen) != 0 {
 		t.Errorf("AuthorizeThread ran before the grant: %v", seen)
 	}
-	if status, _, code := s.post(t, runInput("bob-1", "hi"), who("ann")); status != http.StatusForbidden || code != core.CodeForbidden {
-		t.Errorf("foreign thread: %d %s", status, code)
+	if status, body := s.postRaw(t, runInput("bob-1", "hi"), who("ann")); status != http.StatusForbidden || body != server.ForbiddenBody {
+		t.Errorf("foreign thread: %d %q, want 403 with the server's %q", status, body, server.ForbiddenBody)
 	}
 	if status, evs, _ := s.post(t, runInput("ann-1", "hi"), who("ann")); status != http.StatusOK || evs[len(evs)-1]["type"] != "RUN_FINISHED" {
 		t.Errorf("own thread: %d %v", status, evs)

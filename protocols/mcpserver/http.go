@@ -52,11 +52,11 @@ func (p *Plugin) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !p.hostAllowed(r.Host) {
-		http.Error(w, "Forbidden: invalid Host header", http.StatusForbidden)
+		forbidden(w)
 		return
 	}
 	if o := r.Header.Get("Origin"); o != "" && !p.originAllowed(o) {
-		http.Error(w, "Forbidden: invalid Origin header", http.StatusForbidden)
+		forbidden(w)
 		return
 	}
 	// The call's context follows this request: a client that goes away (or
@@ -188,3 +188,15 @@ func hostname(host string) string {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// forbiddenBody is the server's 403 body (server.ForbiddenBody), byte for
+// byte the seed's: a refused Host or Origin answers as the server's own
+// guards do.
+const forbiddenBody = `{"error":"Forbidden"}`
+
+// forbidden answers 403 with forbiddenBody.
+func forbidden(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusForbidden)
+	_, _ = w.Write([]byte(forbiddenBody))
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -344,7 +345,14 @@ func TestHostAndOriginRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusForbidden {
+			// Every 403 is the server's, byte for byte.
+			body, _ := io.ReadAll(resp.Body)
+			if string(body) != server.ForbiddenBody || resp.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("host %q origin %q: 403 %q (%s), want the server's %q", host, origin, body, resp.Header.Get("Content-Type"), server.ForbiddenBody)
+			}
+		}
 		return resp.StatusCode
 	}
 	allow := func(context.Context, *core.AuthIdentity, string, map[string]string) bool { return true }
