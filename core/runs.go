@@ -132,8 +132,9 @@ const (
 	RunLost      RunStatus = "lost"
 )
 
-// Final reports whether s is a status a run never leaves (a lost run's
-// record may still be corrected by its owner if it was only partitioned).
+// Final reports whether s is a status a run never leaves: an owner that was
+// only paused or partitioned when its run was declared lost stops the run
+// and leaves the record lost, as its tails were told.
 func (s RunStatus) Final() bool {
 	switch s {
 	case RunCompleted, RunFailed, RunCancelled, RunLost:

@@ -87,9 +87,14 @@ func (rc *records) keep() {
 			if !rc.keeps {
 				continue
 			}
-			if _, err := rc.in.store.RenewRunLeases(ctx, rc.owner, until); err != nil && ctx.Err() == nil {
-				rc.in.log.Warn("bread: renewing run leases failed; other instances may declare this instance's runs lost", "owner", rc.owner, "error", err)
+			n, err := rc.in.store.RenewRunLeases(ctx, rc.owner, until)
+			if err != nil {
+				if ctx.Err() == nil {
+					rc.in.log.Warn("bread: renewing run leases failed; other instances may declare this instance's runs lost", "owner", rc.owner, "error", err)
+				}
+				continue
 			}
+			rc.fence(ctx, n)
 		case <-sweep.C():
 			rc.sweep(ctx)
 		}
@@ -267,9 +272,15 @@ func (rc *records) running(ctx context.Context, r core.RunRecord) {
 	rc.put(ctx, r)
 }
 
-// ended records how a run this instance ran stopped running.
+// ended records how a run this instance ran stopped running, unless
+// another instance ended it meanwhile (superseded).
 func (rc *records) ended(ctx context.Context, r core.RunRecord, res outcome, err error) {
 	if !rc.keeps {
+		return
+	}
+	if cur, gerr := rc.in.store.GetRun(context.WithoutCancel(ctx), r.ID); gerr == nil && rc.superseded(cur) {
+		rc.in.log.Warn("bread: a run of this instance was ended by another while it ran (this instance paused or cut off beyond its lease): its record stays as that instance wrote it",
+			append(runAttrs(r.ID, r.AgentID, r.SessionID), "status", cur.Status, "owner", cur.Owner)...)
 		return
 	}
 	r.Owner, r.LeaseUntil, r.UpdatedAt, r.CheckpointID = "", 0, rc.in.nowMillis(), ""
@@ -293,5 +304,48 @@ func (rc *records) ended(ctx context.Context, r core.RunRecord, res outcome, err
 func (rc *records) put(ctx context.Context, r core.RunRecord) {
 	if err := rc.in.store.PutRun(ctx, r); err != nil {
 		rc.in.log.Warn("bread: recording a run's state failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "status", r.Status, "error", err)...)
+	}
+}
+
+// superseded reports whether a record this instance ran is no longer its
+// own: another instance's sweeper declared it lost (and wrote its durable
+// RUN_LOST, which every tail has seen), or another instance runs it now.
+// Writing its end then would contradict what clients were told.
+func (rc *records) superseded(cur core.RunRecord) bool {
+	return cur.Status == core.RunLost || (cur.Status == core.RunRunning && cur.Owner != "" && cur.Owner != rc.owner)
+}
+
+// errLeaseLost is the cause of a run this instance stops because another
+// instance declared it lost while this one could not renew its lease.
+var errLeaseLost = &core.BreadError{Code: core.CodeRunLost, Message: "the run was declared lost by another instance while this one could not renew its lease"}
+
+// fence stops the runs of this instance that are not its own any more: a
+// renewal that renewed fewer leases (renewed) than this instance tracks
+// runs means some may have been declared lost while it was paused or cut
+// off from the store; each such run is cancelled, so it writes nothing
+// more into its session or its log.
+func (rc *records) fence(ctx context.Context, renewed int) {
+	rc.in.runsMu.Lock()
+	if len(rc.in.runs) <= renewed {
+		rc.in.runsMu.Unlock()
+		return
+	}
+	ids := make([]string, 0, len(rc.in.runs))
+	for id := range rc.in.runs {
+		ids = append(ids, id)
+	}
+	rc.in.runsMu.Unlock()
+	for _, id := range ids {
+		cur, err := rc.in.store.GetRun(ctx, id)
+		if err != nil || !rc.superseded(cur) {
+			continue
+		}
+		rc.in.runsMu.Lock()
+		cancel := rc.in.runs[id]
+		rc.in.runsMu.Unlock()
+		if cancel != nil {
+			rc.in.log.Warn("bread: stopping a run another instance declared lost", runAttrs(cur.ID, cur.AgentID, cur.SessionID)...)
+			cancel(errLeaseLost)
+		}
 	}
 }

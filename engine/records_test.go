@@ -387,3 +387,73 @@ func TestARunRecordsWhoStartedItAndAResumeKeepsIt(t *testing.T) {
 		t.Errorf("a run without an identity: StartedBy = %q", r.StartedBy)
 	}
 }
+
+// TestARunDeclaredLostWhileItsOwnerWasPausedStaysLost is a violation the
+// chaos harness found (issue 31): a replica paused (SIGSTOP) beyond its
+// lease had its run declared lost by another replica (record lost, a
+// durable RUN_LOST that every tail saw); resumed, it finished the run and
+// recorded it completed, so the record contradicted the log. The owner
+// now stops such a run at its next renewal and leaves the record lost.
+func TestARunDeclaredLostWhileItsOwnerWasPausedStaysLost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newBusyModel()
+		store := memory.New()
+		in, err := engine.New(engine.Config{Store: store, Agents: []*core.Agent{{ID: "chat", Model: mockModel()}}, RunLease: 300 * time.Millisecond,
+			Providers: core.ProviderRegistry{"mock": func(string) (core.LanguageModel, error) { return m, nil }}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := in.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = in.Stop(context.Background()) }()
+		done := make(chan runResult, 1)
+		go func() {
+			cs, err := collect(in.Run(context.Background(), "chat", "hold on", core.RunOptions{}))
+			done <- runResult{cs, err}
+		}()
+		<-m.started
+		synctest.Wait()
+		runs, err := store.ListRuns(context.Background(), core.RunFilter{Status: core.RunRunning})
+		if err != nil || len(runs) != 1 {
+			t.Fatalf("running runs: %v, %v", runs, err)
+		}
+		rec := runs[0]
+		// Another replica's sweeper, while this one could not renew: the
+		// record turns lost and RUN_LOST is logged after the last crumb.
+		last, _ := store.MaxCrumbSeq(context.Background(), rec.ID)
+		lost := &core.AgentError{CrumbBase: core.CrumbBase{AgentID: "chat", RunID: rec.ID, SessionID: rec.SessionID, Seq: last + 1}, Error: &core.BreadError{Code: core.CodeRunLost, Message: "lost"}}
+		if err := store.AppendCrumbs(context.Background(), []core.CrumbLogEntry{{RunID: rec.ID, Seq: last + 1, SessionID: rec.SessionID, AgentID: "chat", Type: core.TypeAgentError, Crumb: lost}}); err != nil {
+			t.Fatal(err)
+		}
+		rec.Status, rec.Owner, rec.LeaseUntil, rec.ErrorCode = core.RunLost, "", 0, core.CodeRunLost
+		if err := store.PutRun(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+
+		var res runResult
+		select {
+		case res = <-done: // stopped at the next renewal
+		case <-time.After(5 * time.Second): // fake time: the owner did not stop it; let it finish
+			close(m.release)
+			res = <-done
+		}
+		wantCode(t, res.err, core.CodeRunLost)
+		if got := getRun(t, store, rec.ID); got.Status != core.RunLost || got.ErrorCode != core.CodeRunLost {
+			t.Fatalf("the record after its owner stopped: %+v", got)
+		}
+		logged, err := store.GetCrumbs(context.Background(), rec.ID, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ends := 0
+		for _, e := range logged {
+			if e.Type == core.TypeAgentError || e.Type == core.TypeAgentRunEnd {
+				ends++
+			}
+		}
+		if ends != 1 || logged[len(logged)-1].Seq != last+1 {
+			t.Fatalf("the log has %d terminal crumbs, last seq %d (want one, %d)", ends, logged[len(logged)-1].Seq, last+1)
+		}
+	})
+}
