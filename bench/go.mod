@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/breadai/bread/core v0.0.0
 	github.com/breadai/bread/engine v0.0.0
+	github.com/breadai/bread/jobs/river v0.0.0
 	github.com/breadai/bread/providers/replay v0.0.0
 	github.com/breadai/bread/server v0.0.0
 	github.com/breadai/bread/stores/postgres v0.0.0
@@ -15,6 +16,18 @@ require (
 require (
 	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/go-sql-driver/mysql v1.10.2 // indirect
+	github.com/lib/pq v1.12.3 // indirect
+	github.com/riverqueue/river v0.51.2 // indirect
+	github.com/riverqueue/river/riverdriver v0.51.2 // indirect
+	github.com/riverqueue/river/riverdriver/riverdatabasesql v0.51.2 // indirect
+	github.com/riverqueue/river/riverdriver/riverpgxv5 v0.51.2 // indirect
+	github.com/riverqueue/river/riverdriver/riversqlite v0.51.2 // indirect
+	github.com/riverqueue/river/rivershared v0.51.2 // indirect
+	github.com/riverqueue/river/rivertype v0.51.2 // indirect
+	github.com/tidwall/gjson v1.20.0 // indirect
+	github.com/tidwall/match v1.2.0 // indirect
+	github.com/tidwall/pretty v1.2.1 // indirect
+	github.com/tidwall/sjson v1.2.5 // indirect
 	github.com/uptrace/bun/dialect/mysqldialect v1.3.0 // indirect
 	golang.org/x/mod v0.42.0 // indirect
 )
@@ -68,6 +81,7 @@ require (
 replace (
 	github.com/breadai/bread/core => ../core
 	github.com/breadai/bread/engine => ../engine
+	github.com/breadai/bread/jobs/river => ../jobs/river
 	github.com/breadai/bread/providers/replay => ../providers/replay
 	github.com/breadai/bread/server => ../server
 	github.com/breadai/bread/stores/internal/bunstore => ../stores/internal/bunstore

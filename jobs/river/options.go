@@ -3,6 +3,7 @@ package riverjobs
 import (
 	"database/sql"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -37,7 +38,11 @@ type Options struct {
 	// Schema is the PostgreSQL schema holding River's tables (empty: the
 	// connection's search_path). It must exist. Not used with SQLite.
 	Schema string
-	// Concurrency is how many jobs this queue runs at once (0: 10).
+	// Concurrency is how many jobs this queue runs at once (0: 50 per
+	// CPU the Go runtime uses, GOMAXPROCS). A background run mostly waits
+	// on its model, so a worker slot costs little CPU; and a fetch takes at
+	// most the free slots, so a queue drains at most Concurrency jobs per
+	// fetch cooldown (10 ms).
 	Concurrency int
 	// Queue is the River queue the jobs go to and are fetched from (empty:
 	// "bread"). Queues with different names on one database do not share
@@ -75,10 +80,17 @@ func rescueAfter(o Options) time.Duration {
 
 const (
 	defaultRescueAfter  = time.Hour // River's
-	defaultConcurrency  = 10
 	defaultQueue        = "bread"
 	defaultPollInterval = time.Second
 )
+
+// concurrencyPerCPU sizes the default Concurrency to the machine.
+const concurrencyPerCPU = 50
+
+// fetchCooldown is the least time between two fetches of a queue (River's
+// FetchCooldown, whose default is 100 ms): a fetch takes at most the free
+// worker slots, so a queue drains at most Concurrency jobs per cooldown.
+const fetchCooldown = 10 * time.Millisecond
 
 func (o Options) withDefaults() (Options, error) {
 	switch o.Dialect {
@@ -101,7 +113,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, core.Errorf(core.CodeInvalidConfig, "riverjobs: Options.Schema is for PostgreSQL only")
 	}
 	if o.Concurrency == 0 {
-		o.Concurrency = defaultConcurrency
+		o.Concurrency = concurrencyPerCPU * runtime.GOMAXPROCS(0)
 	}
 	if o.Queue == "" {
 		o.Queue = defaultQueue

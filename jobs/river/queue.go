@@ -31,6 +31,7 @@ type Queue struct {
 	ownsDB  bool
 	client  *river.Client[*sql.Tx]
 	forward *forwarder
+	inserts *inserter
 
 	stopping atomic.Bool
 	hardStop chan struct{} // closed when Stop's deadline passed: cancels the jobs
@@ -50,6 +51,7 @@ func Open(ctx context.Context, o Options) (*Queue, error) {
 		return nil, err
 	}
 	q := &Queue{opts: o, db: o.DB, hardStop: make(chan struct{})}
+	q.inserts = newInserter(q)
 	if q.db == nil {
 		if q.db, err = openDB(o); err != nil {
 			return nil, err
@@ -83,7 +85,7 @@ func Open(ctx context.Context, o Options) (*Queue, error) {
 		Workers:           workers,
 		Queues:            map[string]river.QueueConfig{o.Queue: {MaxWorkers: o.Concurrency}},
 		FetchPollInterval: o.PollInterval,
-		FetchCooldown:     min(100*time.Millisecond, o.PollInterval),
+		FetchCooldown:     min(fetchCooldown, o.PollInterval),
 		PollOnly:          true, // database/sql has no LISTEN
 		// River's timeout must be finite for its rescuer to release a dead
 		// replica's jobs; the job's own context ignores it (forwarder).
@@ -149,13 +151,15 @@ func (q *Queue) Start(ctx context.Context, w core.JobWorker, schedules []core.Jo
 }
 
 // Enqueue inserts j, unless a job with its key is queued or running (River
-// skips the insert as a unique duplicate).
+// skips the insert as a unique duplicate). It returns once the insert
+// committed; the Enqueue calls of one moment share one insert (inserter).
 func (q *Queue) Enqueue(ctx context.Context, j core.Job) error {
 	if j.Kind == "" || j.Key == "" {
 		return core.Errorf(core.CodeValidationError, "riverjobs: a job needs a Kind and a Key")
 	}
 	args := jobArgs{JobKind: j.Kind, Key: j.Key, Payload: j.Payload}
-	if _, err := q.client.Insert(ctx, args, q.insertOpts(j.Kind, j.Attempts())); err != nil {
+	p := river.InsertManyParams{Args: args, InsertOpts: q.insertOpts(j.Kind, j.Attempts())}
+	if err := q.inserts.insert(ctx, j.Key, p); err != nil {
 		return core.Errorf(core.CodeStoreUnavailable, "riverjobs: enqueue %q: %v", j.Key, err).WithCause(err)
 	}
 	return nil
@@ -261,7 +265,9 @@ func (q *Queue) Stop(ctx context.Context) error {
 // Close stops the queue if it runs (waiting for its jobs without a
 // deadline) and closes the database if Open opened it.
 func (q *Queue) Close() error {
-	if err := q.Stop(context.Background()); err != nil {
+	err := q.Stop(context.Background())
+	q.inserts.stop()
+	if err != nil {
 		return err
 	}
 	if q.ownsDB {
