@@ -16,7 +16,6 @@ import (
 	"github.com/breadai/bread/providers/replay"
 	"github.com/breadai/bread/server"
 	"github.com/breadai/bread/transports/httpstream"
-	"github.com/breadai/bread/transports/redis"
 )
 
 // app is one CLI invocation: where it reads and writes, and the project it
@@ -31,9 +30,8 @@ type app struct {
 	cwd      string
 	project  *project.Project
 	recorder *replay.Recorder
-	// coordinator is the Redis cluster coordinator, set when the bus is
-	// Redis.
-	coordinator *redis.Coordinator
+	// coordinator is the cluster coordinator of a Redis or NATS bus.
+	coordinator clusterCoordinator
 	// tel is the otel plugin of the loaded project, once built.
 	tel *telemetry
 	// durableJobs is set once the instance's background runs go through

@@ -9,6 +9,7 @@ import (
 	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/stream"
+	bnats "github.com/breadai/bread/transports/nats"
 	"github.com/breadai/bread/transports/redis"
 	"github.com/breadai/bread/transports/stdout"
 )
@@ -117,6 +118,13 @@ func (a *app) busFactories() map[string]BusFactory {
 			}
 			return a.redisBus(o)
 		},
+		"nats": func(_ context.Context, c *project.Component, _ *project.Project) (core.BreadBus, error) {
+			var o natsOptions
+			if err := decode(c, &o); err != nil {
+				return nil, err
+			}
+			return a.natsBus(o)
+		},
 	}
 	maps.Copy(f, a.opts.Buses)
 	return f
@@ -139,6 +147,18 @@ type redisOptions struct {
 	LeaseTTL  duration `json:"leaseTTL"`
 }
 
+// natsOptions are the NATS JetStream bus's options (transports/nats).
+type natsOptions struct {
+	URL           string   `json:"url"`
+	Stream        string   `json:"stream"`
+	SubjectPrefix string   `json:"subjectPrefix"`
+	Bucket        string   `json:"bucket"`
+	MaxAge        duration `json:"maxAge"`
+	Memory        bool     `json:"memory"`
+	Replicas      int      `json:"replicas"`
+	LeaseTTL      duration `json:"leaseTTL"`
+}
+
 // checkBus checks a bus type exists and, for the built-in ones, its
 // options, without connecting.
 func (a *app) checkBus(c *project.Component) error {
@@ -154,6 +174,8 @@ func (a *app) checkBus(c *project.Component) error {
 		return decode(c, &inprocessOptions{})
 	case "redis":
 		return decode(c, &redisOptions{})
+	case "nats":
+		return decode(c, &natsOptions{})
 	}
 	return nil
 }
@@ -195,6 +217,37 @@ func (a *app) redisBus(o redisOptions) (core.BreadBus, error) {
 	}
 	a.coordinator = coord
 	return bus, nil
+}
+
+// natsBus builds the NATS JetStream bus and, on the same NATS, the cluster
+// coordinator (its leases in a key-value bucket), as redisBus does.
+func (a *app) natsBus(o natsOptions) (core.BreadBus, error) {
+	if o.URL == "" {
+		o.URL = a.getenv("NATS_URL")
+	}
+	bus, err := bnats.New(bnats.Options{
+		URL: o.URL, Stream: o.Stream, SubjectPrefix: o.SubjectPrefix, MaxAge: time.Duration(o.MaxAge),
+		Memory: o.Memory, Replicas: o.Replicas, Logger: a.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	coord, err := bnats.NewCoordinator(bnats.CoordinatorOptions{URL: o.URL, Bucket: o.Bucket, LeaseTTL: time.Duration(o.LeaseTTL), Logger: a.log})
+	if err != nil {
+		_ = bus.Close()
+		return nil, err
+	}
+	a.coordinator = coord
+	return bus, nil
+}
+
+// clusterCoordinator is what the CLI needs of a bus's coordinator
+// (transports/redis's, transports/nats's): a plugin holding run leases,
+// a server.Canceller and an httpstream.Liveness.
+type clusterCoordinator interface {
+	core.BreadPlugin
+	Cancel(ctx context.Context, runID string) (bool, error)
+	Alive(ctx context.Context, runID string) (bool, error)
 }
 
 // listener builds a listener of bread.yaml's listeners: (or transport:

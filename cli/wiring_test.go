@@ -204,8 +204,10 @@ func TestBuildChecksTheWiring(t *testing.T) {
 	// Every file starts with `entrypoints: [echo]` and `store: memory`:
 	// what is checked starts at line 3.
 	for _, c := range []struct{ yaml, want string }{
-		{"bus: carrier-pigeon\n", `bread.yaml:3: INVALID_CONFIG: unknown bus "carrier-pigeon"; known: inprocess, redis`},
+		{"bus: carrier-pigeon\n", `bread.yaml:3: INVALID_CONFIG: unknown bus "carrier-pigeon"; known: inprocess, nats, redis`},
 		{"bus: {type: redis, ulr: x}\n", "bread.yaml:3: INVALID_CONFIG: redis options"},
+		{"bus: {type: nats, url: x, subjetPrefix: y}\n", "bread.yaml:3: INVALID_CONFIG: nats options"},
+		{"bus: {type: nats, leaseTTL: soon}\n", "bread.yaml:3"},
 		{"bus: {type: inprocess, maxRuns: 10, depth: 1}\n", "bread.yaml:3: INVALID_CONFIG: inprocess options"},
 		{"listeners: [stdout, speaker]\n", `unknown listener "speaker"; known: stdout`},
 		{"listeners: [{type: stdout, colour: true}]\n", "bread.yaml:3: INVALID_CONFIG: stdout options"},

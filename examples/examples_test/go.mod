@@ -63,6 +63,7 @@ require (
 	github.com/breadai/bread/transports/httpchunked v0.0.0 // indirect
 	github.com/breadai/bread/transports/httpsse v0.0.0 // indirect
 	github.com/breadai/bread/transports/httpstream v0.0.0 // indirect
+	github.com/breadai/bread/transports/nats v0.0.0 // indirect
 	github.com/breadai/bread/transports/redis v0.0.0 // indirect
 	github.com/breadai/bread/transports/stdout v0.0.0 // indirect
 	github.com/breadai/bread/typed v0.0.0 // indirect
@@ -110,12 +111,16 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/jinzhu/inflection v1.0.0 // indirect
+	github.com/klauspost/compress v1.20.0 // indirect
 	github.com/leodido/go-urn v1.5.0 // indirect
 	github.com/lib/pq v1.12.3 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/mitchellh/go-homedir v1.1.0 // indirect
 	github.com/mitchellh/mapstructure v1.5.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/nats-io/nats.go v1.56.0 // indirect
+	github.com/nats-io/nkeys v0.4.16 // indirect
+	github.com/nats-io/nuid v1.0.1 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/openai/openai-go/v3 v3.98.0 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
@@ -228,6 +233,7 @@ replace (
 	github.com/breadai/bread/transports/httpchunked => ../../transports/httpchunked
 	github.com/breadai/bread/transports/httpsse => ../../transports/httpsse
 	github.com/breadai/bread/transports/httpstream => ../../transports/httpstream
+	github.com/breadai/bread/transports/nats => ../../transports/nats
 	github.com/breadai/bread/transports/redis => ../../transports/redis
 	github.com/breadai/bread/transports/stdout => ../../transports/stdout
 	github.com/breadai/bread/typed => ../../typed
