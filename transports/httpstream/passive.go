@@ -13,13 +13,21 @@ import (
 // replayPage is how many log entries one GetCrumbs call reads.
 const replayPage = 1000
 
-// maxSubscriptionFailures ends a passive stream whose subscription keeps
-// failing while neither it nor the log brings anything new: the bus is
-// closing (the server stops), or the run's log failed and the bus dropped
-// frames no one holds any more. A subscription that fails while the stream
-// makes progress (a reader slower than the run) is resumed from the log as
-// often as it fails.
-const maxSubscriptionFailures = 3
+// A passive stream whose subscription fails is resumed from the log and
+// subscribed again, as often as it fails: a reader slower than the run
+// (a bus that dropped it) catches up and goes on. When neither the failed
+// subscription nor the log brought anything new (a bus that is down, a run
+// whose next frames are in neither place yet), it waits before the next
+// try, from retryPauseMin doubled up to retryPauseMax, with keep-alives
+// and the liveness check going on, and never gives up while the client is
+// there: it ends without the run's terminal crumb only when the bus is
+// closed (the server stops), or, for a run with no crumb log to catch up
+// from, after maxSubscriptionFailures failures in a row.
+const (
+	retryPauseMin           = 50 * time.Millisecond
+	retryPauseMax           = 5 * time.Second
+	maxSubscriptionFailures = 3
+)
 
 // passive serves GET /runs/{runId}/stream: catch-up from the crumb log,
 // then live frames, until the run's terminal crumb.
@@ -160,16 +168,60 @@ func (h *handlers) tail(ctx context.Context, s *response, runID string, after in
 			}
 			return
 		}
-		end := h.drain(ctx, s, live, runID, p, st, clog)
+		end, err := h.drain(ctx, s, live, runID, p, st, clog)
 		live.stop()
 		if end != subscriptionFailed {
 			return
 		}
 		if p.sent != sent {
 			idle = 0
-		} else if idle++; idle >= maxSubscriptionFailures {
-			h.log.Warn("bread: run stream subscription keeps failing; closing the stream", st.attrs(runID)...)
+			continue
+		}
+		idle++
+		switch {
+		case errors.Is(err, core.ErrBusClosed):
+			h.log.Info("bread: the bus is closed; closing the run stream", st.attrs(runID)...)
 			return
+		case clog == nil && idle >= maxSubscriptionFailures:
+			h.log.Warn("bread: run stream subscription keeps failing and there is no crumb log to catch up from; closing the stream", st.attrs(runID)...)
+			return
+		}
+		if end := h.pause(ctx, s, runID, p, st, clog, retryPause(idle)); end != subscriptionFailed {
+			return
+		}
+	}
+}
+
+// retryPause is the wait before the idle-th subscription in a row that
+// follows one that brought nothing new.
+func retryPause(idle int) time.Duration {
+	return min(retryPauseMin<<min(idle-1, 10), retryPauseMax)
+}
+
+// pause waits d before the next subscription, sending keep-alives and, when
+// the wait is as long as the liveness interval, asking whether the run is
+// still running anywhere. It returns subscriptionFailed when the stream
+// goes on, anything else when it is over.
+func (h *handlers) pause(ctx context.Context, s *response, runID string, p *position, st *runState, clog *core.Storage, d time.Duration) drainEnd {
+	if h.liveness != nil && d >= h.g.livecheck {
+		if end, lost := h.lost(ctx, s, runID, p, st, clog); lost {
+			return end
+		}
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	ticker := time.NewTicker(h.g.heartbeat / 3)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return clientGone
+		case <-timer.C:
+			return subscriptionFailed
+		case <-ticker.C:
+			if !s.heartbeat(h.g.heartbeat - h.g.heartbeat/3) {
+				return clientGone
+			}
 		}
 	}
 }
@@ -246,8 +298,9 @@ const (
 )
 
 // drain writes the live frames the log has not given, with a heartbeat
-// while the run is idle.
-func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID string, p *position, st *runState, clog *core.Storage) drainEnd {
+// while the run is idle. A failed subscription is subscriptionFailed with
+// its error.
+func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID string, p *position, st *runState, clog *core.Storage) (drainEnd, error) {
 	// Checked every third of the interval, a keep-alive goes out once the
 	// stream has been quiet for two thirds of it: no silence on the wire
 	// lasts longer than Heartbeat, from the moment the stream opens (a
@@ -277,36 +330,36 @@ func (h *handlers) drain(ctx context.Context, s *response, live *liveFeed, runID
 				continue // the log gave it
 			}
 			if !h.send(s, p, core.Frame{RunID: runID, Seq: f.Seq, Crumb: f.Crumb}) {
-				return clientGone
+				return clientGone, nil
 			}
 			if core.IsTerminal(typ) {
-				return terminalSent
+				return terminalSent, nil
 			}
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return clientGone
+				return clientGone, nil
 			}
 			h.log.Info("bread: run stream subscription failed; catching up from the crumb log", append(st.attrs(runID), "error", err)...)
-			return subscriptionFailed
+			return subscriptionFailed, err
 		}
 		if ended {
 			if ctx.Err() != nil {
-				return clientGone
+				return clientGone, nil
 			}
-			return subscriptionEnded
+			return subscriptionEnded, nil
 		}
 		select {
 		case <-ctx.Done():
-			return clientGone
+			return clientGone, nil
 		case <-live.signal:
 		case <-ticker.C:
 			if !s.heartbeat(h.g.heartbeat - h.g.heartbeat/3) {
-				return clientGone
+				return clientGone, nil
 			}
 		case <-check:
 			if end, lost := h.lost(ctx, s, runID, p, st, clog); lost {
-				return end
+				return end, nil
 			}
 		}
 	}

@@ -18,8 +18,10 @@ const (
 
 var (
 	// ErrClosed is returned by Publish after Close and yielded by
-	// subscriptions that Close ended.
-	ErrClosed = &core.BreadError{Code: CodeTransportClosed, Message: "redis transport: closed"}
+	// subscriptions that Close ended. It wraps core.ErrBusClosed: a tail
+	// that knows only core sees a bus that is closed for good (the server
+	// stops), not one to subscribe to again.
+	ErrClosed = &core.BreadError{Code: CodeTransportClosed, Message: "redis transport: closed", Cause: core.ErrBusClosed}
 	// ErrSubscriberLagged ends a subscription whose unread frames were
 	// trimmed from the stream.
 	ErrSubscriberLagged = &core.BreadError{Code: CodeSubscriberLagged, Message: "redis transport: the subscriber fell behind the stream's retention; catch up from the store"}
