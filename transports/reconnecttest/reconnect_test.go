@@ -88,7 +88,9 @@ func relay(t *testing.T, run *streamtest.LongRun, format remoteagent.Format, url
 	t.Helper()
 	cutter := &streamtest.Cutter{TailURL: tailURL}
 	agent := remoteagent.New(remoteagent.Options{
-		URL: url, Format: format, RetryDelay: time.Millisecond,
+		// A slow shared machine may need a few tries to reconnect; what
+		// is relayed is checked exactly whatever the number of tries.
+		URL: url, Format: format, RetryDelay: 5 * time.Millisecond, MaxRetries: 10,
 		HTTPClient: &http.Client{Transport: cutter},
 	})
 	got := streamtest.RelayWithCuts(t, agent, "writer", run, cutter, streamtest.Cuts(seed, len(run.Text)*9/10, cuts))
