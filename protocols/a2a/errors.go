@@ -15,7 +15,8 @@ func invalidParams(msg string) error { return fmt.Errorf("%s: %w", msg, a2a.ErrI
 // rpcError turns a failure before a run started (or a store failure) into
 // the JSON-RPC error a2a-go writes: a2a-go answers with the spec's code
 // for the wrapped sentinel and puts this error's text, client-safe, in
-// error.data.error. Bad input is -32602 (invalid params); a session that is
+// error.data.error. Bad input, and a contextId naming no session of the
+// caller's (SESSION_NOT_FOUND), is -32602 (invalid params); a session that is
 // busy (SESSION_BUSY), a checkpoint another request claimed, a full or
 // stopping instance are -32000 (server error) with the bread code first in
 // the text; anything else is -32603 (internal error) and only logged.
@@ -32,7 +33,9 @@ func rpcError(err error) error {
 	ce := core.Sanitize(err)
 	var sentinel error
 	switch ce.Code {
-	case core.CodeValidationError, core.CodeBadRequest, core.CodeBodyTooLarge:
+	case core.CodeValidationError, core.CodeBadRequest, core.CodeBodyTooLarge, core.CodeSessionNotFound:
+		// SESSION_NOT_FOUND: a contextId that names no session of the
+		// caller's (another identity's, under the session ownership rule).
 		sentinel = a2a.ErrInvalidParams
 	case core.CodeSessionBusy, core.CodeCheckpointClaimed, core.CodeCheckpointNotFound, core.CodeConcurrencyLimit,
 		core.CodeInstanceStopping, core.CodeNotStarted, core.CodeForbidden:

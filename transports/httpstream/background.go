@@ -95,7 +95,7 @@ func refusalStatus(code string) int {
 		return http.StatusServiceUnavailable
 	case core.CodeSessionBusy:
 		return http.StatusConflict
-	case core.CodeAgentNotFound, core.CodePipelineNotFound:
+	case core.CodeAgentNotFound, core.CodePipelineNotFound, core.CodeSessionNotFound:
 		return http.StatusNotFound
 	case core.CodeValidationError, core.CodeBadRequest:
 		return http.StatusBadRequest
