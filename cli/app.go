@@ -164,7 +164,7 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 		AllowCrossOrigin:  cfg.Server.AllowCrossOrigin,
 		ReadHeaderTimeout: cfg.Server.Timeouts.ReadHeader, IdleTimeout: cfg.Server.Timeouts.Idle, BodyReadTimeout: cfg.Server.Timeouts.BodyRead,
 		MaxConnections: cfg.Server.MaxConnections,
-		Streams:        httpstream.Options{Heartbeat: w.heartbeat, Logger: a.log}, Public: cfg.Server.Public, AccessLog: cfg.Server.AccessLog,
+		Streams:        httpstream.Options{Heartbeat: w.heartbeat, Format: streamFormat(w.format), Logger: a.log}, Public: cfg.Server.Public, AccessLog: cfg.Server.AccessLog,
 		Console: cfg.Server.Console,
 	}
 	if a.coordinator != nil {

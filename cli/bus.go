@@ -9,6 +9,7 @@ import (
 	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/stream"
+	"github.com/breadai/bread/transports/httpstream"
 	bnats "github.com/breadai/bread/transports/nats"
 	"github.com/breadai/bread/transports/redis"
 	"github.com/breadai/bread/transports/stdout"
@@ -21,6 +22,7 @@ import (
 type wiring struct {
 	bus       *project.Component // nil: the in-process bus
 	heartbeat time.Duration      // 0: the default
+	format    string             // "ndjson", "sse", "": NDJSON
 	listeners []*project.Component
 }
 
@@ -32,7 +34,7 @@ var legacyTransports = []string{"httpchunked", "httpsse", "redis", "stdout"}
 // twice (once under transport:) are errors at their line.
 func (a *app) wiring() (wiring, error) {
 	cfg := a.project.Config
-	w := wiring{bus: cfg.Bus, heartbeat: cfg.Streams.Heartbeat, listeners: slices.Clone(cfg.Listeners)}
+	w := wiring{bus: cfg.Bus, heartbeat: cfg.Streams.Heartbeat, format: cfg.Streams.Format, listeners: slices.Clone(cfg.Listeners)}
 	if t := cfg.Transport; t != nil {
 		if err := a.legacyTransport(t, &w); err != nil {
 			return w, err
@@ -52,8 +54,10 @@ func (a *app) wiring() (wiring, error) {
 }
 
 // legacyTransport maps `transport:` onto the wiring: httpchunked and httpsse
-// set the heartbeat and, with a nested bus, the bus (both formats are
-// always served); redis is the Redis bus; stdout is a printing listener.
+// set the stream format of a request that asks for neither (NDJSON, SSE:
+// the seed's wire follows the configured transport; both formats are always
+// served to a client that names one), the heartbeat and, with a nested bus,
+// the bus; redis is the Redis bus; stdout is a printing listener.
 func (a *app) legacyTransport(t *project.Component, w *wiring) error {
 	setBus := func(b *project.Component) error {
 		if w.bus != nil {
@@ -71,6 +75,11 @@ func (a *app) legacyTransport(t *project.Component, w *wiring) error {
 		if err := decode(t, &o); err != nil {
 			return err
 		}
+		format := map[string]string{"httpchunked": "ndjson", "httpsse": "sse"}[t.Type]
+		if w.format != "" && w.format != format {
+			return t.Errorf(core.CodeInvalidConfig, "the stream format is set twice: streams.format is %s, transport: %s streams %s; keep one", w.format, t.Type, format)
+		}
+		w.format = format
 		if o.Heartbeat != 0 {
 			if w.heartbeat != 0 {
 				return t.Errorf(core.CodeInvalidConfig, "the heartbeat is set twice: by streams.heartbeat and by transport.heartbeat (the older spelling); keep streams:")
@@ -157,6 +166,15 @@ type natsOptions struct {
 	Memory        bool     `json:"memory"`
 	Replicas      int      `json:"replicas"`
 	LeaseTTL      duration `json:"leaseTTL"`
+}
+
+// streamFormat is the httpstream format a format name of the wiring
+// stands for: NDJSON unless it says sse.
+func streamFormat(name string) httpstream.Format {
+	if name == "sse" {
+		return httpstream.SSE{}
+	}
+	return httpstream.NDJSON{}
 }
 
 // checkBus checks a bus type exists and, for the built-in ones, its

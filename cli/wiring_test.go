@@ -100,6 +100,7 @@ func beats(t *testing.T, s *served) time.Duration {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", s.base+"/agents/slow/run", strings.NewReader(`{"input":"go"}`))
+	req.Header.Set("Accept", "application/x-ndjson")
 	run, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -164,23 +165,33 @@ func TestStartServesBothFormatsWhileAListenerPrints(t *testing.T) {
 }
 
 // The older transport: spellings keep working: httpsse and httpchunked
-// serve both formats and set the heartbeat; stdout prints without
-// displacing the streams.
+// serve both formats, pick the format of a request that names neither (the
+// seed: the wire follows the configured transport) and set the heartbeat;
+// stdout prints without displacing the streams.
 func TestTransportIsTheOlderSpelling(t *testing.T) {
-	for _, yaml := range []string{
-		"store: memory\ntransport: {type: httpsse, heartbeat: 50ms}\n",
-		"store: memory\ntransport: {type: httpchunked, heartbeat: 50ms}\n",
+	for _, c := range []struct{ yaml, format string }{
+		{"store: memory\ntransport: {type: httpsse, heartbeat: 50ms}\n", "text/event-stream"},
+		{"store: memory\ntransport: {type: httpchunked, heartbeat: 50ms}\n", "application/x-ndjson"},
+		{"store: memory\nstreams: {format: sse, heartbeat: 50ms}\n", "text/event-stream"},
+		{"store: memory\nstreams: {heartbeat: 50ms}\n", "application/x-ndjson"},
 	} {
+		yaml := c.yaml
 		s := serve(t, project(t, slowProject(yaml)))
-		for _, accept := range []string{"text/event-stream", "application/x-ndjson"} {
+		for _, accept := range []string{"text/event-stream", "application/x-ndjson", "", "*/*"} {
+			want := accept
+			if want == "" || want == "*/*" {
+				want = c.format
+			}
 			ctx, cancel := context.WithCancel(context.Background())
 			req, _ := http.NewRequestWithContext(ctx, "POST", s.base+"/agents/slow/run", strings.NewReader(`{"input":"go"}`))
-			req.Header.Set("Accept", accept)
+			if accept != "" {
+				req.Header.Set("Accept", accept)
+			}
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ct := resp.Header.Get("Content-Type"); ct != accept {
+			if ct := resp.Header.Get("Content-Type"); ct != want {
 				t.Fatalf("%q, Accept %s: %s", yaml, accept, ct)
 			}
 			resp.Body.Close()
@@ -217,6 +228,8 @@ func TestBuildChecksTheWiring(t *testing.T) {
 		{"transport: {type: httpsse, bus: {type: kafka}}\n", `unknown bus "kafka" under transport:`},
 		{"bus: inprocess\ntransport: {type: redis, url: x}\n", "bread.yaml:4: INVALID_CONFIG: the bus is set twice"},
 		{"streams: {heartbeat: 1s}\ntransport: {type: httpchunked, heartbeat: 2s}\n", "the heartbeat is set twice"},
+		{"streams: {format: xml}\n", `bread.yaml:3: INVALID_CONFIG: format "xml" is not a stream format; known: ndjson, sse`},
+		{"streams: {format: ndjson}\ntransport: httpsse\n", "the stream format is set twice"},
 	} {
 		dir := project(t, basic(map[string]string{"bread.yaml": "entrypoints: [echo]\nstore: memory\n" + c.yaml}))
 		for _, cmd := range [][]string{{"build"}, {"invoke", "echo", "hi"}} {

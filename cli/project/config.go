@@ -113,9 +113,11 @@ type WebhooksConfig struct {
 // StreamsConfig is bread.yaml's streams section: the streaming routes every
 // server serves in both formats.
 type StreamsConfig struct {
-	// Heartbeat is the passive stream's keep-alive interval; 0 is the
-	// default.
+	// Heartbeat is the streams' keep-alive interval; 0 is the default.
 	Heartbeat time.Duration
+	// Format is the stream format of a request whose Accept names neither
+	// format: "ndjson", "sse", or "" (NDJSON unless transport: says httpsse).
+	Format string
 }
 
 // ServerConfig is bread.yaml's server section.
@@ -315,6 +317,7 @@ type configFile struct {
 
 type streamsFile struct {
 	Heartbeat string `yaml:"heartbeat"`
+	Format    string `yaml:"format"`
 }
 
 type serverFile struct {
@@ -538,6 +541,12 @@ func (l *loader) loadConfig(path string) (Config, error) {
 			return cfg, f.errorf("$.streams.heartbeat", "heartbeat %q is not a positive duration such as 15s", h)
 		}
 		cfg.Streams.Heartbeat = d
+	}
+	switch raw.Streams.Format {
+	case "", "ndjson", "sse":
+		cfg.Streams.Format = raw.Streams.Format
+	default:
+		return cfg, f.errorf("$.streams.format", "format %q is not a stream format; known: ndjson, sse", raw.Streams.Format)
 	}
 	for i, lc := range raw.Listeners {
 		c, err := f.component(fmt.Sprintf("$.listeners[%d]", i), lc, "")

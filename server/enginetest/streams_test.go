@@ -23,7 +23,7 @@ func TestEveryServerStreamsBothFormats(t *testing.T) {
 	ts := f.serve(t, server.Options{})
 	for _, c := range []struct{ accept, want, prefix string }{
 		{"", "application/x-ndjson", `{"v":1,"type":"crumb","runId":"`},
-		{"text/event-stream", "text/event-stream", "retry: 3000\n\nid: 1\ndata: {\"type\":\"agent:run:start\""},
+		{"text/event-stream", "text/event-stream", "retry: 3000\n\nid: 1\n\ndata: {\"type\":\"agent:run:start\""},
 	} {
 		var hdr []string
 		if c.accept != "" {

@@ -2,7 +2,6 @@ package httpstream_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -93,52 +92,6 @@ func TestPassiveStreamOfALostRunEnds(t *testing.T) {
 		t.Fatal("the tail of a lost run did not end")
 	}
 	run.close()
-}
-
-// TestMalformedResumeBodiesAre400: an answer that does not fit the
-// checkpoint is a plain 400 before any stream, and the same checkpoint then
-// resumes with a valid answer.
-func TestMalformedResumeBodiesAre400(t *testing.T) {
-	asker := &core.Agent{ID: "asker", Model: core.ModelRef{Provider: "scripted", Model: "m"}, HumanTools: []core.HumanToolDef{
-		{Name: "confirm", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)},
-	}}
-	e := newEnv(t, setup{cfg: engine.Config{Agents: []*core.Agent{asker}},
-		turns: []modeltest.Turn{modeltest.ToolCall("human_confirm", map[string]bool{"ok": true}), modeltest.Text("done")}})
-	fs := e.open(t, "POST", "/agents/asker/run", `{"input":"go"}`).rest()
-	hr, ok := fs[len(fs)-1].Crumb.(*core.HumanRequired)
-	if !ok {
-		t.Fatalf("the run did not suspend: %s", types(fs))
-	}
-	for _, body := range []string{`{}`, `{"response":"yes"}`, `{"response":{"ok":"true"}}`, `{"response":42}`} {
-		s := e.open(t, "POST", "/resume/"+hr.CheckpointID, body)
-		if s.res.StatusCode != 400 {
-			t.Fatalf("resume with %s = %d, want 400", body, s.res.StatusCode)
-		}
-		if b, _ := io.ReadAll(s.res.Body); !strings.Contains(string(b), core.CodeValidationError) {
-			t.Fatalf("resume with %s: %s", body, b)
-		}
-	}
-	rest := e.open(t, "POST", "/resume/"+hr.CheckpointID, `{"response":{"ok":true}}`).rest()
-	if len(rest) == 0 || rest[len(rest)-1].Crumb.CrumbType() != core.TypeAgentRunEnd {
-		t.Fatalf("a valid answer after the refusals: %s", types(rest))
-	}
-}
-
-// TestOnlyEntrypointsRunOverHTTP: with entrypoints configured, an agent
-// internal to a composition is 404 on the run route, like an unknown one.
-func TestOnlyEntrypointsRunOverHTTP(t *testing.T) {
-	e := newEnv(t, setup{cfg: engine.Config{Entrypoints: []string{"writer"},
-		Agents: []*core.Agent{{ID: "internal", Model: core.ModelRef{Provider: "scripted", Model: "m"}}}}})
-	s := e.open(t, "POST", "/agents/internal/run", `{"input":"hi"}`)
-	if s.res.StatusCode != 404 {
-		t.Fatalf("a non-entrypoint agent = %d", s.res.StatusCode)
-	}
-	if b, _ := io.ReadAll(s.res.Body); !strings.Contains(string(b), core.CodeAgentNotFound) {
-		t.Fatalf("body %s", b)
-	}
-	if fs := e.open(t, "POST", "/agents/writer/run", `{"input":"hi"}`).rest(); fs[len(fs)-1].Crumb.CrumbType() != core.TypeAgentRunEnd {
-		t.Fatalf("the entrypoint: %s", types(fs))
-	}
 }
 
 // TestNoSilenceLongerThanTheHeartbeat: from the moment a passive stream

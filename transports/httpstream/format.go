@@ -42,25 +42,36 @@ var (
 
 // negotiate picks a request's format from its Accept header, by the rules
 // of RFC 9110: each format takes the quality of the most specific media
-// range that matches it (text/event-stream, then text/*, then */*), and the
-// higher quality wins. A tie, an absent header, or one that names neither
-// format (q=0 included) is NDJSON, the default. Malformed ranges are
+// range that matches it (its own type, then text/* or application/*, then
+// */*), and the higher quality wins. A tie (no Accept, */*, a header that
+// names neither format) is def, the configured transport's format, unless
+// the header refuses def (q=0) and not the other. Malformed ranges are
 // skipped.
-func negotiate(h http.Header) Format {
+func negotiate(h http.Header, def Format) Format {
 	accept := h.Values("Accept")
 	if len(accept) == 0 {
-		return NDJSON{}
+		return def
 	}
-	if quality(accept, "text", "event-stream") > quality(accept, "application", "x-ndjson") {
+	qs, sseNamed := quality(accept, "text", "event-stream")
+	qn, ndjsonNamed := quality(accept, "application", "x-ndjson")
+	switch {
+	case qs > qn:
+		return SSE{}
+	case qn > qs:
+		return NDJSON{}
+	case qs == 0 && def.ContentType() == ContentTypeSSE && sseNamed && !ndjsonNamed:
+		return NDJSON{} // "text/event-stream;q=0": anything but SSE
+	case qs == 0 && def.ContentType() != ContentTypeSSE && ndjsonNamed && !sseNamed:
 		return SSE{}
 	}
-	return NDJSON{}
+	return def
 }
 
 // quality is the q value Accept gives the media type typ/sub: the q of the
-// most specific range that matches it, 0 when none does.
-func quality(accept []string, typ, sub string) float64 {
-	best, q := -1, 0.0
+// most specific range that matches it, 0 when none does. matched reports
+// whether a range did.
+func quality(accept []string, typ, sub string) (q float64, matched bool) {
+	best := -1
 	for _, line := range accept {
 		for rng := range strings.SplitSeq(line, ",") {
 			rng = strings.TrimSpace(rng)
@@ -99,5 +110,5 @@ func quality(accept []string, typ, sub string) float64 {
 			}
 		}
 	}
-	return q
+	return q, best >= 0
 }

@@ -57,14 +57,14 @@ func TestSSEBytes(t *testing.T) {
 		{"open", func() ([]byte, error) { return s.AppendOpen([]byte("x")), nil }, "xretry: 3000\n\n"},
 		{"heartbeat", func() ([]byte, error) { return s.AppendHeartbeat([]byte("x")), nil }, "x: ping\n\n"},
 		{"delta", func() ([]byte, error) { return s.AppendCrumb([]byte("x"), fs[0]) },
-			"xid: 4\ndata: {\"type\":\"text:delta\",\"payload\":{\"type\":\"text:delta\",\"agentId\":\"a\",\"runId\":\"r-1\",\"timestamp\":9,\"seq\":4,\"delta\":\"hi \\u003cthere\\u003e\"}}\n\n"},
+			"xid: 4\n\ndata: {\"type\":\"text:delta\",\"payload\":{\"type\":\"text:delta\",\"agentId\":\"a\",\"runId\":\"r-1\",\"timestamp\":9,\"seq\":4,\"delta\":\"hi \\u003cthere\\u003e\"}}\n\n"},
 		{"no seq, no id", func() ([]byte, error) { return s.AppendCrumb(nil, fs[1]) },
 			"data: {\"type\":\"agent:error\",\"payload\":{\"type\":\"agent:error\",\"agentId\":\"ghost\",\"timestamp\":0,\"error\":{\"name\":\"BreadError\",\"code\":\"AGENT_NOT_FOUND\",\"message\":\"no\"}}}\n\n"},
 		{"failure before a run: the error event alone", func() ([]byte, error) { return s.AppendFailure(nil, fs[1]) },
 			"data: {\"type\":\"error\",\"payload\":{\"code\":\"AGENT_NOT_FOUND\",\"message\":\"no\"}}\n\n"},
 		{"failure of a run: its crumb, then the error event", func() ([]byte, error) {
 			return s.AppendFailure(nil, core.Frame{RunID: "r", Seq: 2, Crumb: &core.AgentError{CrumbBase: core.CrumbBase{AgentID: "a", RunID: "r", Seq: 2}, Error: &core.BreadError{Code: "X", Message: "m"}}})
-		}, "id: 2\ndata: {\"type\":\"agent:error\",\"payload\":{\"type\":\"agent:error\",\"agentId\":\"a\",\"runId\":\"r\",\"timestamp\":0,\"seq\":2,\"error\":{\"name\":\"BreadError\",\"code\":\"X\",\"message\":\"m\"}}}\n\n" +
+		}, "id: 2\n\ndata: {\"type\":\"agent:error\",\"payload\":{\"type\":\"agent:error\",\"agentId\":\"a\",\"runId\":\"r\",\"timestamp\":0,\"seq\":2,\"error\":{\"name\":\"BreadError\",\"code\":\"X\",\"message\":\"m\"}}}\n\n" +
 			"data: {\"type\":\"error\",\"payload\":{\"code\":\"X\",\"message\":\"m\"}}\n\n"},
 		{"failure without an error", func() ([]byte, error) { return s.AppendFailure(nil, core.Frame{Crumb: &core.AgentError{}}) },
 			"data: {\"type\":\"error\",\"payload\":{\"code\":\"AGENT_ERROR\",\"message\":\"the run failed\"}}\n\n"},
@@ -106,7 +106,7 @@ func FuzzFormats(f *testing.F) {
 			}
 			ev := `data: {"type":"` + c.CrumbType() + `","payload":` + string(payload) + "}\n\n"
 			if seq > 0 {
-				ev = "id: " + strconv.FormatInt(seq, 10) + "\n" + ev
+				ev = "id: " + strconv.FormatInt(seq, 10) + "\n\n" + ev
 			}
 			got, err = httpstream.SSE{}.AppendCrumb(nil, fr)
 			if err != nil || string(got) != ev {

@@ -149,8 +149,7 @@ func (s *stream) nextEvent() (core.Frame, bool) {
 		switch {
 		case line == "":
 			if data == "" {
-				seq = 0
-				continue
+				continue // an id's own block: the id is the next event's
 			}
 			var ev struct {
 				Type    string          `json:"type"`

@@ -31,8 +31,14 @@ type Options struct {
 	// stream opens: the server's stream tokens use it. r carries the
 	// caller's identity.
 	StartHeaders func(r *http.Request, runID string, h http.Header)
-	// Heartbeat is the keep-alive interval of the passive stream (default
-	// 15 s).
+	// Format is the stream format of a request whose Accept names neither
+	// format (no Accept, */*): the configured transport's, NDJSON for
+	// httpchunked and SSE for httpsse (nil is NDJSON). A request that asks
+	// for NDJSON or SSE by name gets it.
+	Format Format
+	// Heartbeat bounds how long any stream stays silent, a run's while its
+	// model thinks as well as a passive tail's (default 15 s): a keep-alive
+	// goes out once a stream has been quiet for two thirds of it.
 	Heartbeat time.Duration
 	// Logger receives failures that cannot reach a client; nil uses the
 	// Runtime's logger.
@@ -57,13 +63,14 @@ type Liveness interface {
 }
 
 // Ingress serves bread's streaming HTTP routes in both formats, NDJSON and
-// SSE, chosen per request from the Accept header. It is a core.Mounter, not
+// SSE, chosen per request from the Accept header, else Options.Format. It is a core.Mounter, not
 // a bus: live frames come from the Runtime's bus (core.Runtime.Bus), history
 // from its store's crumb log. One Ingress may be mounted for several
 // Runtimes; it holds no per-Runtime state.
 type Ingress struct {
 	authorize core.AuthorizeStreamFunc
 	headers   func(*http.Request, string, http.Header)
+	format    Format
 	heartbeat time.Duration
 	log       *slog.Logger
 	liveness  Liveness
@@ -77,6 +84,7 @@ func New(opts Options) *Ingress {
 	g := &Ingress{
 		authorize: opts.AuthorizeStream,
 		headers:   opts.StartHeaders,
+		format:    opts.Format,
 		heartbeat: opts.Heartbeat,
 		log:       opts.Logger,
 		liveness:  opts.Liveness,
@@ -84,6 +92,9 @@ func New(opts Options) *Ingress {
 	}
 	if g.livecheck <= 0 {
 		g.livecheck = DefaultLivenessInterval
+	}
+	if g.format == nil {
+		g.format = NDJSON{}
 	}
 	if g.heartbeat <= 0 {
 		g.heartbeat = DefaultHeartbeat

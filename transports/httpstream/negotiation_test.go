@@ -1,6 +1,7 @@
 package httpstream_test
 
 import (
+	"encoding/json"
 	"io"
 	"strconv"
 	"strings"
@@ -81,15 +82,23 @@ func TestSSEWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	events := strings.Split(strings.TrimSuffix(string(raw), "\n\n"), "\n\n")
-	if len(events) != 6 || events[0] != "retry: 3000" {
+	if len(events) != 11 || events[0] != "retry: 3000" {
 		t.Fatalf("events %q", events)
 	}
-	if !strings.HasPrefix(events[1], "id: 1\ndata: {\"type\":\"agent:run:start\",\"payload\":{\"type\":\"agent:run:start\"") {
-		t.Fatalf("run start event %q", events[1])
+	// Each id stands alone before its event's data, so the data block is
+	// nothing but "data: " and JSON (the seed's fetch example parses it so).
+	if events[1] != "id: 1" || !strings.HasPrefix(events[2], "data: {\"type\":\"agent:run:start\",\"payload\":{\"type\":\"agent:run:start\"") {
+		t.Fatalf("run start event %q", events[1:3])
 	}
 	// Deltas repeat the last durable id: a watermark.
-	if !strings.HasPrefix(events[2], "id: 1\ndata: {\"type\":\"text:delta\",\"payload\":{") || !strings.HasPrefix(events[5], "id: 3\ndata: {\"type\":\"agent:run:end\"") {
+	if events[3] != "id: 1" || !strings.HasPrefix(events[4], "data: {\"type\":\"text:delta\",\"payload\":{") ||
+		events[9] != "id: 3" || !strings.HasPrefix(events[10], "data: {\"type\":\"agent:run:end\"") {
 		t.Fatalf("events %q", events)
+	}
+	for _, ev := range events[1:] {
+		if data, ok := strings.CutPrefix(ev, "data: "); ok && !json.Valid([]byte(data)) {
+			t.Fatalf("a data block is not JSON alone: %q", ev)
+		}
 	}
 }
 

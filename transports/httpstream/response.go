@@ -40,7 +40,7 @@ func (h *handlers) open(w http.ResponseWriter, r *http.Request) *response {
 // route has that frame in hand already; a passive tail may wait, so it
 // uses open.
 func (h *handlers) openBuffered(w http.ResponseWriter, r *http.Request) *response {
-	format := negotiate(r.Header)
+	format := negotiate(r.Header, h.g.format)
 	hd := w.Header()
 	hd.Set("Content-Type", format.ContentType())
 	hd.Set("Cache-Control", "no-cache")

@@ -24,33 +24,51 @@ func runContext(r *http.Request, detach bool) context.Context {
 	return r.Context()
 }
 
+// Every refusal of a run-starting route that concerns the run (an unknown
+// or internal agent or pipeline, a bad body, a webhook on a streamed run,
+// a busy session, an answer the checkpoint refuses) is a 200 stream ending
+// in the format's terminal error, as the seed says: a client reads every
+// outcome of a run in one place. Only a draining instance answers with a
+// status (503 and Retry-After, before any run exists), and a background
+// run, which has no stream, answers its refusals as plain JSON errors.
+
 func (h *handlers) run() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		vary(w)
 		id := r.PathValue("id")
-		if !h.inst.Entrypoint(id) {
-			// An agent internal to a composition is not served over HTTP;
-			// it answers as an unknown agent does, before its body is read.
-			writeError(w, http.StatusNotFound, core.CodeAgentNotFound, "agent "+strconv.Quote(truncate(id, 64))+" not found")
-			return
-		}
 		var body runBody
 		if err := decodeBody(r, &body); err != nil {
 			h.badBody(w, r, id, err)
 			return
 		}
+		async := wantsAsync(r, body.Background)
+		if !h.inst.Entrypoint(id) {
+			// An agent internal to a composition is not served over HTTP;
+			// it answers as an unknown agent does.
+			err := &core.BreadError{Code: core.CodeAgentNotFound, Message: "agent " + strconv.Quote(truncate(id, 64)) + " not found"}
+			if async {
+				writeError(w, http.StatusNotFound, err.Code, err.Message)
+				return
+			}
+			h.open(w, r).fail(id, err)
+			return
+		}
 		opts := core.RunOptions{Session: body.Session, Skill: body.Skill}
-		if wantsAsync(r, body.Background) {
+		if async {
 			h.runInBackground(w, r, id, inputOrEmpty(body.Input), opts, body.Webhook)
 			return
 		}
 		if body.Webhook != "" {
-			writeError(w, http.StatusBadRequest, core.CodeValidationError, "webhook needs a background run (Prefer: respond-async or \"background\": true)")
+			h.open(w, r).fail(id, errWebhookNeedsBackground)
 			return
 		}
-		h.start(w, r, id, h.inst.Run(runContext(r, body.Detach), id, inputOrEmpty(body.Input), opts), false, body.Detach)
+		h.start(w, r, id, h.inst.Run(runContext(r, body.Detach), id, inputOrEmpty(body.Input), opts), body.Detach)
 	})
 }
+
+// errWebhookNeedsBackground refuses a webhook on a streamed run: nothing
+// would call it.
+var errWebhookNeedsBackground = &core.BreadError{Code: core.CodeValidationError, Message: "webhook needs a background run (Prefer: respond-async or \"background\": true)"}
 
 func (h *handlers) pipeline() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -73,10 +91,10 @@ func (h *handlers) pipeline() http.Handler {
 			return
 		}
 		if body.Webhook != "" {
-			writeError(w, http.StatusBadRequest, core.CodeValidationError, "webhook needs a background run (Prefer: respond-async or \"background\": true)")
+			h.open(w, r).fail(id, errWebhookNeedsBackground)
 			return
 		}
-		h.start(w, r, id, h.inst.RunPipeline(runContext(r, body.Detach), id, inputOrEmpty(body.Input)), false, body.Detach)
+		h.start(w, r, id, h.inst.RunPipeline(runContext(r, body.Detach), id, inputOrEmpty(body.Input)), body.Detach)
 	})
 }
 
@@ -93,7 +111,7 @@ func (h *handlers) resume() http.Handler {
 		if len(body.Response) > 0 {
 			response = body.Response
 		}
-		h.start(w, r, "", h.inst.Resume(runContext(r, body.Detach), id, response), true, body.Detach)
+		h.start(w, r, "", h.inst.Resume(runContext(r, body.Detach), id, response), body.Detach)
 	})
 }
 
@@ -101,38 +119,24 @@ func (h *handlers) resume() http.Handler {
 // because it is stopping.
 const RetryAfter = "5"
 
-// start opens the stream once the run is admitted. A run refused because
-// its session is busy (SESSION_BUSY) is answered 409 before any stream
-// opens. A run the instance
+// start opens the stream once the run is admitted. A run the instance
 // refuses because it is stopping (INSTANCE_STOPPING: it drains before a
 // shutdown) is answered 503 with Retry-After instead, before any stream
-// opens, so a client or a load balancer retries on another replica.
-//
-// With refuseInvalid (resume), an answer the engine refused before claiming
-// the checkpoint (VALIDATION_ERROR, no run yet) is a plain 400: nothing was
-// consumed and the client can resume again with a valid body.
-func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string, crumbs iter.Seq2[core.Crumb, error], refuseInvalid, detach bool) {
+// opens, so a client or a load balancer retries on another replica. Every
+// other refusal, a busy session (SESSION_BUSY) or an answer the engine
+// refused before claiming its checkpoint (VALIDATION_ERROR: nothing was
+// consumed, the client may resume again) included, ends the stream.
+func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string, crumbs iter.Seq2[core.Crumb, error], detach bool) {
 	// The run is ranged over on this goroutine, not pulled through
 	// iter.Pull2: a coroutine per request started each run on a fresh stack
 	// that grew, by copying, as deep as the run goes; the connection's
 	// goroutine has grown its stack already.
 	h.relay(r.Context(), func(first core.Crumb, ferr error) *response {
 		if ferr != nil {
-			if ae, isErr := first.(*core.AgentError); isErr && ae.Error != nil {
-				switch {
-				case ae.Error.Code == core.CodeInstanceStopping:
-					w.Header().Set("Retry-After", RetryAfter)
-					writeError(w, http.StatusServiceUnavailable, ae.Error.Code, ae.Error.Message)
-					return nil
-				case ae.RunID == "" && ae.Error.Code == core.CodeSessionBusy:
-					// Refused before it started (the agent's busy-session
-					// policy is reject): nothing ran, the client may retry.
-					writeError(w, http.StatusConflict, ae.Error.Code, ae.Error.Message)
-					return nil
-				case refuseInvalid && ae.RunID == "" && ae.Error.Code == core.CodeValidationError:
-					writeError(w, http.StatusBadRequest, ae.Error.Code, ae.Error.Message)
-					return nil
-				}
+			if ae, isErr := first.(*core.AgentError); isErr && ae.Error != nil && ae.Error.Code == core.CodeInstanceStopping {
+				w.Header().Set("Retry-After", RetryAfter)
+				writeError(w, http.StatusServiceUnavailable, ae.Error.Code, ae.Error.Message)
+				return nil
 			}
 		}
 		if first != nil && h.g.headers != nil {

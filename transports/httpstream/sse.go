@@ -14,9 +14,16 @@ const SSEErrorEvent = "error"
 // wire of the original SSE routes. Every crumb is an event
 //
 //	id: <seq>
+//
 //	data: {"type":"<crumb type>","payload":<crumb>}
 //
-// (no id line when the seq is 0). The stream opens with "retry: 3000", a
+// (no id when the seq is 0). The id stands alone, ended by its own blank
+// line: an EventSource keeps the last id it read for the events that follow
+// (WHATWG: the last event ID buffer is not reset by a dispatch, and a
+// dispatch without data delivers nothing), so each crumb's event still
+// carries its seq; and a reader that splits the body on blank lines and
+// JSON-parses each block starting with "data: " (the seed's fetch example)
+// sees nothing but the JSON. The stream opens with "retry: 3000", a
 // heartbeat is the comment ": ping", and a failure is the event
 // {"type":"error","payload":{"code","message"}}.
 type SSE struct{}
@@ -39,7 +46,7 @@ func (SSE) AppendCrumb(dst []byte, f core.Frame) ([]byte, error) {
 	if f.Seq > 0 {
 		dst = append(dst, "id: "...)
 		dst = strconv.AppendInt(dst, f.Seq, 10)
-		dst = append(dst, '\n')
+		dst = append(dst, "\n\n"...)
 	}
 	dst = append(dst, `data: {"type":"`...)
 	dst = append(dst, f.Crumb.CrumbType()...)

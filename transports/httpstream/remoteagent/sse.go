@@ -92,7 +92,9 @@ type event struct {
 // eventReader parses an SSE stream as the WHATWG spec reads it: lines end
 // in CRLF, LF or CR; a line starting with ':' is a comment; "field: value"
 // with one optional space; a blank line dispatches the event when it has
-// data. Fields other than id and data are ignored (retry tunes browsers).
+// data, and an id read before it, in the same block or an earlier one
+// without data, is that event's. Fields other than id and data are
+// ignored (retry tunes browsers).
 type eventReader struct {
 	sc   *bufio.Scanner
 	max  int
@@ -120,7 +122,10 @@ func (er *eventReader) next() (event, error) {
 				ev.data = bytes.TrimSuffix(er.data, []byte{'\n'})
 				return ev, nil
 			}
-			ev = event{}
+			// A dispatch without data delivers nothing but keeps the id
+			// for the event that follows (WHATWG's last event ID buffer):
+			// a bread server writes each id in a block of its own before
+			// its event's data.
 			continue
 		}
 		if line[0] == ':' {
