@@ -296,7 +296,33 @@ func (rc *records) ended(ctx context.Context, r core.RunRecord, res outcome, err
 	default:
 		r.Status = core.RunCompleted
 	}
-	rc.put(context.WithoutCancel(ctx), r)
+	rc.putEnd(context.WithoutCancel(ctx), r)
+}
+
+// putEnd writes the end of a run, retrying a failed write a few times
+// (about three seconds in all): a record left running would be renewed by
+// this instance's keeper for as long as it lives, a run that never ends for
+// its tails and its session. Found by the chaos harness: a connection
+// terminated under the final write left a completed run running for good.
+func (rc *records) putEnd(ctx context.Context, r core.RunRecord) {
+	wait := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := rc.in.store.PutRun(ctx, r)
+		if err == nil {
+			return
+		}
+		if attempt == 5 || ctx.Err() != nil {
+			rc.in.log.Warn("bread: recording a run's end failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "status", r.Status, "attempts", attempt, "error", err)...)
+			return
+		}
+		t := rc.in.clock.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C():
+		}
+		wait *= 2
+	}
 }
 
 // put writes a record; like the crumb log, a failed write never fails the

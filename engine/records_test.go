@@ -6,6 +6,7 @@ import (
 	"iter"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -454,6 +455,39 @@ func TestARunDeclaredLostWhileItsOwnerWasPausedStaysLost(t *testing.T) {
 		}
 		if ends != 1 || logged[len(logged)-1].Seq != last+1 {
 			t.Fatalf("the log has %d terminal crumbs, last seq %d (want one, %d)", ends, logged[len(logged)-1].Seq, last+1)
+		}
+	})
+}
+
+// flakyEnds fails the first n writes of a run's end (a completed record),
+// as a connection terminated under the write does.
+type flakyEnds struct {
+	*memory.Store
+	n atomic.Int32
+}
+
+func (s *flakyEnds) PutRun(ctx context.Context, r core.RunRecord) error {
+	if r.Status == core.RunCompleted && s.n.Add(-1) >= 0 {
+		return &core.BreadError{Code: core.CodeStoreUnavailable, Message: "the connection was terminated"}
+	}
+	return s.Store.PutRun(ctx, r)
+}
+
+// TestARunsEndIsRecordedThroughAFailedWrite is a violation the chaos
+// harness found (issue 31): pg_terminate_backend under a run's final
+// record write left the completed run running for good (its owner's keeper
+// renewed its lease ever after). The end write is retried.
+func TestARunsEndIsRecordedThroughAFailedWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &flakyEnds{Store: memory.New()}
+		store.n.Store(2)
+		tb := newTestbed(t, modeltest.New(modeltest.Text("done")), []*core.Agent{textAgent("a")}, func(c *engine.Config) { c.Store = store })
+		cs, err := tb.run(t, "a", "hi", core.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := getRun(t, store, cs[0].Base().RunID); r.Status != core.RunCompleted || r.LeaseUntil != 0 {
+			t.Fatalf("the run's record after two failed end writes: %+v", r)
 		}
 	})
 }
