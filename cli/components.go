@@ -74,12 +74,13 @@ func (a *app) builtinStores() map[string]StoreFactory {
 	return map[string]StoreFactory{
 		"memory": func(_ context.Context, c *project.Component, _ *project.Project) (core.BreadStore, error) {
 			var o struct {
-				RetainRuns int `json:"retainRuns"`
+				RetainRuns     int `json:"retainRuns"`
+				RetainSessions int `json:"retainSessions"`
 			}
 			if err := decode(c, &o); err != nil {
 				return nil, err
 			}
-			return memory.NewWithOptions(memory.Options{RetainRuns: o.RetainRuns}), nil
+			return memory.NewWithOptions(memory.Options{RetainRuns: o.RetainRuns, RetainSessions: o.RetainSessions}), nil
 		},
 		"sqlite": func(_ context.Context, c *project.Component, p *project.Project) (core.BreadStore, error) {
 			o, err := sqliteOptions(c, p)

@@ -32,6 +32,14 @@ func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
 	}
 	rec := r
 	s.runRecords[r.ID] = &rec
+	if r.SessionID != "" {
+		runs := s.sessionRecords[r.SessionID]
+		if runs == nil {
+			runs = make(map[string]*core.RunRecord)
+			s.sessionRecords[r.SessionID] = runs
+		}
+		runs[r.ID] = &rec
+	}
 	if finished(r.Status) {
 		s.noteFinished(r.ID)
 	}
@@ -109,11 +117,19 @@ func (s *Store) LoseRun(ctx context.Context, id string, now int64) (bool, error)
 // dropSessionRuns removes a deleted session's run records. Called with the
 // write lock held.
 func (s *Store) dropSessionRuns(sessionID string) {
-	for id, r := range s.runRecords {
-		if r.SessionID == sessionID {
-			delete(s.runRecords, id)
-		}
+	for id := range s.sessionRecords[sessionID] {
+		delete(s.runRecords, id)
 	}
+	delete(s.sessionRecords, sessionID)
+}
+
+// recordsOf are the run records a listing of f looks at: the session's
+// alone when f names one. The lock must be held.
+func (s *Store) recordsOf(f core.RunFilter) map[string]*core.RunRecord {
+	if f.SessionID != "" {
+		return s.sessionRecords[f.SessionID]
+	}
+	return s.runRecords
 }
 
 // SessionStarters implements core.SessionStarters.
@@ -123,7 +139,7 @@ func (s *Store) SessionStarters(ctx context.Context, sessionID string) ([]string
 	}
 	defer s.mu.RUnlock()
 	var out []string
-	for _, r := range s.runRecords {
+	for _, r := range s.sessionRecords[sessionID] {
 		if r.SessionID == sessionID && r.StartedBy != "" && !slices.Contains(out, r.StartedBy) {
 			out = append(out, r.StartedBy)
 		}
@@ -137,7 +153,7 @@ func (s *Store) ListRuns(ctx context.Context, f core.RunFilter) ([]core.RunRecor
 		return nil, err
 	}
 	out := make([]core.RunRecord, 0)
-	for _, r := range s.runRecords {
+	for _, r := range s.recordsOf(f) {
 		if f.Matches(*r) && (f.After == nil || newerFirst(*r, *f.After) > 0) {
 			out = append(out, *r)
 		}
@@ -165,7 +181,7 @@ func (s *Store) CountRuns(ctx context.Context, f core.RunFilter) (int, error) {
 	}
 	defer s.mu.RUnlock()
 	n := 0
-	for _, r := range s.runRecords {
+	for _, r := range s.recordsOf(f) {
 		if f.Matches(*r) {
 			n++
 		}

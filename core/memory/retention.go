@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -11,6 +12,10 @@ import (
 // Options.RetainRuns says otherwise.
 const DefaultRetainRuns = 10000
 
+// DefaultRetainSessions is how many sessions a Store keeps unless
+// Options.RetainSessions says otherwise.
+const DefaultRetainSessions = 10000
+
 // Options configures a Store.
 type Options struct {
 	// RetainRuns bounds the finished runs (completed, failed, cancelled or
@@ -20,6 +25,15 @@ type Options struct {
 	// suspended or running runs are never dropped by it. 0 means
 	// DefaultRetainRuns; a negative value keeps every run.
 	RetainRuns int
+	// RetainSessions bounds the sessions the store keeps, with their
+	// messages, checkpoints, run records and crumb logs: once there are a
+	// sixteenth more than it, the least recently updated are dropped down
+	// to it, as CleanupSessions would drop them, so a process that makes a
+	// session per run (bread dev) does not grow with every run it served.
+	// A session with a checkpoint or a run that has not finished is never
+	// dropped by it. 0 means DefaultRetainSessions; a negative value keeps
+	// every session.
+	RetainSessions int
 	// Now is the store's clock: the times it stamps on sessions and the
 	// cutoff of CleanupSessions. nil is time.Now. A test moves it instead
 	// of waiting for sessions to age.
@@ -68,6 +82,14 @@ func (s *Store) noteRunning(id string) {
 
 // dropRun deletes a run's record and crumb log. The write lock must be held.
 func (s *Store) dropRun(id string) {
+	if rec := s.runRecords[id]; rec != nil && rec.SessionID != "" {
+		if runs := s.sessionRecords[rec.SessionID]; runs != nil {
+			delete(runs, id)
+			if len(runs) == 0 {
+				delete(s.sessionRecords, rec.SessionID)
+			}
+		}
+	}
 	delete(s.runRecords, id)
 	if r := s.runs[id]; r != nil {
 		if runs := s.sessionRuns[r.indexed]; runs != nil {
@@ -77,5 +99,42 @@ func (s *Store) dropRun(id string) {
 			}
 		}
 		delete(s.runs, id)
+	}
+}
+
+// noteSession drops the least recently updated sessions once there are a
+// sixteenth more than the retention, so the sort it takes is paid once per
+// that many new sessions. The write lock must be held.
+func (s *Store) noteSession() {
+	if s.retainSessions < 0 || len(s.sessions) <= s.retainSessions+s.retainSessions/16 {
+		return
+	}
+	// Sessions something still waits on stay: a checkpoint (a human's
+	// answer, a resume) or a run not finished.
+	busy := make(map[string]struct{})
+	for _, cp := range s.checkpoints {
+		busy[cp.rec.SessionID] = struct{}{}
+	}
+	for _, r := range s.runRecords {
+		if r.SessionID != "" && !finished(r.Status) {
+			busy[r.SessionID] = struct{}{}
+		}
+	}
+	type idle struct {
+		id        string
+		updatedAt int64
+		seq       uint64
+	}
+	candidates := make([]idle, 0, len(s.sessions))
+	for id, sess := range s.sessions {
+		if _, ok := busy[id]; !ok {
+			candidates = append(candidates, idle{id, sess.info.UpdatedAt, sess.seq})
+		}
+	}
+	slices.SortFunc(candidates, func(a, b idle) int {
+		return cmp.Or(cmp.Compare(a.updatedAt, b.updatedAt), cmp.Compare(a.seq, b.seq))
+	})
+	for _, c := range candidates[:min(len(candidates), len(s.sessions)-s.retainSessions)] {
+		s.dropSession(c.id)
 	}
 }

@@ -44,6 +44,7 @@ func (s *Store) CreateSession(ctx context.Context, ns core.NewSession) (core.Ses
 		return core.Session{}, invalid("session %q already exists", id)
 	}
 	s.sessions[id] = &session{info: info, seq: s.next()}
+	s.noteSession()
 	return copySession(info), nil
 }
 

@@ -27,8 +27,12 @@ type Store struct {
 	loops       map[string]*storedLoop
 	taskRuns    map[string]*storedTaskRun
 	runRecords  map[string]*core.RunRecord // run lifecycles (core.RunStore)
-	joins       map[string]*join           // composition settlements
-	runs        map[string]*crumbRun
+	// sessionRecords indexes the run records by session, so the listings
+	// of one session's runs (the busy gate's, at every run's start) do not
+	// scan every run the store keeps.
+	sessionRecords map[string]map[string]*core.RunRecord
+	joins          map[string]*join // composition settlements
+	runs           map[string]*crumbRun
 	// sessionRuns indexes, per session, the runs holding entries anchored to
 	// it, so deleting a session touches only its own runs.
 	sessionRuns map[string]map[string]struct{}
@@ -41,6 +45,9 @@ type Store struct {
 	retain        int
 	finishedOrder []string
 	finishedSet   map[string]struct{}
+
+	// retainSessions bounds the sessions kept (Options.RetainSessions).
+	retainSessions int
 }
 
 var (
@@ -67,20 +74,26 @@ func NewWithOptions(o Options) *Store {
 	if now == nil {
 		now = time.Now
 	}
+	retainSessions := o.RetainSessions
+	if retainSessions == 0 {
+		retainSessions = DefaultRetainSessions
+	}
 	return &Store{
-		now:         now,
-		retain:      retain,
-		finishedSet: make(map[string]struct{}),
-		sessions:    make(map[string]*session),
-		checkpoints: make(map[string]*storedCheckpoint),
-		loops:       make(map[string]*storedLoop),
-		taskRuns:    make(map[string]*storedTaskRun),
-		runRecords:  make(map[string]*core.RunRecord),
-		joins:       make(map[string]*join),
-		runs:        make(map[string]*crumbRun),
-		sessionRuns: make(map[string]map[string]struct{}),
-		nodes:       make(map[string]*storedNode),
-		documents:   make(map[string]*storedDocument),
+		now:            now,
+		retain:         retain,
+		retainSessions: retainSessions,
+		sessionRecords: make(map[string]map[string]*core.RunRecord),
+		finishedSet:    make(map[string]struct{}),
+		sessions:       make(map[string]*session),
+		checkpoints:    make(map[string]*storedCheckpoint),
+		loops:          make(map[string]*storedLoop),
+		taskRuns:       make(map[string]*storedTaskRun),
+		runRecords:     make(map[string]*core.RunRecord),
+		joins:          make(map[string]*join),
+		runs:           make(map[string]*crumbRun),
+		sessionRuns:    make(map[string]map[string]struct{}),
+		nodes:          make(map[string]*storedNode),
+		documents:      make(map[string]*storedDocument),
 	}
 }
 
@@ -97,6 +110,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.sessions, s.checkpoints, s.loops, s.taskRuns, s.runRecords, s.joins = nil, nil, nil, nil, nil, nil
+	s.sessionRecords = nil
 	s.runs, s.sessionRuns, s.nodes, s.edges, s.documents = nil, nil, nil, nil, nil
 	return nil
 }

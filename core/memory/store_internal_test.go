@@ -2,8 +2,10 @@ package memory
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/breadai/bread/core"
 )
@@ -225,5 +227,80 @@ func TestRetainRunsDropsTheOldestFinishedRuns(t *testing.T) {
 	}
 	if _, ok := s.sessionRuns["s"]["a"]; ok {
 		t.Error("a dropped run stays in the session index")
+	}
+}
+
+// The store keeps about RetainSessions sessions, dropping the least
+// recently updated with their messages, run records and crumbs once there
+// are a sixteenth more; a session with a checkpoint or an unfinished run
+// stays.
+func TestRetainSessionsDropsTheLeastRecentlyUpdated(t *testing.T) {
+	ctx := t.Context()
+	clock := time.UnixMilli(1_000_000)
+	tick := func() time.Time { clock = clock.Add(time.Second); return clock }
+	s := NewWithOptions(Options{RetainSessions: 4, Now: func() time.Time { return clock }})
+	create := func(id string) {
+		t.Helper()
+		tick()
+		if _, err := s.CreateSession(ctx, core.NewSession{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add := func(id string) {
+		t.Helper()
+		tick()
+		if err := s.AddMessage(ctx, id, core.SessionMessage{Role: core.RoleUser, Content: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	has := func(id string) bool {
+		_, err := s.GetSession(ctx, id)
+		return err == nil
+	}
+	create("waiting") // a checkpoint: kept whatever its age
+	if err := s.SaveCheckpoint(ctx, core.CheckpointRecord{ID: "cp", RunID: "r0", AgentID: "a", SessionID: "waiting", ToolName: "ask", ToolCallID: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	create("running") // an unfinished run: kept
+	if err := s.PutRun(ctx, core.RunRecord{ID: "r1", SessionID: "running", Status: core.RunRunning}); err != nil {
+		t.Fatal(err)
+	}
+	create("touched")
+	create("idle")
+	add("idle")
+	if err := s.PutRun(ctx, core.RunRecord{ID: "r2", SessionID: "idle", Status: core.RunCompleted}); err != nil {
+		t.Fatal(err)
+	}
+	add("touched") // the oldest idle session becomes the most recently updated
+	create("new")  // 5 > 4 + 4/16: the least recently updated idle one goes
+	for id, want := range map[string]bool{"waiting": true, "running": true, "touched": true, "idle": false, "new": true} {
+		if has(id) != want {
+			t.Errorf("session %s kept %v, want %v", id, has(id), want)
+		}
+	}
+	if len(s.sessions) != 4 {
+		t.Errorf("%d sessions kept, want 4", len(s.sessions))
+	}
+	if _, err := s.GetRun(ctx, "r2"); err == nil {
+		t.Error("a dropped session's run record stays")
+	}
+	if msgs, _ := s.GetMessages(ctx, "idle"); len(msgs) != 0 {
+		t.Error("a dropped session's messages stay")
+	}
+	if runs, _ := s.ListRuns(ctx, core.RunFilter{SessionID: "running"}); len(runs) != 1 {
+		t.Errorf("the kept session lists %d runs, want 1", len(runs))
+	}
+	if _, ok := s.sessionRecords["idle"]; ok {
+		t.Error("a dropped session stays in the run records' index")
+	}
+
+	keepAll := NewWithOptions(Options{RetainSessions: -1})
+	for i := range 50 {
+		if _, err := keepAll.CreateSession(ctx, core.NewSession{ID: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(keepAll.sessions) != 50 {
+		t.Errorf("RetainSessions -1 kept %d of 50 sessions", len(keepAll.sessions))
 	}
 }
