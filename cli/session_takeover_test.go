@@ -3,6 +3,8 @@ package cli_test
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -137,6 +139,17 @@ plugins:
 	mcp := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"chat","arguments":{"input":"tell me"}}}`
 	if status, body := send("POST", "/mcp", mcp, append(bob, "Content-Type", "application/json", "Accept", "application/json, text/event-stream", "Mcp-Protocol-Version", "2025-11-25")...); status != http.StatusOK || !strings.Contains(body, "FRESH") || strings.Contains(body, "SAW-HISTORY") {
 		t.Errorf("bob over MCP: %d %s", status, body)
+	}
+
+	// bread chat, in a project whose agent is bob's view of the server.
+	remote := project(t, map[string]string{
+		"bread.yaml": "entrypoints: [chat]\nstore: {type: sqlite, path: ./bread.db}\n" +
+			"remoteAgents:\n  chat: {type: httpchunked, url: \"" + srv.base + "\", headers: {X-Bob-Key: bob-key}}\n",
+	})
+	chat := exec.Command(binary, "chat", "-s", "ann-s")
+	chat.Dir, chat.Env, chat.Stdin = remote, append(os.Environ(), "NO_COLOR=1"), strings.NewReader("tell me\n/exit\n")
+	if out, _ := chat.CombinedOutput(); !strings.Contains(string(out), "SESSION_NOT_FOUND") || strings.Contains(string(out), "SAW-HISTORY") {
+		t.Errorf("bob's bread chat on ann's session:\n%s", out)
 	}
 
 	// Nothing of ann's moved: her history is as she left it, her run
