@@ -158,11 +158,14 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// TestStartPublicWithoutAuth: start on a non-loopback host with no
-// server.auth refuses to listen with AUTH_NOT_CONFIGURED and exits non-zero.
+// TestStartPublicWithoutAuth: start and dev on a non-loopback host with no
+// server.auth refuse to listen with AUTH_NOT_CONFIGURED and exit non-zero,
+// before they bind: 192.0.2.1 (TEST-NET-1) is no address of this machine,
+// so binding it first would fail with another error.
 func TestStartPublicWithoutAuth(t *testing.T) {
 	dir := project(t, basic(nil))
-	for _, args := range [][]string{{"start", "-H", "0.0.0.0"}, {"start", "-H", "::"}, {"dev", "-H", "0.0.0.0"}} {
+	for _, args := range [][]string{{"start", "-H", "0.0.0.0"}, {"start", "-H", "::"}, {"dev", "-H", "0.0.0.0"},
+		{"start", "-H", "192.0.2.1"}, {"dev", "-H", "192.0.2.1"}} {
 		r := runBinary(t, dir, append(args, "-p", strconv.Itoa(freePort(t)))...)
 		if r.code != 1 || !strings.Contains(r.stderr, "AUTH_NOT_CONFIGURED") || !strings.Contains(r.stderr, "refusing to listen on public address") {
 			t.Errorf("%v: %+v", args, r)

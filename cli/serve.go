@@ -271,6 +271,12 @@ func cmdDev(ctx context.Context, a *app, args []string) int {
 		return a.fail(err)
 	}
 	a.address(f, so)
+	// The address is checked before it is bound, as start checks it: a
+	// public address without auth is never open, not even for a moment.
+	if err := first.srv.CheckHost(so.Host); err != nil {
+		_ = first.inst.Stop(context.WithoutCancel(ctx))
+		return a.fail(err)
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(strings.Trim(so.Host, "[]"), strconv.Itoa(so.Port)))
 	if err != nil {
 		_ = first.inst.Stop(context.WithoutCancel(ctx))

@@ -257,6 +257,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return s.serve(ctx, ln)
 }
 
+// CheckHost applies ListenAndServe's bind check to host before anything
+// binds it: for a caller that opens its own listener (the CLI's reloading
+// dev server), so a public address without auth is refused before it is
+// ever bound, as ListenAndServe refuses it.
+func (s *Server) CheckHost(host string) error {
+	return s.checkBind(host, loopbackBind(host))
+}
+
 // CheckListener applies Serve's bind check to ln without serving: for a
 // caller that runs its own http.Server around Handler (the CLI's reloading
 // dev server).
