@@ -58,15 +58,15 @@ const (
 	CodeCredentialUnavailable = "CREDENTIAL_UNAVAILABLE"
 
 	// Human in the loop and compositions.
-	CodeSupervisorNotResumable  = "SUPERVISOR_CHECKPOINT_NOT_RESUMABLE"
-	CodeDelegationLimit         = "DELEGATION_LIMIT"
-	CodeDelegateNotConfigured   = "DELEGATE_AGENT_NOT_CONFIGURED"
-	CodeDelegationSuspended     = "DELEGATION_SUSPENDED"
+	CodeSupervisorNotResumable = "SUPERVISOR_CHECKPOINT_NOT_RESUMABLE"
+	CodeDelegationLimit        = "DELEGATION_LIMIT"
+	CodeDelegateNotConfigured  = "DELEGATE_AGENT_NOT_CONFIGURED"
+	CodeDelegationSuspended    = "DELEGATION_SUSPENDED"
 	// CodeDelegationDepth: a supervisor's delegation or a loop's iteration
 	// would nest deeper than the instance's maximum (engine
 	// Config.MaxDelegationDepth, bread.yaml delegation.maxDepth, default 8).
 	// It ends every run of the chain; no hook or retry recovers from it.
-	CodeDelegationDepth = "DELEGATION_DEPTH_EXCEEDED"
+	CodeDelegationDepth         = "DELEGATION_DEPTH_EXCEEDED"
 	CodeMixedSuspension         = "MIXED_SUSPENSION_UNSUPPORTED"
 	CodePipelineStateLost       = "PIPELINE_STATE_LOST"
 	CodeLoopAlreadyActive       = "LOOP_ALREADY_ACTIVE"

@@ -194,7 +194,6 @@ func TestBuiltinToolNamesAreComplete(t *testing.T) {
 type selectorPlugin struct {
 	name  string
 	names []string // nil: a resolver that cannot name its tools
-	tools bool
 }
 
 func (p selectorPlugin) Name() string { return p.name }
