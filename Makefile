@@ -17,7 +17,7 @@ STATICCHECK_VERSION := v0.8.2
 TOOLS               := $(CURDIR)/.tools
 STATICCHECK         := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: test test-short bench bench-http lint fuzz tidy replaces external image-smoke
+.PHONY: test test-short bench bench-http lint fuzz tidy replaces external image-smoke chaos
 
 ## test: every module's tests with the race detector (the README's command)
 test:
@@ -26,6 +26,11 @@ test:
 ## test-short: quick pass without the race detector
 test-short:
 	$(GO) test -count=1 work
+
+## chaos: the fault harness (bench/chaos): three replicas under load and faults for CHAOS_DURATION, then the invariants (CHAOS_SEED fixes the randomness)
+CHAOS_DURATION ?= 90s
+chaos:
+	cd bench && CHAOS_DURATION=$(CHAOS_DURATION) CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout 60m -run '^TestChaos$$' -v ./chaos
 
 ## bench: every benchmark, with allocations
 bench:
