@@ -180,9 +180,10 @@ type OwnershipConfig struct {
 	// ResumeOff lets any caller granted run.resume resume any checkpoint
 	// (`resume: false`); by default only the run's starter and admins may.
 	ResumeOff bool
-	// SessionsOff lets any caller granted session.read or session.delete
-	// read or delete any session (`sessions: false`); by default only a
-	// caller that started a run in it and admins may.
+	// SessionsOff turns the store's session ownership rule off
+	// (`sessions: false`): any caller may run on, read or delete any
+	// session it names, as in the seed; by default only the session's
+	// creator and admins may.
 	SessionsOff bool
 }
 
