@@ -79,7 +79,8 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 	c := engine.Config{
 		Entrypoints: cfg.Entrypoints, Agents: a.project.Agents, Tasks: a.project.Tasks, Pipelines: cfg.Pipelines,
 		Hooks: a.opts.Hooks, ErrorHandling: cfg.ErrorHandling, MaxConcurrentRuns: cfg.MaxConcurrentRuns, SessionConcurrency: cfg.SessionConcurrency, RunLease: cfg.RunLease,
-		Logger: a.log, Decisions: map[string]core.Decider{}, RemoteAgents: map[string]core.RemoteAgent{},
+		MaxDelegationDepth: cfg.MaxDelegationDepth,
+		Logger:             a.log, Decisions: map[string]core.Decider{}, RemoteAgents: map[string]core.RemoteAgent{},
 		Webhooks: engine.WebhookOptions{Secret: cfg.Webhooks.Secret, SecretCredential: cfg.Webhooks.SecretCredential, AllowHosts: cfg.Webhooks.AllowHosts, AllowPrivateNetworks: cfg.Webhooks.AllowPrivateNetworks,
 			MaxAttempts: cfg.Webhooks.MaxAttempts, Backoff: cfg.Webhooks.Backoff},
 	}
@@ -156,7 +157,7 @@ func (a *app) instance(ctx context.Context, m mode) (*engine.Instance, *server.O
 	}
 	inst, err := engine.New(c)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, a.project.Locate(err)
 	}
 	so := &server.Options{
 		Host: cfg.Server.Host, Port: cfg.Server.Port, MaxBodyBytes: cfg.Server.MaxBodyBytes, Logger: a.log,
@@ -272,7 +273,7 @@ func (a *app) started(ctx context.Context, m mode) (*engine.Instance, *server.Op
 	}
 	if err := inst.Start(ctx); err != nil {
 		_ = inst.Stop(context.WithoutCancel(ctx))
-		return nil, nil, err
+		return nil, nil, a.project.Locate(err)
 	}
 	return inst, so, nil
 }

@@ -51,7 +51,7 @@ func TestBuildRefusesWhatCannotServe(t *testing.T) {
 		{name: "mysql store with background runs", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
 			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: mysql, url: \"bread:pw@tcp(db:3306)/bread\"}\nworkers: {concurrency: 2}", 1)
 		}}, wantErr: "bread.yaml:5: INVALID_CONFIG: a mysql store cannot hold the job queue"},
-		{name: "missing transcript", remove: "transcripts/publisher.jsonl", wantErr: `Agent "publisher": INVALID_CONFIG: replay transcript`},
+		{name: "missing transcript", remove: "transcripts/publisher.jsonl", wantErr: `agents/publisher/agent.yaml:4: INVALID_CONFIG: replay transcript`},
 		{name: "malformed transcript", edit: map[string]func(string) string{"transcripts/publisher.jsonl": func(s string) string { return s + "{bad\n" }},
 			wantErr: "not a JSON event"},
 		{name: "tool schema that does not compile", edit: map[string]func(string) string{"agents/publisher/tools/publish.yaml": func(s string) string {

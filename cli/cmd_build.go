@@ -3,14 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-
-	"github.com/breadai/bread/core"
 )
 
 // cmdBuild checks the project: it loads (so every config error surfaces
-// with its file and line), then checks each served agent has an input
-// schema, an output schema and a complete model whose provider is
-// registered, printing one line per missing field.
+// with its file and line), then runs checkProject, the checks `start`
+// refuses a project for too, printing one line per problem and per
+// warning, and with the parts sound builds what `start` builds.
 func cmdBuild(ctx context.Context, a *app, args []string) int {
 	if len(args) > 0 {
 		return a.usageError("build", fmt.Errorf("unexpected argument %q", args[0]))
@@ -18,81 +16,14 @@ func cmdBuild(ctx context.Context, a *app, args []string) int {
 	if err := a.load(); err != nil {
 		return a.fail(err)
 	}
-	providers, err := a.providers()
-	if err != nil {
-		return a.fail(err)
+	problems, warnings := a.checkProject()
+	for _, w := range warnings {
+		fmt.Fprintf(a.stderr, "[bread] warning: %s\n", w)
 	}
-	served := a.project.Agents
-	if eps := a.project.Config.Entrypoints; len(eps) > 0 {
-		served = nil
-		for _, id := range eps {
-			if ag, ok := a.project.Agent(id); ok {
-				served = append(served, ag)
-			}
-		}
+	for _, p := range problems {
+		fmt.Fprintf(a.stderr, "[bread] %v\n", p)
 	}
-	failures := 0
-	missing := func(id, what string) {
-		failures++
-		fmt.Fprintf(a.stderr, "[bread] Agent %q missing %s\n", id, what)
-	}
-	for _, ag := range served {
-		if len(ag.InputSchema) == 0 {
-			missing(ag.ID, "inputSchema")
-		}
-		if len(ag.OutputSchema) == 0 {
-			missing(ag.ID, "outputSchema")
-		}
-		if ag.Model.Provider == "" {
-			missing(ag.ID, "model.provider")
-		}
-		if ag.Model.Model == "" {
-			missing(ag.ID, "model.model")
-		}
-		if ag.Model.Provider != "" && ag.Providers == nil {
-			if _, ok := providers[ag.Model.Provider]; !ok {
-				failures++
-				fmt.Fprintf(a.stderr, "[bread] Agent %q uses unknown provider %q (registered: %v)\n", ag.ID, ag.Model.Provider, providers.Names())
-			}
-		}
-	}
-	// A replay model's transcript is opened when the first run calls it;
-	// open each now so a missing or malformed one fails the build, not
-	// every run. Other providers are left alone: their factories need
-	// credentials that a build machine may rightly lack.
-	for _, ag := range a.project.Agents {
-		if ag.Providers != nil || !a.isReplay(ag.Model.Provider) || ag.Model.Model == "" {
-			continue
-		}
-		if f, ok := providers[ag.Model.Provider]; ok {
-			if _, err := f(ag.Model.Model); err != nil {
-				failures++
-				fmt.Fprintf(a.stderr, "[bread] Agent %q: %v\n", ag.ID, err)
-			}
-		}
-	}
-	cfg := a.project.Config
-	if cfg.Store == nil {
-		failures++
-		fmt.Fprintf(a.stderr, "[bread] bread.yaml: %s: no store configured\n", core.CodeStoreNotConfigured)
-	} else if err := a.knownStore(cfg.Store); err != nil {
-		failures++
-		fmt.Fprintf(a.stderr, "[bread] %v\n", err)
-	}
-	if _, err := a.wiring(); err != nil {
-		failures++
-		fmt.Fprintf(a.stderr, "[bread] %v\n", err)
-	}
-	if len(cfg.Server.Auth) > 0 {
-		if _, err := a.authStrategies(cfg.Server.Auth); err != nil {
-			failures++
-			fmt.Fprintf(a.stderr, "[bread] %v\n", err)
-		}
-		if _, err := a.streamTokens(); err != nil {
-			failures++
-			fmt.Fprintf(a.stderr, "[bread] %v\n", err)
-		}
-	}
+	failures := len(problems)
 	// With the parts sound, build what `start` builds (on an in-memory
 	// store, with no bus or listener) so that what only construction can
 	// tell also fails here: schemas that do not compile, permission
@@ -108,7 +39,11 @@ func cmdBuild(ctx context.Context, a *app, args []string) int {
 		fmt.Fprintf(a.stderr, "[bread] build failed: %d problem(s)\n", failures)
 		return ExitFailure
 	}
-	fmt.Fprintf(a.stdout, "[bread] %d agent(s) ok\n", len(served))
+	served := len(a.project.Agents)
+	if eps := a.project.Config.Entrypoints; len(eps) > 0 {
+		served = len(eps)
+	}
+	fmt.Fprintf(a.stdout, "[bread] %d agent(s) ok\n", served)
 	return ExitOK
 }
 

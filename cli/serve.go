@@ -152,6 +152,9 @@ func cmdStart(ctx context.Context, a *app, args []string) int {
 	if err := a.load(); err != nil {
 		return a.fail(err)
 	}
+	if a.refuseInvalid(ctx) {
+		return ExitFailure
+	}
 	inst, so, err := a.started(ctx, modeServe)
 	if err != nil {
 		return a.fail(err)
@@ -335,6 +338,13 @@ func cmdDev(ctx context.Context, a *app, args []string) int {
 func (a *app) generation(ctx context.Context) (*generation, *server.Options, error) {
 	if err := a.load(); err != nil {
 		return nil, nil, err
+	}
+	problems, warnings := a.checkProject()
+	if len(problems) > 0 {
+		return nil, nil, errors.Join(problems...)
+	}
+	for _, w := range warnings {
+		a.log.WarnContext(ctx, "bread: "+w)
 	}
 	inst, so, err := a.started(ctx, modeServe)
 	if err != nil {

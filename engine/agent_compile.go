@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/breadai/bread/core"
@@ -101,22 +102,26 @@ func compileAgent(a *core.Agent) (*agentRT, error) {
 	}
 	if sc := a.Supervisor; sc != nil {
 		if len(sc.Agents) == 0 {
-			return nil, core.Errorf(core.CodeInvalidConfig, "agent %s: a supervisor needs at least one sub-agent", a.ID)
+			return nil, atField(agentField(a.ID, "Supervisor.Agents"), core.Errorf(core.CodeInvalidConfig, "agent %s: a supervisor needs at least one sub-agent", a.ID))
 		}
-		for _, sa := range sc.Agents {
+		for i, sa := range sc.Agents {
+			at := agentField(a.ID, fmt.Sprintf("Supervisor.Agents[%d]", i))
 			if err := core.ValidateID("sub-agent", sa.AgentID); err != nil {
-				return nil, withAgent(err, a.ID)
+				return nil, atField(at+".AgentID", withAgent(err, a.ID))
 			}
 			switch sa.Visibility {
 			case "", core.Passthrough, core.Mediate, core.Hidden:
 			default:
-				return nil, core.Errorf(core.CodeInvalidConfig, "agent %s: sub-agent %s has unknown visibility %q (passthrough, mediate or hidden)", a.ID, sa.AgentID, sa.Visibility)
+				return nil, atField(at+".Visibility", core.Errorf(core.CodeInvalidConfig, "agent %s: sub-agent %s has unknown visibility %q (passthrough, mediate or hidden)", a.ID, sa.AgentID, sa.Visibility))
 			}
 		}
 	}
 	if lc := a.Loop; lc != nil {
-		if len(lc.Pool) == 0 || lc.MaxIterations < 1 {
-			return nil, core.Errorf(core.CodeInvalidConfig, "agent %s: a loop needs a non-empty pool and maxIterations >= 1", a.ID)
+		switch {
+		case len(lc.Pool) == 0:
+			return nil, atField(agentField(a.ID, "Loop.Pool"), core.Errorf(core.CodeInvalidConfig, "agent %s: a loop needs a non-empty pool", a.ID))
+		case lc.MaxIterations < 1:
+			return nil, atField(agentField(a.ID, "Loop.MaxIterations"), core.Errorf(core.CodeInvalidConfig, "agent %s: a loop needs maxIterations >= 1", a.ID))
 		}
 	}
 	return rt, nil
@@ -149,6 +154,18 @@ func withAgent(err error, agentID string) error {
 		cp := be.WithContext("agentId", agentID)
 		cp.Message = "agent " + agentID + ": " + be.Message
 		return cp
+	}
+	return err
+}
+
+// agentField is the Config path of a field of agent id, as errors name it
+// in Context "field" (a project loader turns it into file:line).
+func agentField(id, field string) string { return fmt.Sprintf("Agents[id=%q].%s", id, field) }
+
+// atField sets the Context "field" of a *core.BreadError.
+func atField(field string, err error) error {
+	if be, ok := err.(*core.BreadError); ok {
+		return be.WithContext("field", field)
 	}
 	return err
 }

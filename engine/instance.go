@@ -161,7 +161,7 @@ func (in *Instance) addAgent(a *core.Agent) error {
 		return &core.BreadError{
 			Code:    core.CodeInvalidConfig,
 			Message: "agent " + a.ID + " runs loops, but the store does not record them (it is not a core.LoopStore)",
-			Context: map[string]any{"agentId": a.ID},
+			Context: map[string]any{"agentId": a.ID, "field": agentField(a.ID, "Loop")},
 		}
 	}
 	if err := in.sessionPolicy(rt); err != nil {

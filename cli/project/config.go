@@ -46,6 +46,12 @@ type Config struct {
 	// RunLease is how long a run's lease lasts unless its instance renews
 	// it (`runs: {lease: 15s}`); 0 is the engine's default.
 	RunLease time.Duration
+	// MaxDelegationDepth is how deep supervisors' delegations and loops'
+	// iterations may nest (`delegation: {maxDepth: 8}`); 0 when bread.yaml
+	// does not say, which is the engine's default (8) and makes a
+	// delegation cycle between agents a build and start error rather than
+	// a warning.
+	MaxDelegationDepth int
 	// Webhooks configure the signed webhooks of background runs
 	// (`webhooks: {secret: ${BREAD_WEBHOOK_SECRET}}`).
 	Webhooks WebhooksConfig
@@ -295,6 +301,9 @@ type configFile struct {
 	Runs struct {
 		Lease string `yaml:"lease"`
 	} `yaml:"runs"`
+	Delegation struct {
+		MaxDepth *int `yaml:"maxDepth"`
+	} `yaml:"delegation"`
 	Workers   *workersFile `yaml:"workers"`
 	Schedules []struct {
 		Name     string `yaml:"name"`
@@ -460,6 +469,12 @@ func (l *loader) loadConfig(path string) (Config, error) {
 			return cfg, f.errorf("$.runs.lease", "lease %q is not a duration of at least 100ms such as 15s", l)
 		}
 		cfg.RunLease = d
+	}
+	if d := raw.Delegation.MaxDepth; d != nil {
+		if *d < 1 || *d > 100 {
+			return cfg, f.errorf("$.delegation.maxDepth", "delegation.maxDepth %d is not a whole number from 1 to 100", *d)
+		}
+		cfg.MaxDelegationDepth = *d
 	}
 	wh := raw.Webhooks
 	if wh.Secret != "" && wh.SecretCredential != "" {

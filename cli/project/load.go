@@ -2,6 +2,7 @@ package project
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,6 +20,9 @@ type Project struct {
 	Agents []*core.Agent
 	Tasks  []*core.Task
 	Evals  []*EvalSuite
+	// files are the parsed project files by relative name, to locate
+	// errors found after loading (Locate).
+	files map[string]*yamlFile
 }
 
 // Agent returns an agent by id.
@@ -45,6 +49,8 @@ type loader struct {
 	formats    []string
 	lookup     func(string) (string, bool)
 	configFile *yamlFile
+	// files are the YAML files read so far, by relative name.
+	files map[string]*yamlFile
 	// decisions is set when bread.yaml declares deciders, which give every
 	// agent core_decide.
 	decisions bool
@@ -91,6 +97,7 @@ func Load(dir string, opts Options) (*Project, error) {
 	if err := l.checkReferences(p); err != nil {
 		return nil, err
 	}
+	p.files = l.files
 	return p, nil
 }
 
@@ -161,16 +168,16 @@ func (l *loader) checkReferences(p *Project) error {
 			}
 		}
 		if a.Supervisor != nil {
-			for _, sa := range a.Supervisor.Agents {
+			for i, sa := range a.Supervisor.Agents {
 				if !known(sa.AgentID) {
-					return &Error{File: rel, Line: lineOfValue(l, rel, sa.AgentID), Err: core.Errorf(core.CodeInvalidConfig, "supervisor %s names unknown sub-agent %q", a.ID, sa.AgentID)}
+					return &Error{File: rel, Line: l.files[rel].line(fmt.Sprintf("$.supervisor.agents[%d].agentId", i)), Err: core.Errorf(core.CodeInvalidConfig, "supervisor %s names unknown sub-agent %q", a.ID, sa.AgentID)}
 				}
 			}
 		}
 		if a.Loop != nil {
-			for _, id := range a.Loop.Pool {
+			for i, id := range a.Loop.Pool {
 				if !known(id) {
-					return &Error{File: rel, Line: lineOfValue(l, rel, id), Err: core.Errorf(core.CodeInvalidConfig, "loop of %s names unknown agent %q", a.ID, id)}
+					return &Error{File: rel, Line: l.files[rel].line(fmt.Sprintf("$.loop.pool[%d]", i)), Err: core.Errorf(core.CodeInvalidConfig, "loop of %s names unknown agent %q", a.ID, id)}
 				}
 			}
 		}

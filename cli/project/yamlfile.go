@@ -49,7 +49,12 @@ func (l *loader) readYAML(path string, v any) (*yamlFile, error) {
 			return nil, fromYAML(rel, err)
 		}
 	}
-	return &yamlFile{rel: rel, src: raw, ast: f}, nil
+	yf := &yamlFile{rel: rel, src: raw, ast: f}
+	if l.files == nil {
+		l.files = map[string]*yamlFile{}
+	}
+	l.files[rel] = yf
+	return yf, nil
 }
 
 // line returns the line of a YAML path such as "$.model.provider", or 0.
