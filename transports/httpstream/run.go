@@ -159,7 +159,11 @@ func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string,
 func (h *handlers) relay(ctx context.Context, open func(first core.Crumb, err error) *response, agentID string, detach bool, crumbs iter.Seq2[core.Crumb, error]) {
 	gone := false
 	var s *response
+	var ka *keepAlive
 	defer func() {
+		if ka != nil {
+			ka.stop()
+		}
 		if s != nil {
 			s.release()
 		}
@@ -171,6 +175,7 @@ func (h *handlers) relay(ctx context.Context, open func(first core.Crumb, err er
 			if s = open(c, err); s == nil {
 				return
 			}
+			ka = startKeepAlive(s, h.g.heartbeat)
 			if c != nil {
 				top = c.Base().RunID
 			}
@@ -180,7 +185,9 @@ func (h *handlers) relay(ctx context.Context, open func(first core.Crumb, err er
 		}
 		if c == nil {
 			if err != nil {
+				ka.lock()
 				s.fail(agentID, err)
+				ka.unlock()
 				return
 			}
 			continue
@@ -188,7 +195,9 @@ func (h *handlers) relay(ctx context.Context, open func(first core.Crumb, err er
 		b := c.Base()
 		f := core.Frame{RunID: b.RunID, Seq: b.Seq, Crumb: ClientSafe(c)}
 		if err != nil {
+			ka.lock()
 			s.failure(f)
+			ka.unlock()
 			return
 		}
 		if b.RunID == top && c.CrumbType() == core.TypeAgentRunEnd {
@@ -197,13 +206,18 @@ func (h *handlers) relay(ctx context.Context, open func(first core.Crumb, err er
 			// slot. The frame goes out with the response's end, after them,
 			// so a client that reads it and at once continues the session
 			// or reads the run's log finds the run finished there too.
-			if !s.hold(f) {
-				continue
+			ka.lock()
+			ok := s.hold(f)
+			ka.unlock()
+			if ok {
+				held = true
 			}
-			held = true
 			continue
 		}
-		if !s.crumb(f) {
+		ka.lock()
+		ok := s.crumb(f)
+		ka.unlock()
+		if !ok {
 			if detach {
 				h.log.Debug("bread: stream client went away; its detached run goes on", append(baseAttrs(b), "error", context.Cause(ctx))...)
 				gone = true
@@ -215,7 +229,12 @@ func (h *handlers) relay(ctx context.Context, open func(first core.Crumb, err er
 	}
 	if s == nil {
 		s = open(nil, nil)
+		if s == nil {
+			return
+		}
+		ka = startKeepAlive(s, h.g.heartbeat)
 	}
+	ka.stop()
 	switch {
 	case gone:
 	case held:
