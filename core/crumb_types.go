@@ -48,11 +48,19 @@ type AgentRunStart struct {
 
 // AgentRunEnd closes a run with its output. Files lists what the model
 // generated directly during the run; it is omitted when there are none.
+//
+// Usage is the tokens of the run's own model calls (a delegation's are on
+// its own run's end) since the run started or was last resumed, and
+// ModelCalls each of those calls' usage in order: what a console shows
+// per model call and per run. Both are omitted when the model reported no
+// usage.
 type AgentRunEnd struct {
 	CrumbBase
 	Output     any          `json:"output"`
 	DurationMs int64        `json:"durationMs"`
 	Files      []FileOutput `json:"files,omitempty"`
+	Usage      *Usage       `json:"usage,omitempty"`
+	ModelCalls []Usage      `json:"modelCalls,omitempty"`
 }
 
 // TextDelta is a piece of the model's answer.

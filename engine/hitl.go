@@ -58,6 +58,7 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 	r := in.newRun(rt, cp.RunID, cp.SessionID, response, core.RunOptions{Skill: cp.Skill})
 	r.parent = cp.Parent
 	r.resumedFrom = &cp
+	r.restoreUsage(cp.Meta)
 	runOut := sink(out)
 	if cp.Parent != nil {
 		// The composition, not this run, decides how the stream ends.

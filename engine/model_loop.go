@@ -242,6 +242,7 @@ func (r *run) callModel(ctx context.Context, model core.LanguageModel, req core.
 	if err := r.cancelCause(ctx); err != nil {
 		return turn, err
 	}
+	r.calls = append(r.calls, turn.usage)
 	turn.text, turn.reasoning = text.String(), reasoning.String()
 	return turn, nil
 }

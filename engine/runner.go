@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,6 +28,8 @@ type run struct {
 	cancel    context.CancelCauseFunc
 	files     []core.FileOutput
 	usage     core.Usage
+	// calls is each model call's usage, in order (AgentRunEnd.ModelCalls).
+	calls []core.Usage
 	// parent links a run inside a composition to the rest of it; it is
 	// stored on the checkpoint if the run suspends.
 	parent *core.CheckpointParent
@@ -391,7 +394,12 @@ func (r *run) finish(ctx context.Context, output any) (outcome, error) {
 		return outcome{}, r.fail(ctx, err)
 	}
 	r.recordEnd(ctx, outcome{output: output}, nil)
-	r.out.end(&core.AgentRunEnd{CrumbBase: r.base(), Output: output, DurationMs: time.Since(r.started).Milliseconds(), Files: r.files}, nil)
+	end := &core.AgentRunEnd{CrumbBase: r.base(), Output: output, DurationMs: time.Since(r.started).Milliseconds(), Files: r.files}
+	if r.usage != (core.Usage{}) {
+		usage := r.usage
+		end.Usage, end.ModelCalls = &usage, slices.Clone(r.calls)
+	}
+	r.out.end(end, nil)
 	return outcome{output: output}, nil
 }
 

@@ -20,6 +20,7 @@ func (s *Server) routes(r core.Router) {
 	r.Handle(core.ActionSessionCleanup, http.MethodPost, "/sessions/cleanup", http.HandlerFunc(s.cleanupSessions))
 	r.Handle(core.ActionSessionRead, http.MethodGet, "/sessions/{id}", http.HandlerFunc(s.readSession))
 	r.Handle(core.ActionSessionRead, http.MethodGet, "/sessions/{id}/messages", http.HandlerFunc(s.readMessages))
+	r.Handle(core.ActionSessionRead, http.MethodGet, "/sessions/{id}/runs", http.HandlerFunc(s.readSessionRuns))
 	r.Handle(core.ActionSessionDelete, http.MethodDelete, "/sessions/{id}", http.HandlerFunc(s.deleteSession))
 
 	r.Handle(core.ActionLoopList, http.MethodGet, "/loops", http.HandlerFunc(s.listLoops))

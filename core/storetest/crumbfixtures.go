@@ -57,7 +57,8 @@ func fullCrumbs(runID, sessionID string) map[string]core.Crumb {
 		&core.TaskStart{CrumbBase: base(), TaskRunID: "tr-1", TaskID: "extract", Model: model},
 		&core.TaskEnd{CrumbBase: base(), TaskRunID: "tr-1", TaskID: "extract", Status: core.TaskFailed, DurationMs: 99,
 			Usage: &core.Usage{InputTokens: 120, OutputTokens: 30, TotalTokens: 150}, Error: "schema mismatch"},
-		&core.AgentRunEnd{CrumbBase: base(), Output: payload("output"), DurationMs: 1234, Files: files},
+		&core.AgentRunEnd{CrumbBase: base(), Output: payload("output"), DurationMs: 1234, Files: files,
+			Usage: &core.Usage{InputTokens: 120, OutputTokens: 30, TotalTokens: 150}, ModelCalls: []core.Usage{{InputTokens: 100, OutputTokens: 20, TotalTokens: 120}, {InputTokens: 20, OutputTokens: 10, TotalTokens: 30}}},
 		&core.AgentError{CrumbBase: base(), Error: breadErr(core.CodeAgentError)},
 	}
 	out := make(map[string]core.Crumb, len(list))

@@ -441,9 +441,11 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`#tag-filter`), "source:console"),
 		chromedp.Click(chromedp.CSS(`form[role=search] button`)),
 		until("the filtered sessions", `location.hash === '#/sessions?tag=source%3Aconsole' && document.querySelector('a[href="#/sessions/`+echoSession+`"]') !== null`),
+		until("the session's tokens", `(() => { const a = document.querySelector('a[href="#/sessions/`+echoSession+`"]'); return a && a.closest('tr').children[4].textContent === '43'; })()`),
 		shot("sessions"),
 		chromedp.Click(chromedp.CSS(`a[href="#/sessions/`+echoSession+`"]`)),
 		until("the history", `document.querySelectorAll('.chat .msg').length >= 2 && document.querySelector('.chat').innerText.includes('answering offline from a recorded transcript.')`),
+		until("its runs by tokens and duration", `document.querySelector('.usage h2') && document.querySelector('.usage h2').textContent === 'Runs · 43 tokens (24 in, 19 out)' && document.querySelectorAll('.usage svg.chart rect.bar').length === 2 && document.querySelector('.usage tbody tr a[href^="#/runs/"]') !== null`),
 		shot("session-history"))
 
 	run("delete a session",
@@ -564,6 +566,8 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`details.tool summary`)),
 		until("the open tool card", `document.querySelector('details.tool').open && document.querySelector('details.tool').innerText.includes('"published": true') && /\d+ ms/.test(document.querySelector('details.tool summary').textContent)`),
 		until("the answered wait and the tool in the waterfall", `document.querySelector('.wf .row.wait:not(.open)') !== null && document.querySelector('.wf .row.tool') !== null && document.querySelectorAll('.wf .row.model').length === 2`),
+		// The transcript's usage: 300 tokens before the approval, 274 after.
+		until("the run's tokens, and each model call's", `document.querySelector('.status .tokens') && document.querySelector('.status .tokens').textContent === '574 tokens (440 in, 134 out)' && document.querySelector('.wf .row.model[aria-label*="300 tokens (180 in, 120 out)"]') !== null && document.querySelector('.wf .row.model[aria-label*="274 tokens (260 in, 14 out)"]') !== null && `+chat+`.includes('Finished in') && `+chat+`.includes('574 tokens')`),
 		// The keyboard alone picks a bar.
 		chromedp.Focus(chromedp.CSS(`.wf .row.wait`)),
 		chromedp.KeyEvent("\r"),

@@ -46,7 +46,7 @@ var clientFields = map[string][]string{
 	core.TypeLoopEnd:            {"loopId", "status", "iterations", "result"},
 	core.TypeTaskStart:          {"taskRunId", "taskId", "model"},
 	core.TypeTaskEnd:            {"taskRunId", "taskId", "status", "durationMs", "usage", "error"},
-	core.TypeAgentRunEnd:        {"output", "durationMs", "files"},
+	core.TypeAgentRunEnd:        {"output", "durationMs", "files", "usage", "modelCalls"},
 	core.TypeAgentError:         {"error"},
 }
 

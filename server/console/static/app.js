@@ -2,6 +2,8 @@ import { h, json, time, errorBox } from './dom.js';
 import { api, token, setToken } from './api.js';
 import { schemaForm } from './form.js';
 import { RunView } from './run.js';
+import { tokens, ms } from './waterfall.js';
+import { bars } from './chart.js';
 
 const main = document.getElementById('main');
 let view = null; // the current page's disposable part
@@ -163,6 +165,7 @@ async function sessions(tags) {
       h('td', s.agentId || ''),
       h('td', Object.entries(s.tags || {}).map(([k, v]) => k + ':' + v).join(' ')),
       h('td', new Date(s.updatedAt).toLocaleString()),
+      tokenCell(s.id),
       h('td', del));
     let armed = false;
     del.addEventListener('click', async () => {
@@ -182,8 +185,27 @@ async function sessions(tags) {
     return row;
   });
   main.append(h('div.table-wrap', h('table', h('caption.muted', list.length + ' session(s), latest first'),
-    h('thead', h('tr', ['Session', 'Agent', 'Tags', 'Updated', ''].map((x) => h('th', { scope: 'col' }, x)))),
+    h('thead', h('tr', ['Session', 'Agent', 'Tags', 'Updated', 'Tokens', ''].map((x) => h('th', { scope: 'col' }, x)))),
     h('tbody', rows))));
+}
+
+// sessionRuns is a session's runs with their tokens (GET
+// /sessions/{id}/runs), or null where the store cannot list them.
+function sessionRuns(id) {
+  return api('GET', '/sessions/' + encodeURIComponent(id) + '/runs').catch(() => null);
+}
+
+function sum(runs) {
+  const u = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  for (const r of runs) for (const k of Object.keys(u)) u[k] += (r.usage && r.usage[k]) || 0;
+  return u;
+}
+
+// tokenCell fills in a session's tokens once its runs are read.
+function tokenCell(id) {
+  const td = h('td.num', '…');
+  sessionRuns(id).then((runs) => { td.textContent = runs ? sum(runs).totalTokens.toLocaleString('en') : '—'; });
+  return td;
 }
 
 async function session(id) {
@@ -195,6 +217,27 @@ async function session(id) {
   main.append(h('p.muted', 'Created ' + new Date(s.createdAt).toLocaleString() + ' · ' + msgs.length + ' message(s) · ',
     Object.entries(s.tags || {}).map(([k, v]) => k + ':' + v).join(' ')));
   if (s.agentId) main.append(h('p', h('a.button', { href: '#/agents/' + encodeURIComponent(s.agentId) + '?session=' + encodeURIComponent(id) }, 'Continue with ' + s.agentId)));
+  const runs = await sessionRuns(id);
+  if (runs && runs.length) {
+    // Oldest first, as the conversation went.
+    runs.reverse();
+    main.append(h('section.card.usage', { 'aria-label': 'Runs and tokens' },
+      h('h2', 'Runs · ' + tokens(sum(runs))),
+      h('p.muted.small', 'Tokens as the providers reported them; the model catalog has no prices, so no cost is shown.'),
+      bars(runs, [
+        { name: 'tokens', cls: 'model', value: (r) => (r.usage && (r.usage.totalTokens || (r.usage.inputTokens || 0) + (r.usage.outputTokens || 0))) || 0, format: (n) => n.toLocaleString('en') },
+        { name: 'duration', cls: 'step', value: (r) => r.durationMs || 0, format: ms },
+      ], { title: 'The session\'s runs by tokens and duration, oldest first' }),
+      h('div.table-wrap', h('table',
+        h('thead', h('tr', ['#', 'Run', 'Agent', 'Status', 'Duration', 'Tokens'].map((x) => h('th', { scope: 'col' }, x)))),
+        h('tbody', runs.map((r, i) => h('tr',
+          h('td', String(i + 1)),
+          h('td', h('a', { href: '#/runs/' + encodeURIComponent(r.id) }, r.id)),
+          h('td', r.pipelineId ? 'pipeline ' + r.pipelineId : r.agentId),
+          h('td', r.status),
+          h('td.num', r.durationMs ? ms(r.durationMs) : ''),
+          h('td.num', r.usage ? tokens(r.usage) : '—'))))))));
+  }
   main.append(h('div.chat', { role: 'log', 'aria-label': 'History' }, msgs.map(message)));
 }
 

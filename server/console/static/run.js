@@ -1,7 +1,7 @@
 import { h, json, time, errorBox } from './dom.js';
 import { api, stream, download } from './api.js';
 import { schemaForm } from './form.js';
-import { Waterfall } from './waterfall.js';
+import { Waterfall, tokens } from './waterfall.js';
 
 const LABELS = {
   starting: 'starting', running: 'running', waiting: 'waiting for a human', completed: 'completed',
@@ -19,8 +19,9 @@ export class RunView {
     this.onRun = onRun || (() => {});
     this.badge = h('span.badge.starting', 'idle');
     this.info = h('span');
+    this.usage = h('span.tokens', { 'aria-label': 'Tokens of the run' });
     this.cancelBtn = h('button.danger', { type: 'button', disabled: true, onclick: () => this.cancel() }, 'Cancel');
-    this.status = h('div.status', h('span', { role: 'status', 'aria-live': 'polite' }, 'Status: ', this.badge), this.info, this.cancelBtn);
+    this.status = h('div.status', h('span', { role: 'status', 'aria-live': 'polite' }, 'Status: ', this.badge), this.info, this.usage, this.cancelBtn);
     this.chat = h('div.chat', { role: 'log', 'aria-label': 'Conversation' });
     const fid = 'crumb-filter-' + (++uid);
     this.filter = h('select', { id: fid }, h('option', { value: '' }, 'all types'));
@@ -56,6 +57,8 @@ export class RunView {
     if (this.turn) this.turn.wf.dispose();
     t.wf = new Waterfall();
     this.wfSlot.replaceChildren(t.wf.el);
+    t.usage = null;
+    this.usage.textContent = '';
     this.chat.append(t.el);
     this.turn = t;
     this.setState(t, 'starting');
@@ -227,6 +230,14 @@ export class RunView {
         break;
       }
       case 'agent:run:end':
+        if (c.usage) {
+          // The turn's tokens: every run's own model calls, delegations
+          // and pipeline steps included.
+          const u = t.usage || { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+          for (const k of ['inputTokens', 'outputTokens', 'totalTokens']) u[k] += c.usage[k] || 0;
+          t.usage = u;
+          if (t === this.turn) this.usage.textContent = tokens(u);
+        }
         if (t.stack.length > 1 && !at.querySelector('.msg') && c.output !== undefined && c.output !== null && c.output !== '') {
           at.append(h('div.msg', h('span.who', c.agentId + ' · output'), json(c.output)));
         }
@@ -235,7 +246,7 @@ export class RunView {
         if (t.stack.length === 1 && c.agentId === t.agentId) {
           if (!t.hasText && c.output !== undefined && c.output !== null && c.output !== '') at.append(h('div.msg', h('span.who', 'output'), json(c.output)));
           for (const f of c.files || []) if (!t.files.has(f.uri)) at.append(this.file(t, f));
-          at.append(h('p.muted', 'Finished in ' + c.durationMs + ' ms.'));
+          at.append(h('p.muted', 'Finished in ' + c.durationMs + ' ms' + (t.usage ? ' · ' + tokens(t.usage) : '') + '.'));
           this.setState(t, 'completed');
         }
         break;

@@ -295,6 +295,11 @@ export class Waterfall {
         if (s) {
           if (c.type === 'agent:error') s.error = c.error; else { s.output = c.output; s.durationMs = c.durationMs; }
           if (c.usage) s.usage = c.usage;
+          // Each model call's tokens, in order: the run's last model bars
+          // (a resumed run reports the calls since it resumed).
+          const calls = c.modelCalls || [];
+          const models = s.children.filter((x) => x.kind === 'model');
+          for (let i = 1; i <= Math.min(calls.length, models.length); i++) models[models.length - i].usage = calls[calls.length - i];
           s.crumbs.push(c);
           // Waits and delegations left open end with their run.
           for (const x of r.stack) if (x !== s) this.close(x, at);
@@ -387,13 +392,13 @@ export class Waterfall {
       const row = svg('g', {
         class: 'row ' + s.kind + (s.error ? ' failed' : '') + (open ? ' open' : '') + (this.selected === s.id ? ' sel' : ''),
         tabindex: '0', role: 'button', 'data-span': s.id, 'data-depth': s.depth,
-        'aria-label': s.label + ', ' + (open ? 'running, ' : '') + ms(d) + (s.error ? ', failed' : ''),
+        'aria-label': s.label + ', ' + (open ? 'running, ' : '') + ms(d) + (s.usage ? ', ' + tokens(s.usage) : '') + (s.error ? ', failed' : ''),
       },
       svg('rect', { class: 'hit', x: 0, y, width: W, height: ROW }),
       svg('text', { class: 'label', x: 4 + s.depth * 10, y: y + 14 }, clip(name, Math.max(4, Math.floor((label - 8 - s.depth * 10) / 6.6)))),
       svg('rect', { class: 'bar', x: x(s.start), y: y + 4, width: Math.max(2, x(end) - x(s.start)), height: ROW - 8, rx: 2 }),
       svg('text', { class: 'dur', x: W - 2, y: y + 14, 'text-anchor': 'end' }, ms(d)));
-      row.firstChild.append(svg('title', {}, s.label + ' · ' + ms(d)));
+      row.firstChild.append(svg('title', {}, s.label + ' · ' + ms(d) + (s.usage ? ' · ' + tokens(s.usage) : '')));
       g.append(row);
     });
     const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.span : null;
