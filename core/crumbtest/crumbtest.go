@@ -52,8 +52,8 @@ func Samples() []core.Crumb {
 		&core.TaskEnd{CrumbBase: base(), TaskRunID: "task-run-1", TaskID: "extract", Status: core.TaskCompleted, DurationMs: 40,
 			Usage: &core.Usage{InputTokens: 10, OutputTokens: 5, TotalTokens: 15}},
 		&core.AgentRunEnd{CrumbBase: base(), Output: "Saturday at the market", DurationMs: 1200,
-			Files: []core.FileOutput{{URI: "bread://blob/chart", MimeType: "image/png", Name: "chart.png"}},
-			Usage: &core.Usage{InputTokens: 30, OutputTokens: 12, TotalTokens: 42},
+			Files:      []core.FileOutput{{URI: "bread://blob/chart", MimeType: "image/png", Name: "chart.png"}},
+			Usage:      &core.Usage{InputTokens: 30, OutputTokens: 12, TotalTokens: 42},
 			ModelCalls: []core.Usage{{InputTokens: 10, OutputTokens: 4, TotalTokens: 14}, {InputTokens: 20, OutputTokens: 8, TotalTokens: 28}}},
 		&core.AgentError{CrumbBase: base(), Error: &core.BreadError{Code: core.CodeProviderError, Message: "the model is unavailable"}},
 	}
