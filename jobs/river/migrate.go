@@ -15,8 +15,8 @@ import (
 // so replicas starting together would race to create the same tables: on
 // PostgreSQL a session advisory lock (per schema) lets one migrate while
 // the others wait, then find nothing to do; SQLite has one writer at a
-// time, and a migrator that loses the race to another retries, reading the
-// versions anew.
+// time, and a migrator that loses the race to another retries (for up to
+// sqliteMigrateBudget), reading the versions anew.
 func migrate(ctx context.Context, o Options, db *sql.DB, driver riverdriver.Driver[*sql.Tx]) error {
 	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: o.Logger, Schema: o.Schema})
 	if err != nil {
@@ -42,19 +42,33 @@ func migrate(ctx context.Context, o Options, db *sql.DB, driver riverdriver.Driv
 		}
 		return nil
 	}
+	// A busy timeout does not cover a transaction that read and then
+	// writes while another writes (SQLite answers SQLITE_BUSY at once), so
+	// the losers retry with a growing pause, for as long as a slow machine
+	// may need: the CI of a loaded machine saw five tries in half a second
+	// fail.
 	var last error
-	for range 5 {
+	pause := 50 * time.Millisecond
+	deadline := time.Now().Add(sqliteMigrateBudget)
+	for {
 		if _, last = m.Migrate(ctx, rivermigrate.DirectionUp, nil); last == nil {
 			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("riverjobs: migrate: %w", last)
 		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("riverjobs: migrate: %w", ctx.Err())
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(pause):
 		}
+		pause = min(2*pause, time.Second)
 	}
-	return fmt.Errorf("riverjobs: migrate: %w", last)
 }
+
+// sqliteMigrateBudget is how long a SQLite migrator retries after losing
+// the race to another.
+const sqliteMigrateBudget = 30 * time.Second
 
 func migrationLockKey(schema string) int64 {
 	h := fnv.New64a()
