@@ -102,7 +102,7 @@ func New(cfg Config) (*Instance, error) {
 		return nil, &core.BreadError{
 			Code: core.CodeStoreNotConfigured,
 			Message: "no store configured: set Config.Store, for example stores/sqlite, " +
-				"stores/postgres (reads DATABASE_URL) or stores/memory",
+				"stores/postgres (reads DATABASE_URL) or core/memory",
 		}
 	}
 	if cfg.MaxDelegationDepth < 0 {

@@ -1,7 +1,6 @@
 package a2ui
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -20,7 +19,7 @@ func Map(c core.Crumb) []Spec {
 		return one(Spec{Type: Progress, Progress: pct(0), Message: "Agent " + v.AgentID + " started"})
 	case *core.AgentRunEnd:
 		done := Spec{Type: Progress, Progress: pct(1), Message: "Done"}
-		if f, ok := fileOutput(v.Output); ok {
+		if f, ok := core.AsFileOutput(v.Output); ok {
 			return []Spec{fileSpec(f), done}
 		}
 		return one(done)
@@ -107,38 +106,4 @@ func fileSpec(f core.FileOutput) Spec {
 		md["name"] = f.Name
 	}
 	return Spec{Type: File, Metadata: md}
-}
-
-// fileOutput reports whether a run's output is a file reference
-// ({kind:"file", uri, mimeType?, name?}), in any of the shapes it may have.
-func fileOutput(v any) (core.FileOutput, bool) {
-	switch f := v.(type) {
-	case core.FileOutput:
-		return f, f.URI != ""
-	case *core.FileOutput:
-		if f != nil {
-			return *f, f.URI != ""
-		}
-		return core.FileOutput{}, false
-	case nil, string:
-		return core.FileOutput{}, false
-	}
-	raw, ok := v.(json.RawMessage)
-	if !ok {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return core.FileOutput{}, false
-		}
-		raw = b
-	}
-	var w struct {
-		Kind     string `json:"kind"`
-		URI      string `json:"uri"`
-		MimeType string `json:"mimeType"`
-		Name     string `json:"name"`
-	}
-	if json.Unmarshal(raw, &w) != nil || w.Kind != "file" || w.URI == "" {
-		return core.FileOutput{}, false
-	}
-	return core.FileOutput{URI: w.URI, MimeType: w.MimeType, Name: w.Name}, true
 }

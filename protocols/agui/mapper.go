@@ -91,7 +91,7 @@ func (m *Mapper) Map(c core.Crumb) []events.Event {
 			}}))
 		}
 		out = m.ensure(out, b)
-		if f, ok := fileOutput(v.Output); ok {
+		if f, ok := core.AsFileOutput(v.Output); ok {
 			out = m.closeAll(out, ts)
 			out = append(out, fileEvent(ts, f))
 		}
@@ -496,38 +496,4 @@ func content(v any) string {
 		return "null"
 	}
 	return string(b)
-}
-
-// fileOutput reports whether a run's output is a file reference
-// ({kind:"file", uri, mimeType?, name?}), in any of the shapes it may have.
-func fileOutput(v any) (core.FileOutput, bool) {
-	switch f := v.(type) {
-	case core.FileOutput:
-		return f, f.URI != ""
-	case *core.FileOutput:
-		if f != nil {
-			return *f, f.URI != ""
-		}
-		return core.FileOutput{}, false
-	case nil, string:
-		return core.FileOutput{}, false
-	}
-	raw, ok := v.(json.RawMessage)
-	if !ok {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return core.FileOutput{}, false
-		}
-		raw = b
-	}
-	var w struct {
-		Kind     string `json:"kind"`
-		URI      string `json:"uri"`
-		MimeType string `json:"mimeType"`
-		Name     string `json:"name"`
-	}
-	if json.Unmarshal(raw, &w) != nil || w.Kind != "file" || w.URI == "" {
-		return core.FileOutput{}, false
-	}
-	return core.FileOutput{URI: w.URI, MimeType: w.MimeType, Name: w.Name}, true
 }

@@ -41,11 +41,11 @@ func (o Options) normalize() (Options, error) {
 	if o.Header == "" {
 		o.Header = DefaultHeader
 	}
-	if !validToken(o.Header) {
+	if !core.ValidHTTPToken(o.Header) {
 		return o, &core.BreadError{Code: core.CodeInvalidConfig, Message: "apikey: Header " + o.Header + " is not a valid header name"}
 	}
 	o.Header = http.CanonicalHeaderKey(o.Header)
-	if o.Scheme != "" && !validToken(o.Scheme) {
+	if o.Scheme != "" && !core.ValidHTTPToken(o.Scheme) {
 		return o, &core.BreadError{Code: core.CodeInvalidConfig, Message: "apikey: Scheme must be a single token such as Bearer"}
 	}
 	if (o.Credentials == nil) != (o.CredentialName == "") {
@@ -65,22 +65,4 @@ func (o Options) normalize() (Options, error) {
 		}
 	}
 	return o, nil
-}
-
-// validToken reports whether s is an RFC 9110 token (header names and auth
-// schemes).
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

@@ -85,14 +85,14 @@ func (o Options) normalize() (Options, error) {
 	if o.Header == "" {
 		o.Header = DefaultHeader
 	}
-	if !validToken(o.Header) {
+	if !core.ValidHTTPToken(o.Header) {
 		return o, invalid("Header %q is not a valid header name", o.Header)
 	}
 	o.Header = http.CanonicalHeaderKey(o.Header)
 	if o.Scheme == "" && o.Header == DefaultHeader {
 		o.Scheme = DefaultScheme
 	}
-	if o.Scheme != "" && !validToken(o.Scheme) {
+	if o.Scheme != "" && !core.ValidHTTPToken(o.Scheme) {
 		return o, invalid("Scheme must be a single token such as Bearer")
 	}
 	if len(o.Secret) == 0 && o.Keys == nil {
@@ -157,22 +157,4 @@ func (o Options) normalize() (Options, error) {
 		o.Now = time.Now
 	}
 	return o, nil
-}
-
-// validToken reports whether s is an RFC 9110 token (header names and auth
-// schemes).
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

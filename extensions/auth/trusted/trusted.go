@@ -115,7 +115,7 @@ func Strategy(opts Options) (*Authenticator, error) {
 		opts.Name = "trusted"
 	}
 	add := func(h string) (string, error) {
-		if !validToken(h) {
+		if !core.ValidHTTPToken(h) {
 			return "", invalid("header %q is not a valid header name", h)
 		}
 		h = http.CanonicalHeaderKey(h)
@@ -294,21 +294,4 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// validToken reports whether s is an RFC 9110 token (a header name).
-func validToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
