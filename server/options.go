@@ -40,6 +40,13 @@ type Options struct {
 	// liveness); a nil Streams.Logger is Logger. Streams.AuthorizeStream
 	// also guards the cancel route.
 	Streams httpstream.Options
+	// Ingress, when set, is the configured transport's own core.Mounter:
+	// it serves the streaming routes instead of the httpstream.Ingress
+	// built from Streams, behind the same body cap, guards and plugin
+	// middleware (the seed: the streaming routes are mounted by whichever
+	// transport is configured). Streams.AuthorizeStream still guards the
+	// server's per-run routes (cancel, files, the record).
+	Ingress core.Mounter
 	// Canceller cancels runs for POST /runs/{runId}/cancel; nil cancels the
 	// runs of this instance.
 	Canceller Canceller

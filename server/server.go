@@ -118,7 +118,11 @@ func New(inst Engine, opts Options) (*Server, error) {
 	// regexp: the streaming routes, which start every run, go first, so a
 	// run does not pay for twenty failed matches. No streaming path
 	// overlaps one of the server's own.
-	s.streams.Mount(rt, inst)
+	if opts.Ingress != nil {
+		opts.Ingress.Mount(rt, inst)
+	} else {
+		s.streams.Mount(rt, inst)
+	}
 	s.routes(rt)
 	for _, p := range plugins {
 		if rp, ok := p.(core.RoutesProvider); ok {
