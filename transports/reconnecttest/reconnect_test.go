@@ -106,10 +106,14 @@ func relay(t *testing.T, run *streamtest.LongRun, format remoteagent.Format, url
 	if want := []string{core.TypeAgentRunStart, core.TypeAgentRunEnd}; len(got.Durable) != 2 || got.Durable[0] != want[0] || got.Durable[1] != want[1] {
 		t.Fatalf("durable crumbs %v, want %v each once", got.Durable, want)
 	}
-	if got.Points != cuts || got.Cuts != cutter.Tails() {
+	// Every cut is followed by a reconnect; a reconnect attempt that
+	// itself fails on a loaded machine is retried, so there may be more
+	// reconnects than cuts (the text above is exact whatever their number;
+	// CI once saw 16 reconnects for 15 cuts).
+	if got.Points != cuts || got.Cuts > cutter.Tails() {
 		t.Fatalf("%d of %d cut points passed, %d connections cut, %d reconnects", got.Points, cuts, got.Cuts, cutter.Tails())
 	}
-	t.Logf("%d connections cut at %d points, %d deltas relayed", got.Cuts, cuts, got.Deltas)
+	t.Logf("%d connections cut at %d points, %d reconnects, %d deltas relayed", got.Cuts, cuts, cutter.Tails(), got.Deltas)
 }
 
 // start runs an engine with the scripted agent "writer" on store, and bus

@@ -68,10 +68,13 @@ func checkRelayed(t *testing.T, got streamtest.Relayed, run *streamtest.LongRun,
 	if got.Text != run.Text {
 		t.Fatalf("relayed %d bytes of text, the run's %d; first difference at byte %d", len(got.Text), len(run.Text), firstDiff(got.Text, run.Text))
 	}
-	if got.Points != 20 || got.Cuts != cutter.Tails() {
+	// Every cut is followed by a reconnect; a reconnect attempt that
+	// itself fails on a loaded machine is retried, so there may be more
+	// reconnects than cuts (the text above is exact whatever their number).
+	if got.Points != 20 || got.Cuts > cutter.Tails() {
 		t.Fatalf("%d of 20 cut points passed, %d connections cut, %d reconnects", got.Points, got.Cuts, cutter.Tails())
 	}
-	t.Logf("%d connections cut at 20 points, %d deltas relayed", got.Cuts, got.Deltas)
+	t.Logf("%d connections cut at 20 points, %d reconnects, %d deltas relayed", got.Cuts, cutter.Tails(), got.Deltas)
 }
 
 func firstDiff(a, b string) int {
