@@ -54,6 +54,9 @@ type ToolContext struct {
 	// Emitter is the door through which the tool adds crumbs to its run's
 	// stream; nil outside a run. Call tc.Emit rather than it.
 	Emitter ToolEmitter
+	// Answer is the human's answer (JSON) when this execution resumes a
+	// call that asked a question (see ToolQuestion); nil otherwise.
+	Answer json.RawMessage
 }
 
 // ToolEmitter is what a tool emits through: the engine gives each tool call

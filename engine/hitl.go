@@ -122,6 +122,14 @@ func (r *run) answer(ctx context.Context, cp core.CheckpointRecord, response any
 	}
 	var part core.Part
 	switch {
+	case kind == core.HumanInput && !r.agent.isHumanTool(cp.ToolName):
+		// A tool that asked mid-call (core.ToolQuestion) runs again with
+		// the answer.
+		p, res, err := r.answerQuestion(ctx, cp, call, response)
+		if err != nil || p == nil {
+			return res, err
+		}
+		part = *p
 	case kind == core.HumanInput:
 		raw, err := asJSON(response)
 		if err != nil {

@@ -66,6 +66,7 @@ func (r *run) attempt(ctx context.Context) (outcome, error) {
 			return outcome{}, be
 		}
 		delegations := suspendedDelegations(runnable, results)
+		pending = append(pending, askedCalls(runnable, results)...)
 		if parts := orderParts(turn.calls, results, delegations); len(parts) > 0 {
 			toolMsg := core.Message{Role: core.RoleTool, Parts: parts}
 			messages = append(messages, toolMsg)
@@ -261,13 +262,30 @@ func splitSuspending(ts *toolset, calls []toolCall) (pending, runnable []toolCal
 	return pending, runnable
 }
 
+// askedCalls picks the calls of a turn whose tools asked a human mid-call
+// (core.ToolQuestion): each suspends on a checkpoint of its own, beside the
+// turn's human and gated calls.
+func askedCalls(calls []toolCall, results []toolOutcome) []toolCall {
+	var out []toolCall
+	for i, o := range results {
+		if i < len(calls) && o.question != nil {
+			c := calls[i]
+			c.question = o.question
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // orderParts orders result parts by the model's call order, leaving out the
 // calls still pending: a suspended delegation's call stays unanswered in
 // history until its child run completes.
 func orderParts(calls []toolCall, results []toolOutcome, pending []pendingDelegation) []core.Part {
 	byID := make(map[string]core.Part, len(results))
 	for _, o := range results {
-		byID[o.part.ToolCallID] = o.part
+		if o.question == nil {
+			byID[o.part.ToolCallID] = o.part
+		}
 	}
 	for _, d := range pending {
 		delete(byID, d.call.ID)

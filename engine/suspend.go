@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/breadai/bread/core"
 )
@@ -17,13 +18,21 @@ func (r *run) suspend(ctx context.Context, fresh []core.Message, ts *toolset, ca
 	meta := r.withUsageMeta(r.withWebhookMeta(ctx, r.in.annotate(ctx)))
 	for i, call := range calls {
 		bt := ts.byLeaf[call.Name]
-		kind, prompt := core.HumanApproval, ""
+		kind, prompt, schema := core.HumanApproval, "", call.Input
 		if bt.human != nil {
 			kind, prompt = core.HumanInput, bt.human.Prompt
 		}
+		if q := call.question; q != nil {
+			// A tool that asked mid-call: its question is the checkpoint's,
+			// answered like a human tool's (see answerQuestion).
+			kind, prompt, schema = core.HumanInput, q.Prompt, q.Schema
+			if len(schema) == 0 {
+				schema = json.RawMessage(`{"type":"object"}`)
+			}
+		}
 		cps[i] = core.CheckpointRecord{
 			ID: newID(), AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID,
-			ToolName: bt.leaf, ToolCallID: call.ID, Schema: call.Input, Prompt: prompt, Kind: kind,
+			ToolName: bt.leaf, ToolCallID: call.ID, Schema: schema, Prompt: prompt, Kind: kind,
 			Skill: r.opts.Skill, Parent: r.parent, CreatedAt: core.NowMillis(), Meta: meta,
 		}
 	}

@@ -17,6 +17,11 @@ type toolCall struct {
 	// idempotencyKey overrides the tool context's default key (an approved
 	// call resumed from a checkpoint keys on the checkpoint).
 	idempotencyKey string
+	// question is what the tool asked a human mid-call (the call then
+	// suspends on it); answer is the human's answer when the call resumes
+	// from such a question (core.ToolContext.Answer).
+	question *core.ToolQuestion
+	answer   json.RawMessage
 }
 
 // toolOutcome is how one call ended: the part the model sees, and the error
@@ -24,6 +29,9 @@ type toolCall struct {
 type toolOutcome struct {
 	part core.Part
 	err  *core.BreadError
+	// question is set, and part and err are not, when the tool asked a
+	// human mid-call (core.ToolQuestion): the call suspends on it.
+	question *core.ToolQuestion
 }
 
 // runTools executes calls concurrently and returns their outcomes in call
@@ -58,7 +66,7 @@ func (r *run) execTool(ctx context.Context, bt *boundTool, call toolCall, out ch
 	if bt == nil || bt.tool == nil {
 		be := core.Errorf(core.CodeToolNotFound, "the model called %s, which this agent does not have", quoteTruncated(call.Name))
 		send(&core.ToolError{CrumbBase: r.base(), ToolCallID: call.ID, ToolName: call.Name, Error: be})
-		return toolOutcome{errorPart(call, be), be}
+		return toolOutcome{part: errorPart(call, be), err: be}
 	}
 	return r.invokeTool(ctx, bt, call, send)
 }
@@ -76,6 +84,11 @@ func (r *run) invokeTool(ctx context.Context, bt *boundTool, call toolCall, send
 	chain := r.in.chain(t.Hooks)
 	start := time.Now()
 	failed := func(err error) toolOutcome {
+		// A question for a human is not a failure: the call suspends on
+		// it, without a tool:error, and its result comes with the answer.
+		if q, ok := core.AsToolQuestion(err); ok {
+			return toolOutcome{question: q}
+		}
 		// The model reads the error as the tool returned it; the client,
 		// through tool:error, only what core.Sanitize lets through.
 		be := core.AsBreadError(err, core.CodeToolError)
@@ -90,7 +103,7 @@ func (r *run) invokeTool(ctx context.Context, bt *boundTool, call toolCall, send
 			}
 			send(&core.ToolError{CrumbBase: r.base(), ToolCallID: call.ID, ToolName: bt.leaf, Error: ce, DurationMs: time.Since(start).Milliseconds()})
 		}
-		return toolOutcome{errorPart(call, be), be}
+		return toolOutcome{part: errorPart(call, be), err: be}
 	}
 
 	if err := bt.args.validate("arguments of "+bt.leaf, call.Input); err != nil {
@@ -120,7 +133,7 @@ func (r *run) invokeTool(ctx context.Context, bt *boundTool, call toolCall, send
 		key = r.id + ":" + call.ID
 	}
 	door := r.newToolDoor(call, bt.leaf, send)
-	tc := core.ToolContext{AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID, ToolCallID: call.ID, IdempotencyKey: key, Credentials: creds, Blobs: r.in.blobs, Emitter: door}
+	tc := core.ToolContext{AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID, ToolCallID: call.ID, IdempotencyKey: key, Credentials: creds, Blobs: r.in.blobs, Emitter: door, Answer: call.answer}
 
 	var result any
 	if t.ExecuteStream != nil {
@@ -160,6 +173,9 @@ func (r *run) executeWithRetry(ctx context.Context, t *core.Tool, raw json.RawMe
 		}
 		if ctx.Err() != nil {
 			return nil, err
+		}
+		if _, ok := core.AsToolQuestion(err); ok {
+			return nil, err // not a failure: no OnError, no retry
 		}
 		be := core.AsBreadError(err, core.CodeToolError)
 		if be.Code == core.CodeDelegationSuspended {
