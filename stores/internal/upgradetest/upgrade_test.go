@@ -39,6 +39,7 @@ func TestUpgradeFromV0(t *testing.T) {
 			}
 			old, fresh := open(t, string(fixture))
 			resumeAfterUpgrade(t, old.store)
+			checkOwnersFilled(t, core.NewStorage(old.store))
 			if err := core.NewStorage(fresh.store).Migrate(t.Context()); err != nil {
 				t.Fatal(err)
 			}
@@ -137,6 +138,7 @@ func openSQLite(t *testing.T, fixture string) (old, fresh upgraded) {
 	if _, err := db.ExecContext(t.Context(), fixture); err != nil {
 		t.Fatalf("loading the v0 fixture: %v", err)
 	}
+	addStarters(t, db)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -161,6 +163,7 @@ func openPostgres(t *testing.T, fixture string) (old, fresh upgraded) {
 	if _, err := db.ExecContext(t.Context(), fixture); err != nil {
 		t.Fatalf("loading the v0 fixture: %v", err)
 	}
+	addStarters(t, db)
 	open := func(url string) upgraded {
 		s, err := postgres.New(postgres.Options{URL: url})
 		if err != nil {
