@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"net/http"
 	"sync"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/engine/webhook"
 )
 
 // background owns the goroutines of runs started in the background and of
@@ -17,18 +17,17 @@ import (
 type background struct {
 	mu     sync.Mutex
 	closed bool
-	quit   chan struct{} // closed when Stop begins: no more webhook retries
-
-	clientOnce sync.Once
-	client     *http.Client // the webhooks' guarded client, built on first use
-	wg         sync.WaitGroup
-	ctx        context.Context // cancelled when Stop gives up waiting
-	cancel     context.CancelFunc
+	// webhooks delivers every webhook of the Instance through one guarded
+	// client; Stop closes it, so deliveries make no more retries.
+	webhooks *webhook.Sender
+	wg       sync.WaitGroup
+	ctx      context.Context // cancelled when Stop gives up waiting
+	cancel   context.CancelFunc
 }
 
-func newBackground() *background {
+func newBackground(webhooks *webhook.Sender) *background {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &background{ctx: ctx, cancel: cancel, quit: make(chan struct{})}
+	return &background{ctx: ctx, cancel: cancel, webhooks: webhooks}
 }
 
 // goFn runs fn on a goroutine the Instance owns; false once Stop has begun.
@@ -51,17 +50,18 @@ func (b *background) goFn(fn func()) bool {
 // them and returns ctx's error without waiting more.
 func (b *background) stop(ctx context.Context) error {
 	b.mu.Lock()
-	if !b.closed {
-		b.closed = true
-		close(b.quit)
-	}
+	b.closed = true
 	b.mu.Unlock()
+	b.webhooks.Close()
 	done := make(chan struct{})
 	go func() {
 		b.wg.Wait()
 		close(done)
 	}()
-	defer b.closeIdle()
+	// Deliveries that ended while Stop waited left their connections
+	// idle: closing again drops them, so their goroutines end with the
+	// Instance.
+	defer b.webhooks.Close()
 	select {
 	case <-done:
 		b.cancel()
@@ -112,16 +112,14 @@ func (in *Instance) RunBackground(ctx context.Context, agentID string, input any
 // runBackground starts a background run under runID on an Instance-owned
 // goroutine (no job queue configured).
 func (in *Instance) runBackground(ctx context.Context, runID, agentID string, input any, opts core.RunOptions, bg core.BackgroundOptions) (core.Detached, error) {
-	var hook *webhook
 	if bg.Webhook != "" {
-		var err error
-		if hook, err = in.newWebhook(bg.Webhook); err != nil {
+		if err := in.checkWebhook(ctx, bg.Webhook); err != nil {
 			return core.Detached{}, err
 		}
 	}
 	preset := &presetRun{runID: runID}
 	ctx = withWebhook(ctx, bg.Webhook)
-	return in.detach(ctx, hook, preset, func(ctx context.Context) iter.Seq2[core.Crumb, error] {
+	return in.detach(ctx, bg.Webhook, preset, func(ctx context.Context) iter.Seq2[core.Crumb, error] {
 		return in.Run(context.WithValue(ctx, presetKey{}, preset), agentID, input, opts)
 	})
 }
@@ -140,7 +138,7 @@ type started struct {
 //
 // With preset, a run that must wait for its session answers the caller at
 // once with its preset id (see presetRun).
-func (in *Instance) detach(ctx context.Context, hook *webhook, preset *presetRun, crumbs func(context.Context) iter.Seq2[core.Crumb, error]) (core.Detached, error) {
+func (in *Instance) detach(ctx context.Context, hook string, preset *presetRun, crumbs func(context.Context) iter.Seq2[core.Crumb, error]) (core.Detached, error) {
 	// The request's values stay; its cancellation does not. Stop cancels
 	// the run once it is tracked (Cancel); before that (waiting for its
 	// session), the background's own context does.
@@ -184,8 +182,8 @@ func (in *Instance) detach(ctx context.Context, hook *webhook, preset *presetRun
 			first <- started{err: errNoCrumbs}
 			return
 		}
-		if hook != nil {
-			hook.send(in, d, last)
+		if hook != "" {
+			in.deliver(hook, d, last)
 		}
 	})
 	if !ok {
@@ -249,15 +247,4 @@ func (in *Instance) endQueued(ctx context.Context, out sink, rec core.RunRecord,
 	in.records.ended(ctx, rec, outcome{}, be)
 	out.end(c, be)
 	return be
-}
-
-// closeIdle drops the webhook client's idle connections, so their
-// goroutines end with the Instance.
-func (b *background) closeIdle() {
-	b.mu.Lock()
-	c := b.client
-	b.mu.Unlock()
-	if c != nil {
-		c.CloseIdleConnections()
-	}
 }

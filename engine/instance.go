@@ -124,7 +124,7 @@ func New(cfg Config) (*Instance, error) {
 		tasks:    make(map[string]*taskRT, len(cfg.Tasks)),
 		runs:     map[string]context.CancelCauseFunc{},
 		sessions: newSessionGate(),
-		bg:       newBackground(),
+		bg:       newBackground(newWebhooks(cfg)),
 	}
 	in.clock = cfg.Clock
 	if in.clock == nil {

@@ -51,7 +51,7 @@ func (in *Instance) enqueueRun(ctx context.Context, runID, agentID string, input
 	if err := rt.validateInput(input); err != nil {
 		return core.Detached{}, err
 	}
-	raw, err := in.checkBackground(input, bg)
+	raw, err := in.checkBackground(ctx, input, bg)
 	if err != nil {
 		return core.Detached{}, err
 	}
@@ -79,9 +79,9 @@ func (in *Instance) enqueueRun(ctx context.Context, runID, agentID string, input
 // checkBackground checks what a background run needs before anything is
 // written: a webhook this Instance would call, and a JSON input (the job
 // carries it); it returns the input as JSON.
-func (in *Instance) checkBackground(input any, bg core.BackgroundOptions) (json.RawMessage, error) {
+func (in *Instance) checkBackground(ctx context.Context, input any, bg core.BackgroundOptions) (json.RawMessage, error) {
 	if bg.Webhook != "" {
-		if _, err := in.newWebhook(bg.Webhook); err != nil {
+		if err := in.checkWebhook(ctx, bg.Webhook); err != nil {
 			return nil, err
 		}
 	}
@@ -306,12 +306,11 @@ func (in *Instance) sendWebhook(p runJob, sessionID string) {
 	if p.Webhook == "" {
 		return
 	}
-	hook, err := in.newWebhook(p.Webhook)
-	if err != nil {
+	if err := in.checkWebhook(context.Background(), p.Webhook); err != nil {
 		in.log.Warn("bread: a background run's webhook is no longer allowed; not calling it", append(runAttrs(p.RunID, p.AgentID, sessionID), "error", err)...)
 		return
 	}
-	in.bg.goFn(func() { hook.send(in, core.Detached{RunID: p.RunID, SessionID: sessionID}, nil) })
+	in.bg.goFn(func() { in.deliver(p.Webhook, core.Detached{RunID: p.RunID, SessionID: sessionID}, nil) })
 }
 
 // CancelQueued cancels a background run still waiting in the job queue: it

@@ -36,7 +36,7 @@ func (in *Instance) RunPipelineBackground(ctx context.Context, pipelineID string
 		return core.Detached{}, &core.BreadError{Code: core.CodePipelineNotFound, Message: "pipeline " + quoteTruncated(pipelineID) + " not found",
 			Context: map[string]any{"pipelineId": pipelineID, "available": slices.Sorted(maps.Keys(in.cfg.Pipelines))}}
 	}
-	raw, err := in.checkBackground(input, bg)
+	raw, err := in.checkBackground(ctx, input, bg)
 	if err != nil {
 		return core.Detached{}, err
 	}
