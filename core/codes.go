@@ -30,6 +30,7 @@ const (
 	CodeTaskRunNotFound    = "TASK_RUN_NOT_FOUND"
 	CodeRunNotFound        = "RUN_NOT_FOUND"
 	CodeDocumentNotFound   = "DOCUMENT_NOT_FOUND"
+	CodeEvalRunNotFound    = "EVAL_RUN_NOT_FOUND"
 	CodeNotFound           = "NOT_FOUND"
 
 	// Runs.
@@ -123,6 +124,7 @@ var (
 	ErrTaskRunNotFound    = &BreadError{Code: CodeTaskRunNotFound}
 	ErrRunNotFound        = &BreadError{Code: CodeRunNotFound}
 	ErrDocumentNotFound   = &BreadError{Code: CodeDocumentNotFound}
+	ErrEvalRunNotFound    = &BreadError{Code: CodeEvalRunNotFound}
 	ErrNotFound           = &BreadError{Code: CodeNotFound}
 	ErrRunCancelled       = &BreadError{Code: CodeRunCancelled}
 	ErrSessionBusy        = &BreadError{Code: CodeSessionBusy}

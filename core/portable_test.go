@@ -22,7 +22,7 @@ import (
 var portsAndCapabilities = map[string]bool{
 	"BreadStore": true, "SessionStore": true, "CheckpointStore": true,
 	"RunStore": true, "RunLister": true, "SessionStarters": true, "MessageDeleter": true, "LoopStore": true,
-	"CrumbLog": true, "InlineCrumbLog": true, "TaskRunStore": true, "KnowledgeStore": true, "DocumentStore": true,
+	"CrumbLog": true, "InlineCrumbLog": true, "TaskRunStore": true, "KnowledgeStore": true, "DocumentStore": true, "EvalRunStore": true,
 	"Migrator": true, "Pinger": true,
 	"BreadBus": true, "Subscriber": true, "Watcher": true, "JobQueue": true,
 	"BlobStore": true, "BlobDeleter": true, "BlobKeyer": true, "SessionBlobStore": true,

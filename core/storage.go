@@ -42,6 +42,7 @@ type Storage struct {
 	tasks     TaskRunStore
 	knowledge KnowledgeStore
 	documents DocumentStore
+	evals     EvalRunStore
 	starter   Starter
 	migrator  Migrator
 	pinger    Pinger
@@ -70,6 +71,7 @@ const (
 	StoreTaskRuns                                    // TaskRunStore: the task audit
 	StoreKnowledge                                   // KnowledgeStore: the knowledge graph
 	StoreDocuments                                   // DocumentStore: the document library
+	StoreEvalRuns                                    // EvalRunStore: the eval history
 	StoreStart                                       // Starter: opens connections at start
 	StoreMigrate                                     // Migrator: creates its schema at start
 	StorePing                                        // Pinger: answers a readiness probe
@@ -79,7 +81,7 @@ const (
 
 var storeCapabilityNames = [...]string{
 	"RunStore", "RunLister", "SessionStarters", "MessageDeleter", "LoopStore",
-	"CrumbLog", "InlineCrumbLog", "TaskRunStore", "KnowledgeStore", "DocumentStore",
+	"CrumbLog", "InlineCrumbLog", "TaskRunStore", "KnowledgeStore", "DocumentStore", "EvalRunStore",
 	"Starter", "Migrator", "Pinger", "io.Closer",
 }
 
@@ -147,6 +149,7 @@ func NewStorage(store BreadStore) *Storage {
 	s.tasks = found[TaskRunStore](&s.caps, StoreTaskRuns, store)
 	s.knowledge = found[KnowledgeStore](&s.caps, StoreKnowledge, store)
 	s.documents = found[DocumentStore](&s.caps, StoreDocuments, store)
+	s.evals = found[EvalRunStore](&s.caps, StoreEvalRuns, store)
 	s.starter = found[Starter](&s.caps, StoreStart, store)
 	s.migrator = found[Migrator](&s.caps, StoreMigrate, store)
 	s.pinger = found[Pinger](&s.caps, StorePing, store)

@@ -70,6 +70,7 @@ var optionalCalls = map[string]core.StoreCapability{
 	"CreateTaskRun": core.StoreTaskRuns, "FinishTaskRun": core.StoreTaskRuns, "GetTaskRun": core.StoreTaskRuns, "ListTaskRuns": core.StoreTaskRuns,
 	"AddKnowledgeNode": core.StoreKnowledge, "AddKnowledgeEdge": core.StoreKnowledge, "QueryKnowledge": core.StoreKnowledge, "ForgetKnowledge": core.StoreKnowledge, "KnowledgeContext": core.StoreKnowledge,
 	"IngestDocument": core.StoreDocuments, "SearchDocuments": core.StoreDocuments, "ReadDocument": core.StoreDocuments,
+	"SaveEvalRun": core.StoreEvalRuns, "GetEvalRun": core.StoreEvalRuns, "ListEvalRuns": core.StoreEvalRuns,
 }
 
 // noErrorCalls are the Storage methods that return no error, or whose
@@ -115,7 +116,7 @@ func callAll(t *testing.T, s *core.Storage) map[string]error {
 func TestStorageFindsEveryCapabilityOfTheMemoryStore(t *testing.T) {
 	s := core.NewStorage(memory.New())
 	want := core.StoreRuns | core.StoreRunList | core.StoreSessionStarters | core.StoreMessageDelete | core.StoreLoops |
-		core.StoreCrumbLog | core.StoreInlineCrumbLog | core.StoreTaskRuns | core.StoreKnowledge | core.StoreDocuments |
+		core.StoreCrumbLog | core.StoreInlineCrumbLog | core.StoreTaskRuns | core.StoreKnowledge | core.StoreDocuments | core.StoreEvalRuns |
 		core.StorePing | core.StoreClose
 	if got := s.Capabilities(); got != want {
 		t.Errorf("Capabilities() = %v, want %v", got, want)
@@ -214,6 +215,8 @@ func hidden(target any, c core.StoreCapability) bool {
 		return c == core.StoreKnowledge
 	case *core.DocumentStore:
 		return c == core.StoreDocuments
+	case *core.EvalRunStore:
+		return c == core.StoreEvalRuns
 	}
 	return false
 }
@@ -326,8 +329,8 @@ func TestStoreCapabilityString(t *testing.T) {
 			t.Errorf("%d.String() = %q, want %q", c.c, got, c.want)
 		}
 	}
-	if n := len(core.StoreCapabilities()); n != 14 {
-		t.Errorf("StoreCapabilities() has %d, want 14", n)
+	if n := len(core.StoreCapabilities()); n != 15 {
+		t.Errorf("StoreCapabilities() has %d, want 15", n)
 	}
 }
 

@@ -39,6 +39,7 @@ type Store struct {
 	nodes       map[string]*storedNode
 	edges       []core.KnowledgeEdge
 	documents   map[string]*storedDocument
+	evalRuns    map[string]*storedEvalRun
 
 	// retain bounds the finished runs kept (Options.RetainRuns);
 	// finishedOrder lists them oldest first, finishedSet indexes it.
@@ -58,6 +59,7 @@ var (
 	_ core.LoopStore      = (*Store)(nil)
 	_ core.KnowledgeStore = (*Store)(nil)
 	_ core.DocumentStore  = (*Store)(nil)
+	_ core.EvalRunStore   = (*Store)(nil)
 	_ io.Closer           = (*Store)(nil)
 )
 
@@ -94,6 +96,7 @@ func NewWithOptions(o Options) *Store {
 		sessionRuns:    make(map[string]map[string]struct{}),
 		nodes:          make(map[string]*storedNode),
 		documents:      make(map[string]*storedDocument),
+		evalRuns:       make(map[string]*storedEvalRun),
 	}
 }
 
@@ -111,7 +114,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.sessions, s.checkpoints, s.loops, s.taskRuns, s.runRecords, s.joins = nil, nil, nil, nil, nil, nil
 	s.sessionRecords = nil
-	s.runs, s.sessionRuns, s.nodes, s.edges, s.documents = nil, nil, nil, nil, nil
+	s.runs, s.sessionRuns, s.nodes, s.edges, s.documents, s.evalRuns = nil, nil, nil, nil, nil, nil
 	return nil
 }
 

@@ -42,6 +42,9 @@ func seedEverything(t *testing.T, s core.BreadStore) seeded {
 	if tr, ok := optional[core.TaskRunStore](s); ok {
 		noErr(t, tr.CreateTaskRun(ctx, taskRun("tr", "extract", baseTime)), "CreateTaskRun")
 	}
+	if es, ok := optional[core.EvalRunStore](s); ok {
+		noErr(t, es.SaveEvalRun(ctx, evalRun("ev", "a", baseTime)), "SaveEvalRun")
+	}
 	if ks, ok := optional[core.KnowledgeStore](s); ok {
 		ids.node1 = addNode(t, ks, "a", "s", "one", nil).ID
 		ids.node2 = addNode(t, ks, "a", "s", "two", nil).ID
@@ -128,6 +131,13 @@ func everyCall(s core.BreadStore, seed seeded) []call {
 			}},
 			call{"GetTaskRun", func(ctx context.Context) error { _, err := tr.GetTaskRun(ctx, "tr"); return err }},
 			call{"ListTaskRuns", func(ctx context.Context) error { _, err := tr.ListTaskRuns(ctx, core.TaskRunFilter{}); return err }},
+		)
+	}
+	if es, ok := optional[core.EvalRunStore](s); ok {
+		calls = append(calls,
+			call{"SaveEvalRun", func(ctx context.Context) error { return es.SaveEvalRun(ctx, evalRun("ev-new", "a", baseTime)) }},
+			call{"GetEvalRun", func(ctx context.Context) error { _, err := es.GetEvalRun(ctx, "ev"); return err }},
+			call{"ListEvalRuns", func(ctx context.Context) error { _, err := es.ListEvalRuns(ctx, core.EvalRunFilter{}); return err }},
 		)
 	}
 	if ks, ok := optional[core.KnowledgeStore](s); ok {

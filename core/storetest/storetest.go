@@ -34,6 +34,8 @@ type Features struct {
 	Knowledge bool
 	// Documents: the store implements core.DocumentStore.
 	Documents bool
+	// EvalRuns: the store implements core.EvalRunStore.
+	EvalRuns bool
 	// Start: the store implements core.Starter.
 	Start bool
 	// Migrate: the store implements core.Migrator, and migrating a
@@ -63,6 +65,7 @@ var featureFields = []struct {
 	{"TaskRuns", core.StoreTaskRuns, func(f Features) bool { return f.TaskRuns }},
 	{"Knowledge", core.StoreKnowledge, func(f Features) bool { return f.Knowledge }},
 	{"Documents", core.StoreDocuments, func(f Features) bool { return f.Documents }},
+	{"EvalRuns", core.StoreEvalRuns, func(f Features) bool { return f.EvalRuns }},
 	{"Start", core.StoreStart, func(f Features) bool { return f.Start }},
 	{"Migrate", core.StoreMigrate, func(f Features) bool { return f.Migrate }},
 	{"Ping", core.StorePing, func(f Features) bool { return f.Ping }},
@@ -99,6 +102,7 @@ const (
 	needsTaskRuns                = core.StoreTaskRuns
 	needsKnowledge               = core.StoreKnowledge
 	needsDocuments               = core.StoreDocuments
+	needsEvalRuns                = core.StoreEvalRuns
 	needsMigrate                 = core.StoreMigrate
 	needsPing                    = core.StorePing
 	needsClosedErrors            = core.StoreClose
@@ -152,6 +156,7 @@ func groups() []group {
 		{"CrumbLog", crumbLogCases()},
 		{"Knowledge", knowledgeCases()},
 		{"Documents", documentCases()},
+		{"EvalRuns", evalRunCases()},
 		{"Isolation", isolationCases()},
 		{"Context", contextCases()},
 		{"Concurrency", concurrencyCases()},

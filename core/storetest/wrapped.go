@@ -154,6 +154,11 @@ func testWrapperKeepsCapabilities(t *testing.T, s core.BreadStore) {
 		_, err := capability[core.TaskRunStore](t, s).GetTaskRun(ctx, "tr")
 		noErr(t, err, "GetTaskRun from the store")
 	}
+	if st.Has(core.StoreEvalRuns) {
+		noErr(t, st.SaveEvalRun(ctx, evalRun("ev", "a", baseTime)), "SaveEvalRun")
+		_, err := capability[core.EvalRunStore](t, s).GetEvalRun(ctx, "ev")
+		noErr(t, err, "GetEvalRun from the store")
+	}
 	if st.Has(core.StoreKnowledge) {
 		n, err := st.AddKnowledgeNode(ctx, core.NewKnowledgeNode{AgentID: "a", SessionID: "s", Label: "fact"})
 		noErr(t, err, "AddKnowledgeNode")

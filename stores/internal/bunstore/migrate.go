@@ -50,6 +50,9 @@ var history = []Migration{
 	// across the upgrade; a session no identified caller ran in keeps
 	// none (the admins' only, under the ownership rule).
 	{Version: "0002", Comment: "session_owner", Up: addSessionOwner},
+	// bread_eval_runs, the eval history (issue 35): a new table, nothing
+	// to carry over.
+	{Version: "0003", Comment: "eval_runs", Up: createTables},
 }
 
 // addSessionOwner is migration 0002. Its UPDATE touches only sessions

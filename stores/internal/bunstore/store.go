@@ -49,6 +49,7 @@ type API interface {
 	core.TaskRunStore
 	core.KnowledgeStore
 	core.DocumentStore
+	core.EvalRunStore
 	core.Migrator
 	io.Closer
 	DB() *bun.DB

@@ -207,6 +207,21 @@ type documentsTable struct {
 	CreatedAt int64  `bun:"created_at,notnull" kind:"bigint"`
 }
 
+// evalRunsTable is the eval history (migration 0003): one row per run of
+// an agent's eval suites, its cases as one JSON list.
+type evalRunsTable struct {
+	bun.BaseModel `bun:"table:bread_eval_runs"`
+
+	ID         string `bun:"id,pk" kind:"id"`
+	AgentID    string `bun:"agent_id,notnull" kind:"id"`
+	StartedBy  string `bun:"started_by" kind:"id"`
+	CreatedAt  int64  `bun:"created_at,notnull" kind:"bigint"`
+	DurationMs int64  `bun:"duration_ms,notnull" kind:"bigint"`
+	Passed     int    `bun:"passed,notnull" kind:"int"`
+	Total      int    `bun:"total,notnull" kind:"int"`
+	Results    string `bun:"results,notnull" kind:"json"`
+}
+
 // tableDef is one table: its model and what bun's tags cannot say.
 type tableDef struct {
 	model any
@@ -276,5 +291,8 @@ var tables = []tableDef{
 	}},
 	{model: (*documentsTable)(nil), ordered: true, indexes: []indexDef{
 		{name: "idx_bread_documents_agent", columns: "agent_id"},
+	}},
+	{model: (*evalRunsTable)(nil), indexes: []indexDef{
+		{name: "idx_bread_eval_runs_agent", columns: "agent_id, created_at, id"},
 	}},
 }
