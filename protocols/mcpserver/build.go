@@ -159,55 +159,6 @@ func (p *Plugin) agentTool(a *core.Agent, name, skill, desc string) exposed {
 	}
 }
 
-// runAgent runs an agent to its end, turning crumbs into progress
-// notifications when the client sent a progress token.
-func (p *Plugin) runAgent(ctx context.Context, req *mcp.CallToolRequest, agentID string, input any, opts core.RunOptions, outWrapped bool) *mcp.CallToolResult {
-	notify := progress(ctx, req)
-	var (
-		topRun    string
-		end       *core.AgentRunEnd
-		suspended *core.HumanRequired
-		failure   error
-	)
-	for c, err := range p.rt.Run(ctx, agentID, input, opts) {
-		if err != nil {
-			failure = err
-		}
-		if c == nil {
-			continue
-		}
-		if topRun == "" {
-			topRun = c.Base().RunID
-		}
-		notify(c)
-		switch v := c.(type) {
-		case *core.AgentRunEnd:
-			if v.RunID == topRun {
-				end = v
-			}
-		case *core.HumanRequired:
-			suspended = v
-		case *core.AgentError:
-			if failure == nil && v.RunID == topRun {
-				failure = v.Error
-			}
-		}
-	}
-	switch {
-	case suspended != nil:
-		return suspendedResult(agentID, suspended)
-	case failure != nil:
-		return errorResult(failure)
-	case end == nil:
-		return errorResult(core.Errorf(core.CodeAgentError, "the run of %s ended without an output", agentID))
-	}
-	res := valueResult(end.Output, outWrapped)
-	for _, f := range end.Files {
-		res.Content = append(res.Content, &mcp.ResourceLink{URI: f.URI, Name: cmpOr(f.Name, f.URI), MIMEType: f.MimeType})
-	}
-	return res
-}
-
 func cmpOr(a, b string) string {
 	if a != "" {
 		return a

@@ -29,25 +29,48 @@ type inflight struct {
 	cancel context.CancelFunc
 }
 
-// newHTTPHandler is the SDK's Streamable HTTP handler, stateless: every
-// request is served by a fresh session of the one server, so any replica
-// can serve any request and both protocol revisions the SDK speaks
-// (2025-11-25 with its initialize handshake, 2026-07-28 without) answer on
-// the same endpoint. Host and Origin are checked by serveHTTP instead of the
-// SDK's loopback-only check, so AllowedHosts can name a real host.
-func (p *Plugin) newHTTPHandler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.server.Load() }, &mcp.StreamableHTTPOptions{
+// statelessHeader marks, for the tool handler, a request served by the
+// stateless handler: such a session cannot send the client a request.
+// serveHTTP always overwrites it.
+const statelessHeader = "X-Bread-Mcp-Stateless"
+
+// sessionHeader is the Streamable HTTP session id header.
+const sessionHeader = "Mcp-Session-Id"
+
+// newHTTPHandlers builds the SDK's two Streamable HTTP handlers over the one
+// server. The stateless one serves every request that belongs to no
+// session: any replica serves it, and both protocol revisions the SDK
+// speaks answer there (2026-07-28 is sessionless by design; a 2025-11-25
+// request without a session gets a throwaway one). The stateful one serves
+// an initialize and every request naming the session it created: sessions
+// live in this process (the SDK keeps them in memory), with resumable
+// streams from an in-memory event store. Host and Origin are checked by
+// serveHTTP instead of the SDK's loopback-only check, so AllowedHosts can
+// name a real host.
+func (p *Plugin) newHTTPHandlers() (stateless, stateful http.Handler) {
+	get := func(*http.Request) *mcp.Server { return p.server.Load() }
+	stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 		Stateless:                    true,
 		PropagateRequestCancellation: true,
 		DisableLocalhostProtection:   true,
 		Logger:                       p.log,
 	})
+	if p.opts.Stateless {
+		return stateless, nil
+	}
+	stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		DisableLocalhostProtection: true,
+		EventStore:                 mcp.NewMemoryEventStore(nil),
+		SessionTimeout:             p.opts.SessionTimeout,
+		Logger:                     p.log,
+	})
+	return stateless, stateful
 }
 
 // serveHTTP runs after the server's auth and Authorize (the route is named
 // ActionRequest): Host and Origin validation, then the SDK.
 func (p *Plugin) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if p.closed.Load() || p.http == nil {
+	if p.closed.Load() || p.stateless == nil {
 		http.Error(w, "the MCP endpoint is not running", http.StatusServiceUnavailable)
 		return
 	}
@@ -68,11 +91,15 @@ func (p *Plugin) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	p.reqs.Store(token, &inflight{ctx: ctx, cancel: cancel})
 	defer p.reqs.Delete(token)
 	r.Header.Set(requestHeader, token)
+	r.Header.Del(statelessHeader)
+	initialize := false
 	if r.Method == http.MethodPost && r.Body != nil {
 		// The server caps bodies already; this bounds a mount of the
 		// handler elsewhere to the SDK's own limit.
 		r.Body = http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes)
-		if keys := p.track(r, token); len(keys) > 0 {
+		var keys []string
+		keys, initialize = p.track(r, token)
+		if len(keys) > 0 {
 			defer func() {
 				for _, k := range keys {
 					p.calls.CompareAndDelete(k, token)
@@ -80,7 +107,12 @@ func (p *Plugin) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			}()
 		}
 	}
-	p.http.ServeHTTP(w, r)
+	if p.stateful == nil || (r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" && !initialize) {
+		r.Header.Set(statelessHeader, "1")
+		p.stateless.ServeHTTP(w, r)
+		return
+	}
+	p.serveStateful(w, r)
 }
 
 // rpcPeek is what serveHTTP reads of a JSON-RPC message.
@@ -96,18 +128,24 @@ type rpcPeek struct {
 // notifications/cancelled with the call it names: on a stateless endpoint
 // the notification arrives on a request of its own. Calls are keyed by the
 // caller's identity and JSON-RPC id, so a caller can only cancel its own.
-func (p *Plugin) track(r *http.Request, token string) []string {
+//
+// It also reports whether the message is an initialize, which opens a
+// stateful session.
+func (p *Plugin) track(r *http.Request, token string) (keys []string, initialize bool) {
 	body, err := io.ReadAll(r.Body)
 	r.Body.Close()
 	if err != nil {
 		// Let the SDK answer (413 for an oversized body) from what was read.
 		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
-		return nil
+		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var msg rpcPeek
 	if json.Unmarshal(body, &msg) != nil {
-		return nil // batches and garbage go to the SDK as they are
+		return nil, false // batches and garbage go to the SDK as they are
+	}
+	if msg.Method == "initialize" && len(msg.ID) > 0 {
+		return nil, true
 	}
 	who := ""
 	if id := core.IdentityFrom(r.Context()); id != nil {
@@ -117,7 +155,7 @@ func (p *Plugin) track(r *http.Request, token string) []string {
 	case msg.Method == "tools/call" && len(msg.ID) > 0:
 		k := callKey(who, msg.ID)
 		p.calls.Store(k, token)
-		return []string{k}
+		return []string{k}, false
 	case msg.Method == "notifications/cancelled" && len(msg.Params.RequestID) > 0:
 		if t, ok := p.calls.Load(callKey(who, msg.Params.RequestID)); ok {
 			if f, ok := p.reqs.Load(t); ok {
@@ -125,7 +163,7 @@ func (p *Plugin) track(r *http.Request, token string) []string {
 			}
 		}
 	}
-	return nil
+	return nil, false
 }
 
 func callKey(who string, id json.RawMessage) string {
@@ -138,9 +176,12 @@ func callKey(who string, id json.RawMessage) string {
 }
 
 // bind ties a tool handler's context to the HTTP request the call came on,
-// when it came over HTTP.
+// when it came over HTTP without a session. A call of a stateful session is
+// not tied to its request: the client may resume the stream of a dropped
+// request (Last-Event-ID) and find the run still going; it cancels with
+// notifications/cancelled, and closing the session ends its calls.
 func (p *Plugin) bind(ctx context.Context, req *mcp.CallToolRequest) (context.Context, func()) {
-	if req == nil || req.Extra == nil || req.Extra.Header == nil {
+	if req == nil || req.Extra == nil || req.Extra.Header == nil || req.Extra.Header.Get(statelessHeader) == "" {
 		return ctx, func() {}
 	}
 	f, ok := p.reqs.Load(req.Extra.Header.Get(requestHeader))

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -27,6 +28,9 @@ func Actions() []string { return []string{ActionRequest} }
 
 // DefaultPath is where the Streamable HTTP endpoint is mounted.
 const DefaultPath = "/mcp"
+
+// DefaultSessionTimeout closes an idle stateful session.
+const DefaultSessionTimeout = 30 * time.Minute
 
 // The transports of Options.Transport.
 const (
@@ -66,6 +70,16 @@ type Options struct {
 	//		return inst.RunTask(ctx, task, args, engine.TaskOptions{AgentID: "mcp"})
 	//	},
 	RunTask func(ctx context.Context, rt core.Runtime, task string, args any) (any, error) `json:"-"`
+
+	// Stateless serves every HTTP request without a session, as earlier
+	// releases did: any replica answers any request, but a client on the
+	// 2025-11-25 revision gets no elicitation (the server cannot send it a
+	// request). By default an initialize opens a stateful session (kept by
+	// this process) and sessionless requests are served statelessly.
+	Stateless bool `json:"stateless,omitempty"`
+	// SessionTimeout closes a stateful session idle for that long (default
+	// 30 minutes; Go only); its client then initializes a new one.
+	SessionTimeout time.Duration `json:"-"`
 
 	// Name and Version identify the server to clients (default "bread").
 	Name    string `json:"name,omitempty"`
@@ -108,11 +122,13 @@ type Plugin struct {
 	rt   core.Runtime
 	log  *slog.Logger
 
-	server atomic.Pointer[mcp.Server]
-	http   http.Handler
-	closed atomic.Bool
-	reqs   sync.Map // request token → *inflight
-	calls  sync.Map // callKey → request token
+	server    atomic.Pointer[mcp.Server]
+	stateless http.Handler
+	stateful  http.Handler // nil when Options.Stateless
+	owners    sessionOwners
+	closed    atomic.Bool
+	reqs      sync.Map // request token → *inflight
+	calls     sync.Map // callKey → request token
 }
 
 var (
@@ -136,6 +152,12 @@ func New(opts Options) (*Plugin, error) {
 	}
 	if opts.Path[0] != '/' {
 		return nil, core.Errorf(core.CodeInvalidConfig, "mcpserver: path %q must start with /", opts.Path)
+	}
+	if opts.SessionTimeout < 0 {
+		return nil, core.Errorf(core.CodeInvalidConfig, "mcpserver: sessionTimeout %s is negative", opts.SessionTimeout)
+	}
+	if opts.SessionTimeout == 0 {
+		opts.SessionTimeout = DefaultSessionTimeout
 	}
 	if opts.Name == "" {
 		opts.Name = "bread"
@@ -166,7 +188,7 @@ func (p *Plugin) Init(_ context.Context, rt core.Runtime) error {
 		return err
 	}
 	p.server.Store(s)
-	p.http = p.newHTTPHandler()
+	p.stateless, p.stateful = p.newHTTPHandlers()
 	return nil
 }
 
