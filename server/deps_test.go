@@ -22,7 +22,8 @@ var forbiddenDeps = []string{
 // never imports engine: the server reaches it through server.Engine, and the
 // project loader is the CLI's. It asks the go command, outside the
 // workspace, for every package the server's packages and their tests
-// compile, and for the modules the server's go.mod requires.
+// compile, for the modules the server's go.mod requires, and for its whole
+// module graph.
 func TestServerDoesNotDependOnTheEngine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command")
@@ -53,6 +54,15 @@ func TestServerDoesNotDependOnTheEngine(t *testing.T) {
 	for _, r := range mod.Require {
 		if forbidden(r.Path) != "" {
 			t.Errorf("server's go.mod requires %s", r.Path)
+		}
+	}
+	// The module graph too: a sibling the server requires (httpstream)
+	// whose tests imported the engine put it back in every server user's
+	// graph, though no server package compiled it.
+	for _, edge := range strings.Split(strings.TrimSpace(string(goCmd("mod", "graph"))), "\n") {
+		from, to, _ := strings.Cut(edge, " ")
+		if dep := forbidden(strings.Split(to, "@")[0]); dep != "" {
+			t.Errorf("the server's module graph lists %s (required by %s)", to, from)
 		}
 	}
 }

@@ -14,7 +14,5 @@ require (
 
 replace (
 	github.com/breadai/bread/core => ../core
-	github.com/breadai/bread/engine => ../engine
 	github.com/breadai/bread/transports/httpstream => ../transports/httpstream
-	github.com/breadai/bread/typed => ../typed
 )

@@ -1,4 +1,4 @@
-package httpstream_test
+package enginetest_test
 
 import (
 	"context"
