@@ -4,7 +4,7 @@ go 1.26.0
 
 require github.com/gorilla/mux v1.8.1
 
-require github.com/google/uuid v1.6.0 // indirect
+require github.com/google/uuid v1.6.0
 
 require (
 	github.com/breadai/bread/core v0.0.0

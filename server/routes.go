@@ -14,6 +14,8 @@ func (s *Server) routes(r core.Router) {
 	r.Handle(core.ActionAgentList, http.MethodGet, "/agents", http.HandlerFunc(s.listAgents))
 	r.Handle(core.ActionAgentRead, http.MethodGet, "/agents/{id}", http.HandlerFunc(s.readAgent))
 	r.Handle(ActionAgentEval, http.MethodPost, "/agents/{id}/evals", http.HandlerFunc(s.runEvals))
+	r.Handle(ActionEvalList, http.MethodGet, "/agents/{id}/evals", http.HandlerFunc(s.listEvals))
+	r.Handle(ActionEvalRead, http.MethodGet, "/agents/{id}/evals/{evalId}", http.HandlerFunc(s.readEval))
 	r.Handle(ActionPipelineList, http.MethodGet, "/pipelines", http.HandlerFunc(s.listPipelines))
 
 	r.Handle(core.ActionSessionList, http.MethodGet, "/sessions", http.HandlerFunc(s.listSessions))

@@ -175,8 +175,8 @@ func TestEvalsRoute(t *testing.T) {
 	if len(ranFor) != 2 {
 		t.Fatalf("evals ran for %v; an unknown agent runs none", ranFor)
 	}
-	if r := do(t, ts.URL, "GET", "/agents/writer/evals", ""); r.status != 405 {
-		t.Fatalf("GET = %d", r.status)
+	if r := do(t, ts.URL, "DELETE", "/agents/writer/evals", ""); r.status != 405 {
+		t.Fatalf("DELETE = %d", r.status)
 	}
 }
 
