@@ -13,9 +13,10 @@ import (
 
 // TestSessionTakeoverIsRefusedOverTheBinary serves, with `bread start` and
 // two API-key strategies (ann, bob), an agent over HTTP, A2A, AG-UI and MCP.
-// Ann holds a session, a suspended run and a finished one. Bob, naming
-// them on every route and protocol, runs on nothing of ann's, reads,
-// tails, resumes, cancels and deletes nothing of hers, and learns nothing
+// Ann holds a session, a suspended run and a finished one, a loop and a
+// task run. Bob, naming them on every route and protocol, runs on nothing
+// of ann's, reads, lists, tails, resumes, cancels and deletes nothing of
+// hers, and learns nothing
 // a missing session would not tell him: her session answers as a missing
 // one. The replay model in conversation mode plays the call numbered by
 // the assistant turns in its request, so a run that saw ann's history
@@ -70,6 +71,8 @@ plugins:
 	waiting := run.until(core.TypeHumanRequired)
 	hr := waiting[len(waiting)-1].Crumb.(*core.HumanRequired)
 	suspended := waiting[0].RunID
+	// A loop and a task run of hers, and a standalone task run.
+	seedSessionRecords(t, dir, "ann-s")
 
 	// Bob names ann's session in a run's body: the run ends with
 	// SESSION_NOT_FOUND before any model call, as for her other session.
@@ -115,6 +118,9 @@ plugins:
 			t.Errorf("bob: %s %s = %d %s, want 403", c.method, c.path, status, body)
 		}
 	}
+	// Her loops and task runs, listed, filtered by her session or read,
+	// answer as a missing session's.
+	checkSessionRecords(t, srv.base, "ann-s", ann, bob, ops)
 	// Her checkpoint is unknown to him.
 	if status, body := send("POST", "/resume/"+hr.CheckpointID, `{"response":{"ok":true}}`, append(bob, ndjson...)...); status != http.StatusOK || !strings.Contains(body, `"CHECKPOINT_NOT_FOUND"`) {
 		t.Errorf("bob resumes ann's checkpoint: %d %s", status, body)

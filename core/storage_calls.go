@@ -296,18 +296,36 @@ func (s *Storage) AddLoopIteration(ctx context.Context, it LoopIteration) error 
 	return s.loops.AddLoopIteration(ctx, it)
 }
 
-// GetLoop implements LoopStore.
+// GetLoop implements LoopStore; under the ownership rule a loop of a
+// session the caller may not see is ErrLoopNotFound.
 func (s *Storage) GetLoop(ctx context.Context, id string) (LoopDetail, error) {
 	if err := s.can(StoreLoops); err != nil {
 		return LoopDetail{}, err
 	}
-	return s.loops.GetLoop(ctx, id)
+	d, err := s.loops.GetLoop(ctx, id)
+	if err != nil {
+		return d, err
+	}
+	if hidden, err := s.sessionHiddenFrom(ctx, d.Loop.SessionID); err != nil || hidden {
+		if err == nil {
+			err = &BreadError{Code: CodeLoopNotFound, Message: fmt.Sprintf("loop %q not found", id)}
+		}
+		return LoopDetail{}, err
+	}
+	return d, nil
 }
 
-// ListLoops implements LoopStore.
+// ListLoops implements LoopStore; under the ownership rule it lists the
+// loops of the caller's sessions only.
 func (s *Storage) ListLoops(ctx context.Context, f LoopFilter) ([]LoopRecord, error) {
 	if err := s.can(StoreLoops); err != nil {
 		return nil, err
+	}
+	if owner, all := s.sessionScope(ctx); !all {
+		if owner == "" {
+			return []LoopRecord{}, nil
+		}
+		f.Owner = owner
 	}
 	return s.loops.ListLoops(ctx, f)
 }
@@ -357,18 +375,37 @@ func (s *Storage) FinishTaskRun(ctx context.Context, id string, u TaskRunUpdate)
 	return s.tasks.FinishTaskRun(ctx, id, u)
 }
 
-// GetTaskRun implements TaskRunStore.
+// GetTaskRun implements TaskRunStore; under the ownership rule a task run
+// of a session the caller may not see, or a standalone one (no session),
+// is ErrTaskRunNotFound.
 func (s *Storage) GetTaskRun(ctx context.Context, id string) (TaskRunRecord, error) {
 	if err := s.can(StoreTaskRuns); err != nil {
 		return TaskRunRecord{}, err
 	}
-	return s.tasks.GetTaskRun(ctx, id)
+	r, err := s.tasks.GetTaskRun(ctx, id)
+	if err != nil {
+		return r, err
+	}
+	if hidden, err := s.sessionHiddenFrom(ctx, r.SessionID); err != nil || hidden {
+		if err == nil {
+			err = &BreadError{Code: CodeTaskRunNotFound, Message: fmt.Sprintf("task run %q not found", id)}
+		}
+		return TaskRunRecord{}, err
+	}
+	return r, nil
 }
 
-// ListTaskRuns implements TaskRunStore.
+// ListTaskRuns implements TaskRunStore; under the ownership rule it lists
+// the task runs of the caller's sessions only.
 func (s *Storage) ListTaskRuns(ctx context.Context, f TaskRunFilter) ([]TaskRunRecord, error) {
 	if err := s.can(StoreTaskRuns); err != nil {
 		return nil, err
+	}
+	if owner, all := s.sessionScope(ctx); !all {
+		if owner == "" {
+			return []TaskRunRecord{}, nil
+		}
+		f.Owner = owner
 	}
 	return s.tasks.ListTaskRuns(ctx, f)
 }

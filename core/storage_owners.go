@@ -34,6 +34,10 @@ type SessionOwners struct {
 //   - DeleteSession answers ErrSessionNotFound for such a session and for a
 //     missing one (deleting a missing session is otherwise not an error);
 //   - ListSessions and CleanupSessions see only the caller's sessions;
+//   - ListLoops and ListTaskRuns see only the loops and task runs of the
+//     caller's sessions, and GetLoop and GetTaskRun answer ErrLoopNotFound
+//     and ErrTaskRunNotFound for any other (a standalone task run, which
+//     has no session, among them);
 //   - CreateSession, with an id another identity's session holds, answers
 //     ErrSessionNotFound, as CheckSession does before a run waits for a
 //     session.
@@ -87,6 +91,24 @@ func (s *Storage) mayUseSession(ctx context.Context, id string) error {
 	}
 	_, err := s.ownedSession(ctx, id)
 	return err
+}
+
+// sessionHiddenFrom reports whether what belongs to session id (a loop, a
+// task run) is hidden from the caller of ctx: never when it may act on
+// every session; else when the record has no session, or its session is
+// another's or gone. A failed read is its error.
+func (s *Storage) sessionHiddenFrom(ctx context.Context, id string) (bool, error) {
+	if _, all := s.sessionScope(ctx); all {
+		return false, nil
+	}
+	if id == "" {
+		return true, nil
+	}
+	_, err := s.ownedSession(ctx, id)
+	if errors.Is(err, ErrSessionNotFound) {
+		return true, nil
+	}
+	return false, err
 }
 
 // CheckSession reports whether the caller of ctx may continue session id:

@@ -433,6 +433,10 @@ type LoopFilter struct {
 	SessionID string
 	AgentID   string
 	Status    LoopStatus
+	// Owner, when set, keeps the loops whose session's Owner is exactly it
+	// (a loop of a session without an owner, or of one that is gone, does
+	// not match). Storage sets it under the session ownership rule.
+	Owner string
 }
 
 // TaskRunStatus is the state of a one-shot task run.
@@ -481,6 +485,11 @@ type TaskRunFilter struct {
 	SessionID string
 	Status    TaskRunStatus
 	Limit     int
+	// Owner, when set, keeps the task runs whose session's Owner is
+	// exactly it (a standalone task run has no session and does not
+	// match), before Limit applies. Storage sets it under the session
+	// ownership rule.
+	Owner string
 }
 
 // CrumbLogEntry is one durable crumb-log row. Aggregated text:delta and

@@ -35,9 +35,10 @@ type Ownership struct {
 	// (core.Storage.OwnSessions, with Admin): a session is its creator's
 	// and the admins', on every route and protocol that names one (the run
 	// routes' body, GET and DELETE /sessions/{id}, its messages, the
-	// listing and cleanup, resume, A2A, AG-UI, background runs), and to
-	// anyone else it is a missing session (404 SESSION_NOT_FOUND, or a run
-	// that ends with SESSION_NOT_FOUND). The rule is the Storage's, so
+	// listing and cleanup, resume, A2A, AG-UI, background runs, and the
+	// loops and task runs of GET /loops and /tasks), and to anyone else it
+	// is a missing session (404 SESSION_NOT_FOUND, or a run that ends with
+	// SESSION_NOT_FOUND). The rule is the Storage's, so
 	// Store must be the one the engine uses (the *core.Storage given as
 	// engine.Config.Store, or inst.Storage()); Authorize turns it on.
 	Sessions bool

@@ -126,7 +126,8 @@ func (s *Store) ListLoops(ctx context.Context, f core.LoopFilter) ([]core.LoopRe
 		r := &l.rec
 		if (f.SessionID == "" || r.SessionID == f.SessionID) &&
 			(f.AgentID == "" || r.AgentID == f.AgentID) &&
-			(f.Status == "" || r.Status == f.Status) {
+			(f.Status == "" || r.Status == f.Status) &&
+			(f.Owner == "" || s.ownedBy(r.SessionID, f.Owner)) {
 			hits = append(hits, found{l.rec, l.seq})
 		}
 	}

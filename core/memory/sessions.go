@@ -223,3 +223,10 @@ func copyMessages(msgs []core.SessionMessage) []core.SessionMessage {
 	}
 	return out
 }
+
+// ownedBy reports whether session id exists and its Owner is owner; the
+// caller holds s.mu.
+func (s *Store) ownedBy(id, owner string) bool {
+	sess := s.sessions[id]
+	return sess != nil && sess.info.Owner == owner
+}

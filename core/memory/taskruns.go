@@ -91,7 +91,8 @@ func (s *Store) ListTaskRuns(ctx context.Context, f core.TaskRunFilter) ([]core.
 		if (f.TaskID == "" || r.TaskID == f.TaskID) &&
 			(f.AgentID == "" || r.AgentID == f.AgentID) &&
 			(f.SessionID == "" || r.SessionID == f.SessionID) &&
-			(f.Status == "" || r.Status == f.Status) {
+			(f.Status == "" || r.Status == f.Status) &&
+			(f.Owner == "" || s.ownedBy(r.SessionID, f.Owner)) {
 			hits = append(hits, tr)
 		}
 	}

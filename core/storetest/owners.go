@@ -15,6 +15,8 @@ func ownerCases() []testCase {
 	return []testCase{
 		{name: "CreateSession keeps the owner; ListSessions and CleanupSessions filter by it", run: testOwnerStored},
 		{name: "Storage records the caller as owner and confines sessions to it", run: testOwnerRule},
+		{name: "loops follow their session's owner", needs: needsLoops, run: testOwnerLoops},
+		{name: "task runs follow their session's owner", needs: needsTaskRuns, run: testOwnerTaskRuns},
 	}
 }
 
@@ -127,4 +129,141 @@ func testOwnerRule(t *testing.T, s core.BreadStore) {
 	noErr(t, st.DeleteSession(root, "nobodys"), "DeleteSession as root")
 	_, err = s.GetSession(bg, "alices")
 	isErr(t, err, core.ErrSessionNotFound, "alice's session after she deleted it")
+}
+
+// ownedSessions creates a session of alice, one of bob and one without an
+// owner, and returns the callers: alice, bob, an admin (root), an identity
+// without a subject, and a context without an identity, all on st with the
+// ownership rule on.
+func ownedSessions(t *testing.T, s core.BreadStore) (st *core.Storage, alice, bob, root, nobody, bg context.Context) {
+	t.Helper()
+	st = core.NewStorage(s)
+	st.OwnSessions(core.SessionOwners{Admin: func(id *core.AuthIdentity) bool { return id.Subject == "root" }})
+	bg = t.Context()
+	alice, bob, root = as(bg, "alice"), as(bg, "bob"), as(bg, "root")
+	nobody = core.WithIdentity(bg, &core.AuthIdentity{})
+	createSession(t, s, core.NewSession{ID: "of-a", Owner: core.OwnerKey(core.IdentityFrom(alice))})
+	createSession(t, s, core.NewSession{ID: "of-b", Owner: core.OwnerKey(core.IdentityFrom(bob))})
+	createSession(t, s, core.NewSession{ID: "of-none"})
+	return st, alice, bob, root, nobody, bg
+}
+
+func testOwnerLoops(t *testing.T, s core.BreadStore) {
+	st, alice, bob, root, nobody, bg := ownedSessions(t, s)
+	ls := capability[core.LoopStore](t, s)
+	noErr(t, ls.CreateLoop(bg, loop("loop-a", "of-a", baseTime)), "CreateLoop")
+	noErr(t, ls.CreateLoop(bg, loop("loop-b", "of-b", baseTime+1)), "CreateLoop")
+	noErr(t, ls.CreateLoop(bg, loop("loop-none", "of-none", baseTime+2)), "CreateLoop")
+
+	// The store's own filter.
+	for _, c := range []struct {
+		f    core.LoopFilter
+		want []string
+	}{
+		{core.LoopFilter{}, []string{"loop-a", "loop-b", "loop-none"}},
+		{core.LoopFilter{Owner: core.OwnerKey(core.IdentityFrom(alice))}, []string{"loop-a"}},
+		{core.LoopFilter{Owner: core.OwnerKey(core.IdentityFrom(alice)), SessionID: "of-b"}, nil},
+		{core.LoopFilter{Owner: `"jwt" "" "nobody"`}, nil},
+	} {
+		list, err := ls.ListLoops(bg, c.f)
+		noErr(t, err, "ListLoops(%+v)", c.f)
+		equalList(t, fmt.Sprintf("ListLoops(%+v)", c.f), c.want, ids(list, func(l core.LoopRecord) string { return l.ID }))
+	}
+
+	// The rule, through Storage.
+	for _, c := range []struct {
+		who  string
+		ctx  context.Context
+		f    core.LoopFilter
+		want []string
+	}{
+		{"bob", bob, core.LoopFilter{}, []string{"loop-b"}},
+		{"bob", bob, core.LoopFilter{SessionID: "of-a"}, nil},
+		{"alice", alice, core.LoopFilter{}, []string{"loop-a"}},
+		{"an identity without a subject", nobody, core.LoopFilter{}, nil},
+		{"root", root, core.LoopFilter{}, []string{"loop-a", "loop-b", "loop-none"}},
+		{"no identity", bg, core.LoopFilter{}, []string{"loop-a", "loop-b", "loop-none"}},
+	} {
+		list, err := st.ListLoops(c.ctx, c.f)
+		noErr(t, err, "ListLoops(%+v) as %s", c.f, c.who)
+		equalList(t, fmt.Sprintf("ListLoops(%+v) as %s", c.f, c.who), c.want, ids(list, func(l core.LoopRecord) string { return l.ID }))
+	}
+	for _, id := range []string{"loop-a", "loop-none", "no-such-loop"} {
+		_, err := st.GetLoop(bob, id)
+		isErr(t, err, core.ErrLoopNotFound, "GetLoop(%q) as bob", id)
+	}
+	for name, ctx := range map[string]context.Context{"bob": bob, "root": root, "no identity": bg} {
+		d, err := st.GetLoop(ctx, "loop-b")
+		noErr(t, err, "GetLoop of bob's loop as %s", name)
+		equal(t, "the loop "+name+" reads", "loop-b", d.Loop.ID)
+	}
+}
+
+func testOwnerTaskRuns(t *testing.T, s core.BreadStore) {
+	st, alice, bob, root, nobody, bg := ownedSessions(t, s)
+	ts := capability[core.TaskRunStore](t, s)
+	put := func(id, sessionID string, at int64) {
+		t.Helper()
+		r := taskRun(id, "extract", at)
+		r.SessionID = sessionID
+		if sessionID == "" {
+			r.AgentID, r.RunID = "", ""
+		}
+		noErr(t, ts.CreateTaskRun(bg, r), "CreateTaskRun(%s)", id)
+	}
+	// Newest first: bob's two are older than alice's, so a Limit applied
+	// before the owner filter would leave bob nothing.
+	put("tr-b1", "of-b", baseTime)
+	put("tr-b2", "of-b", baseTime+1)
+	put("tr-a1", "of-a", baseTime+2)
+	put("tr-a2", "of-a", baseTime+3)
+	put("tr-none", "of-none", baseTime+4)
+	put("tr-standalone", "", baseTime+5)
+	bobKey := core.OwnerKey(core.IdentityFrom(bob))
+	taskID := func(r core.TaskRunRecord) string { return r.ID }
+
+	for _, c := range []struct {
+		f    core.TaskRunFilter
+		want []string
+	}{
+		{core.TaskRunFilter{Owner: bobKey}, []string{"tr-b2", "tr-b1"}},
+		{core.TaskRunFilter{Owner: bobKey, Limit: 1}, []string{"tr-b2"}},
+		{core.TaskRunFilter{Owner: bobKey, SessionID: "of-a"}, nil},
+		{core.TaskRunFilter{Owner: `"jwt" "" "nobody"`}, nil},
+		{core.TaskRunFilter{Limit: 2}, []string{"tr-standalone", "tr-none"}},
+	} {
+		list, err := ts.ListTaskRuns(bg, c.f)
+		noErr(t, err, "ListTaskRuns(%+v)", c.f)
+		equalList(t, fmt.Sprintf("ListTaskRuns(%+v)", c.f), c.want, ids(list, taskID))
+	}
+
+	all := []string{"tr-standalone", "tr-none", "tr-a2", "tr-a1", "tr-b2", "tr-b1"}
+	for _, c := range []struct {
+		who  string
+		ctx  context.Context
+		f    core.TaskRunFilter
+		want []string
+	}{
+		{"bob", bob, core.TaskRunFilter{Limit: 1}, []string{"tr-b2"}},
+		{"bob", bob, core.TaskRunFilter{SessionID: "of-a"}, nil},
+		{"alice", alice, core.TaskRunFilter{}, []string{"tr-a2", "tr-a1"}},
+		{"an identity without a subject", nobody, core.TaskRunFilter{}, nil},
+		{"root", root, core.TaskRunFilter{}, all},
+		{"no identity", bg, core.TaskRunFilter{}, all},
+	} {
+		list, err := st.ListTaskRuns(c.ctx, c.f)
+		noErr(t, err, "ListTaskRuns(%+v) as %s", c.f, c.who)
+		equalList(t, fmt.Sprintf("ListTaskRuns(%+v) as %s", c.f, c.who), c.want, ids(list, taskID))
+	}
+	for _, id := range []string{"tr-a1", "tr-none", "tr-standalone", "no-such-run"} {
+		_, err := st.GetTaskRun(bob, id)
+		isErr(t, err, core.ErrTaskRunNotFound, "GetTaskRun(%q) as bob", id)
+	}
+	for name, ctx := range map[string]context.Context{"bob": bob, "root": root, "no identity": bg} {
+		r, err := st.GetTaskRun(ctx, "tr-b1")
+		noErr(t, err, "GetTaskRun of bob's task run as %s", name)
+		equal(t, "the task run "+name+" reads", "tr-b1", r.ID)
+	}
+	_, err := st.GetTaskRun(root, "tr-standalone")
+	noErr(t, err, "GetTaskRun of a standalone task run as root")
 }

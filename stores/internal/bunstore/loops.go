@@ -123,7 +123,7 @@ func (s *Store) ListLoops(ctx context.Context, f core.LoopFilter) ([]core.LoopRe
 	if err := s.read(); err != nil {
 		return nil, err
 	}
-	if hasNUL(f.SessionID, f.AgentID, string(f.Status)) {
+	if hasNUL(f.SessionID, f.AgentID, string(f.Status), f.Owner) {
 		return []core.LoopRecord{}, nil
 	}
 	var rows []loopRow
@@ -136,6 +136,9 @@ func (s *Store) ListLoops(ctx context.Context, f core.LoopFilter) ([]core.LoopRe
 	}
 	if f.Status != "" {
 		q = q.Where("status = ?", string(f.Status))
+	}
+	if f.Owner != "" {
+		q = q.Where("session_id IN (SELECT id FROM bread_sessions WHERE owner = ?)", f.Owner)
 	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, s.mapErr("list loops", err, nil)

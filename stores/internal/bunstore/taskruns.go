@@ -102,7 +102,7 @@ func (s *Store) ListTaskRuns(ctx context.Context, f core.TaskRunFilter) ([]core.
 	if err := s.read(); err != nil {
 		return nil, err
 	}
-	if hasNUL(f.TaskID, f.AgentID, f.SessionID, string(f.Status)) {
+	if hasNUL(f.TaskID, f.AgentID, f.SessionID, string(f.Status), f.Owner) {
 		return []core.TaskRunRecord{}, nil
 	}
 	var rows []taskRunRow
@@ -118,6 +118,9 @@ func (s *Store) ListTaskRuns(ctx context.Context, f core.TaskRunFilter) ([]core.
 	}
 	if f.Status != "" {
 		q = q.Where("status = ?", string(f.Status))
+	}
+	if f.Owner != "" {
+		q = q.Where("session_id IN (SELECT id FROM bread_sessions WHERE owner = ?)", f.Owner)
 	}
 	if f.Limit > 0 {
 		q = q.Limit(int64(f.Limit))
