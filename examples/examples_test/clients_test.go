@@ -132,6 +132,13 @@ func TestOfficialClients(t *testing.T) {
 				runNode(t, node, "mcp.mjs", nil, "http", srv.URL+"/mcp", answer)
 				runNode(t, node, "mcp.mjs", env, "stdio", answer, "--", breadBinary(t), "--cwd", dir, "mcp")
 			})
+			t.Run("MCP elicitation", func(t *testing.T) {
+				dir := onStore(t, "mcp-approval", store)
+				answer := transcriptText(t, filepath.Join(dir, "transcripts/publisher.jsonl"), 1)
+				srv := startServer(t, dir, nil)
+				runNode(t, node, "mcp-elicitation.mjs", nil, srv.URL+"/mcp", "accept", answer)
+				runNode(t, node, "mcp-elicitation.mjs", nil, srv.URL+"/mcp", "decline", answer)
+			})
 		})
 	}
 }

@@ -14,7 +14,7 @@ import (
 var projects = []string{
 	"hello-world", "hitl-approval", "pipeline", "loop", "researcher-writer",
 	"knowledge-graph", "store-showcase", "remote-agent/provider", "remote-agent/consumer", "auth",
-	"a2a/server", "a2a/client",
+	"a2a/server", "a2a/client", "mcp-approval",
 }
 
 // projectEnv is the environment every project's build sees: the auth
