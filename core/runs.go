@@ -21,6 +21,14 @@ type RunStore interface {
 	// and StartedBy: a resumed run reuses its id and keeps its starter. A record whose session does
 	// not exist is ErrSessionNotFound.
 	PutRun(ctx context.Context, r RunRecord) error
+	// EndRun writes r as PutRun does, unless the stored record was taken
+	// from owner: it is lost (LoseRun declared it so), or running under
+	// another owner. It reports whether it wrote. The check and the write
+	// are one atomic step, so an owner that was paused between reading its
+	// record and writing its run's end never overwrites a sweeper's lost
+	// (whose RUN_LOST every tail already saw). A record that does not
+	// exist is inserted (its running write failed).
+	EndRun(ctx context.Context, r RunRecord, owner string) (bool, error)
 	// GetRun returns a run's record; an unknown id is ErrRunNotFound.
 	GetRun(ctx context.Context, id string) (RunRecord, error)
 	// RenewRunLeases sets LeaseUntil on every running run of owner and

@@ -198,6 +198,14 @@ func (s *Storage) PutRun(ctx context.Context, r RunRecord) error {
 	return s.runs.PutRun(ctx, r)
 }
 
+// EndRun implements RunStore.
+func (s *Storage) EndRun(ctx context.Context, r RunRecord, owner string) (bool, error) {
+	if err := s.can(StoreRuns); err != nil {
+		return false, err
+	}
+	return s.runs.EndRun(ctx, r, owner)
+}
+
 // GetRun implements RunStore.
 func (s *Storage) GetRun(ctx context.Context, id string) (RunRecord, error) {
 	if err := s.can(StoreRuns); err != nil {

@@ -63,7 +63,7 @@ func (t *timedLog) As(target any) bool { return core.As(t.BreadStore, target) }
 // optionalCalls are the Storage methods that need an optional capability,
 // with the capability.
 var optionalCalls = map[string]core.StoreCapability{
-	"PutRun": core.StoreRuns, "GetRun": core.StoreRuns, "RenewRunLeases": core.StoreRuns, "ExpiredRuns": core.StoreRuns, "LoseRun": core.StoreRuns,
+	"PutRun": core.StoreRuns, "EndRun": core.StoreRuns, "GetRun": core.StoreRuns, "RenewRunLeases": core.StoreRuns, "ExpiredRuns": core.StoreRuns, "LoseRun": core.StoreRuns,
 	"ListRuns": core.StoreRunList, "CountRuns": core.StoreRunList, "SessionStarters": core.StoreSessionStarters, "DeleteMessages": core.StoreMessageDelete,
 	"CreateLoop": core.StoreLoops, "UpdateLoop": core.StoreLoops, "AddLoopIteration": core.StoreLoops, "GetLoop": core.StoreLoops, "ListLoops": core.StoreLoops,
 	"AppendCrumbs": core.StoreCrumbLog, "GetCrumbs": core.StoreCrumbLog, "MaxCrumbSeq": core.StoreCrumbLog,

@@ -71,6 +71,7 @@ type runSeq struct {
 	window        *deltaWindow // the open delta window, text or reasoning
 	noLog         bool         // logging disabled, relayed, or unsupported
 	relayed       bool         // a remote run relayed through this stream
+	gone          bool         // another instance ended the run (Instance.superseded)
 	agentID       string       // for log lines about the run
 	sessionID     string
 	publishWarned bool
@@ -160,6 +161,13 @@ func (cp *chokePoint) sequence(ctx context.Context, c core.Crumb, b *core.CrumbB
 		return rs
 	}
 	cp.flushWindow(rs)
+	if (core.IsTerminal(typ) || typ == core.TypeHumanRequired) && !rs.gone {
+		if _, ok := cp.in.superseded.Load(rs.id); ok {
+			// Another instance declared the run lost and logged its
+			// RUN_LOST: this end is the live consumer's alone.
+			rs.gone, rs.noLog = true, true
+		}
+	}
 	rs.counter++
 	b.Seq = rs.counter
 	if !rs.noLog && logged(typ) {
@@ -384,6 +392,9 @@ func (cp *chokePoint) disable(rs *runSeq, err error) {
 }
 
 func (cp *chokePoint) publish(rs *runSeq, c core.Crumb, b *core.CrumbBase) {
+	if rs.gone {
+		return
+	}
 	if f := cp.in.cfg.CrumbFilter; f != nil && !f(c) {
 		return
 	}
@@ -432,6 +443,9 @@ func (cp *chokePoint) finish() {
 		cp.flushWindow(rs)
 		if rs.relayed {
 			cp.in.relayed.Delete(rs.id)
+		}
+		if rs.gone {
+			cp.in.superseded.Delete(rs.id)
 		}
 	}
 	started := cp.signal != nil

@@ -126,6 +126,13 @@ func (s *dyingStore) PutRun(ctx context.Context, r core.RunRecord) error {
 	return s.Store.PutRun(ctx, r)
 }
 
+func (s *dyingStore) EndRun(ctx context.Context, r core.RunRecord, owner string) (bool, error) {
+	if err := s.write("run record " + string(r.Status)); err != nil {
+		return false, err
+	}
+	return s.Store.EndRun(ctx, r, owner)
+}
+
 func (s *dyingStore) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntry) error {
 	if err := s.background(); err != nil {
 		return err

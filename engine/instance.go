@@ -66,6 +66,12 @@ type Instance struct {
 	// relayed: the choke point numbers them but never logs them, and
 	// forgets the mark when the stream that relayed them finishes.
 	relayed sync.Map
+	// superseded holds the ids of runs of this instance that another
+	// instance ended while they ran (declared lost: its sweeper logged and
+	// published their RUN_LOST): the choke point neither logs nor
+	// publishes their end, and forgets the mark when their stream
+	// finishes.
+	superseded sync.Map
 
 	inFlight atomic.Int64
 

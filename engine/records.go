@@ -161,36 +161,68 @@ func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
 	}
 	rc.in.log.Warn("bread: run lost: the instance running it stopped renewing its lease", runAttrs(r.ID, r.AgentID, r.SessionID)...)
 	rc.in.closeInterrupted(ctx, r.SessionID, r.UpdatedAt, core.CodeRunLost)
-	rc.in.endDurably(ctx, r, now, &core.BreadError{Code: core.CodeRunLost, Message: "the run was lost: the process running it stopped"})
+	if end := rc.in.endDurably(ctx, r, now, &core.BreadError{Code: core.CodeRunLost, Message: "the run was lost: the process running it stopped"}); end != nil {
+		// Its owner logged the run's end but could not record it (its end
+		// write failed, or it was paused between the two): the logged end
+		// stands, and the record is made to agree with it.
+		r.Status, r.ErrorCode = core.RunCompleted, ""
+		if e, ok := end.Crumb.(*core.AgentError); ok && e.Error != nil {
+			r.Status, r.ErrorCode = core.RunFailed, e.Error.Code
+			switch e.Error.Code {
+			case core.CodeRunCancelled:
+				r.Status = core.RunCancelled
+			case core.CodeRunLost:
+				r.Status = core.RunLost
+			}
+		}
+		r.Owner, r.LeaseUntil, r.UpdatedAt = "", 0, now
+		rc.put(ctx, r)
+	}
 }
 
 // endDurably ends the stream of a run nobody runs: an agent:error with be
 // after its last logged crumb, in the crumb log and on the bus, so every
-// tail and every replay of it ends.
-func (in *Instance) endDurably(ctx context.Context, r core.RunRecord, now int64, be *core.BreadError) {
+// tail and every replay of it ends. A log that ends already (its last
+// crumb is agent:run:end or agent:error) gets no second end: that entry is
+// returned, and nothing is written. A crumb of the run's owner that takes
+// the seq first (an owner paused past its lease, writing on) moves the end
+// after it.
+func (in *Instance) endDurably(ctx context.Context, r core.RunRecord, now int64, be *core.BreadError) *core.CrumbLogEntry {
 	var seq int64
-	logs := in.store.Has(core.StoreCrumbLog)
-	if logs {
-		max, err := in.store.MaxCrumbSeq(ctx, r.ID)
-		if err != nil {
-			in.log.Warn("bread: reading a run's crumb log to end it failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "code", be.Code, "error", err)...)
-			return
-		}
-		seq = max + 1
-	}
 	crumb := &core.AgentError{
-		CrumbBase: core.CrumbBase{AgentID: r.AgentID, RunID: r.ID, SessionID: r.SessionID, Timestamp: now, Seq: seq},
+		CrumbBase: core.CrumbBase{AgentID: r.AgentID, RunID: r.ID, SessionID: r.SessionID, Timestamp: now},
 		Error:     be,
 	}
-	if logs {
-		entry := core.CrumbLogEntry{RunID: r.ID, Seq: seq, SessionID: r.SessionID, AgentID: r.AgentID, Type: core.TypeAgentError, Crumb: crumb, CreatedAt: now}
-		if err := in.store.AppendCrumbs(ctx, []core.CrumbLogEntry{entry}); err != nil {
-			in.log.Warn("bread: logging a run's end failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "code", be.Code, "error", err)...)
+	if in.store.Has(core.StoreCrumbLog) {
+		for attempt := 1; ; attempt++ {
+			max, err := in.store.MaxCrumbSeq(ctx, r.ID)
+			if err != nil {
+				in.log.Warn("bread: reading a run's crumb log to end it failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "code", be.Code, "error", err)...)
+				return nil
+			}
+			if max > 0 {
+				last, err := in.store.GetCrumbs(ctx, r.ID, max-1, 1)
+				if err == nil && len(last) == 1 && core.IsTerminal(last[0].Type) {
+					return &last[0]
+				}
+			}
+			seq = max + 1
+			crumb.Seq = seq
+			entry := core.CrumbLogEntry{RunID: r.ID, Seq: seq, SessionID: r.SessionID, AgentID: r.AgentID, Type: core.TypeAgentError, Crumb: crumb, CreatedAt: now}
+			err = in.store.AppendCrumbs(ctx, []core.CrumbLogEntry{entry})
+			if err == nil {
+				break
+			}
+			if attempt == 3 || core.AsBreadError(err, "").Code != core.CodeValidationError {
+				in.log.Warn("bread: logging a run's end failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "code", be.Code, "error", err)...)
+				break
+			}
 		}
 	}
 	if err := in.bus.Publish(ctx, core.Frame{RunID: r.ID, Seq: seq, Crumb: crumb}); err != nil {
 		in.log.Warn("bread: publishing a run's end failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "code", be.Code, "error", err)...)
 	}
+	return nil
 }
 
 // claim claims a checkpoint for this instance, for one lease; the keeper
@@ -272,16 +304,14 @@ func (rc *records) running(ctx context.Context, r core.RunRecord) {
 	rc.put(ctx, r)
 }
 
-// ended records how a run this instance ran stopped running, unless
-// another instance ended it meanwhile (superseded).
-func (rc *records) ended(ctx context.Context, r core.RunRecord, res outcome, err error) {
+// ended records how a run this instance ran stopped running. It reports
+// false when another instance ended the run meanwhile (superseded: this
+// instance was paused or cut off beyond its lease, and another declared
+// the run lost): the record stays as that instance wrote it, and the run
+// must log and publish nothing more, its RUN_LOST being its end.
+func (rc *records) ended(ctx context.Context, r core.RunRecord, res outcome, err error) bool {
 	if !rc.keeps {
-		return
-	}
-	if cur, gerr := rc.in.store.GetRun(context.WithoutCancel(ctx), r.ID); gerr == nil && rc.superseded(cur) {
-		rc.in.log.Warn("bread: a run of this instance was ended by another while it ran (this instance paused or cut off beyond its lease): its record stays as that instance wrote it",
-			append(runAttrs(r.ID, r.AgentID, r.SessionID), "status", cur.Status, "owner", cur.Owner)...)
-		return
+		return true
 	}
 	r.Owner, r.LeaseUntil, r.UpdatedAt, r.CheckpointID = "", 0, rc.in.nowMillis(), ""
 	switch {
@@ -296,24 +326,34 @@ func (rc *records) ended(ctx context.Context, r core.RunRecord, res outcome, err
 	default:
 		r.Status = core.RunCompleted
 	}
-	rc.putEnd(context.WithoutCancel(ctx), r)
+	if rc.putEnd(context.WithoutCancel(ctx), r) {
+		return true
+	}
+	rc.in.superseded.Store(r.ID, struct{}{})
+	rc.in.log.Warn("bread: a run of this instance was ended by another while it ran (this instance paused or cut off beyond its lease): its record stays as that instance wrote it",
+		append(runAttrs(r.ID, r.AgentID, r.SessionID), "status", r.Status)...)
+	return false
 }
 
-// putEnd writes the end of a run, retrying a failed write a few times
-// (about three seconds in all): a record left running would be renewed by
-// this instance's keeper for as long as it lives, a run that never ends for
-// its tails and its session. Found by the chaos harness: a connection
-// terminated under the final write left a completed run running for good.
-func (rc *records) putEnd(ctx context.Context, r core.RunRecord) {
+// putEnd writes the end of a run with EndRun, so the write never
+// overwrites a record another instance took meanwhile (found by the chaos
+// harness: a replica paused between reading its record and writing its
+// end turned a lost run completed). It reports false when the record was
+// taken. A failed write is retried a few times (about three seconds in
+// all): a record left running would be renewed by this instance's keeper
+// for as long as it lives, a run that never ends for its tails and its
+// session (the harness again: a connection terminated under the final
+// write left a completed run running for good).
+func (rc *records) putEnd(ctx context.Context, r core.RunRecord) bool {
 	wait := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		err := rc.in.store.PutRun(ctx, r)
+		wrote, err := rc.in.store.EndRun(ctx, r, rc.owner)
 		if err == nil {
-			return
+			return wrote
 		}
 		if attempt == 5 || ctx.Err() != nil {
 			rc.in.log.Warn("bread: recording a run's end failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "status", r.Status, "attempts", attempt, "error", err)...)
-			return
+			return true
 		}
 		t := rc.in.clock.NewTimer(wait)
 		select {

@@ -348,6 +348,22 @@ func (s *closeWatch) PutRun(ctx context.Context, r core.RunRecord) error {
 	return nil
 }
 
+func (s *closeWatch) EndRun(ctx context.Context, r core.RunRecord, owner string) (bool, error) {
+	wrote, err := s.Store.EndRun(ctx, r, owner)
+	if err != nil || !wrote {
+		return wrote, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lastStatus == nil {
+		s.lastStatus = map[string]core.RunStatus{}
+	}
+	if !s.closed {
+		s.lastStatus[r.ID] = r.Status
+	}
+	return true, nil
+}
+
 func (s *closeWatch) endLoggedBeforeClose() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -466,11 +482,11 @@ type flakyEnds struct {
 	n atomic.Int32
 }
 
-func (s *flakyEnds) PutRun(ctx context.Context, r core.RunRecord) error {
+func (s *flakyEnds) EndRun(ctx context.Context, r core.RunRecord, owner string) (bool, error) {
 	if r.Status == core.RunCompleted && s.n.Add(-1) >= 0 {
-		return &core.BreadError{Code: core.CodeStoreUnavailable, Message: "the connection was terminated"}
+		return false, &core.BreadError{Code: core.CodeStoreUnavailable, Message: "the connection was terminated"}
 	}
-	return s.Store.PutRun(ctx, r)
+	return s.Store.EndRun(ctx, r, owner)
 }
 
 // TestARunsEndIsRecordedThroughAFailedWrite is a violation the chaos

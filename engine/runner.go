@@ -215,13 +215,18 @@ func (r *run) persist(ctx context.Context, msgs ...core.Message) error {
 // A resumed run's checkpoint is settled at the same point (deleted, or given
 // back when the instance stops), so a client that resumes again the moment
 // it sees the end finds it gone rather than still claimed.
-func (r *run) recordEnd(ctx context.Context, res outcome, err error) {
+//
+// It reports false when another instance declared the run lost meanwhile:
+// the caller ends the run with RUN_LOST, as its tails were told, and the
+// choke point neither logs nor publishes that end.
+func (r *run) recordEnd(ctx context.Context, res outcome, err error) bool {
 	r.recorded = true
-	r.in.records.ended(ctx, r.record(), res, err)
+	ours := r.in.records.ended(ctx, r.record(), res, err)
 	if cp := r.resumedFrom; cp != nil {
 		r.resumedFrom = nil
 		r.in.records.settle(ctx, *cp, err)
 	}
+	return ours
 }
 
 // record is the identity part of r's run record; a resumed run names the
@@ -393,7 +398,11 @@ func (r *run) finish(ctx context.Context, output any) (outcome, error) {
 	if err != nil {
 		return outcome{}, r.fail(ctx, err)
 	}
-	r.recordEnd(ctx, outcome{output: output}, nil)
+	if !r.recordEnd(ctx, outcome{output: output}, nil) {
+		c, be := r.in.errorCrumb(r.base(), errLeaseLost)
+		r.out.end(c, be)
+		return outcome{}, be
+	}
 	end := &core.AgentRunEnd{CrumbBase: r.base(), Output: output, DurationMs: time.Since(r.started).Milliseconds(), Files: r.files}
 	if r.usage != (core.Usage{}) {
 		usage := r.usage
@@ -425,7 +434,9 @@ func (r *run) fail(ctx context.Context, err error) error {
 		// back, and the retry continues the session where it stands).
 		r.in.closeInterrupted(ctx, r.sessionID, 0, be.Code)
 	}
-	r.recordEnd(ctx, outcome{}, be)
+	if !r.recordEnd(ctx, outcome{}, be) && be.Code != core.CodeRunLost {
+		c, be = r.in.errorCrumb(r.base(), errLeaseLost)
+	}
 	r.out.end(c, be)
 	return be
 }

@@ -15,6 +15,24 @@ func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
 		return err
 	}
 	defer s.mu.Unlock()
+	return s.putRun(r)
+}
+
+// EndRun implements core.RunStore: the check and the write hold the one
+// lock.
+func (s *Store) EndRun(ctx context.Context, r core.RunRecord, owner string) (bool, error) {
+	if err := s.lock(ctx); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	if cur, ok := s.runRecords[r.ID]; ok && (cur.Status == core.RunLost || (cur.Status == core.RunRunning && cur.Owner != "" && cur.Owner != owner)) {
+		return false, nil
+	}
+	return true, s.putRun(r)
+}
+
+// putRun is PutRun with the write lock held.
+func (s *Store) putRun(r core.RunRecord) error {
 	if cur, ok := s.runRecords[r.ID]; ok { // identity fields, StartedBy among them, stay
 		cur.Status, cur.Owner, cur.LeaseUntil = r.Status, r.Owner, r.LeaseUntil
 		cur.CheckpointID, cur.Attempt, cur.ErrorCode, cur.UpdatedAt = r.CheckpointID, r.Attempt, r.ErrorCode, r.UpdatedAt

@@ -101,6 +101,10 @@ func everyCall(s core.BreadStore, seed seeded) []call {
 			}},
 			call{"ExpiredRuns", func(ctx context.Context) error { _, err := rs.ExpiredRuns(ctx, baseTime, 0); return err }},
 			call{"LoseRun", func(ctx context.Context) error { _, err := rs.LoseRun(ctx, "run", baseTime+10); return err }},
+			call{"EndRun", func(ctx context.Context) error {
+				_, err := rs.EndRun(ctx, runRecord("run", "s", "", core.RunCompleted, 0), "a")
+				return err
+			}},
 		)
 	}
 	if ls, ok := optional[core.LoopStore](s); ok {

@@ -22,6 +22,8 @@ func runCases() []testCase {
 		{name: "ExpiredRuns lists running runs with a lapsed lease, oldest lease first", needs: needsRuns, run: testRunExpired},
 		{name: "LoseRun is one atomic compare-and-set", needs: needsRuns, run: testRunLose},
 		{name: "of concurrent LoseRun calls exactly one wins", needs: needsRuns, run: testRunLoseRace},
+		{name: "EndRun writes unless the record was taken from its owner", needs: needsRuns, run: testRunEnd},
+		{name: "of a racing LoseRun and EndRun exactly one wins", needs: needsRuns, run: testRunEndRace},
 		{name: "DeleteSession removes the session's runs", needs: needsRuns, run: testRunCascade},
 	}
 }
@@ -391,5 +393,113 @@ func testListRuns(t *testing.T, s core.BreadStore) {
 	noErr(t, err, "ListRuns")
 	if len(got) != 1 || got[0].AgentID != "critic" || got[0].SessionID != "s1" {
 		t.Errorf("the listed record: %+v", got)
+	}
+}
+
+func testRunEnd(t *testing.T, s core.BreadStore) {
+	rs := capability[core.RunStore](t, s)
+	createSession(t, s, core.NewSession{ID: "s"})
+	lost := runRecord("lost", "s", "", core.RunLost, 0)
+	lost.ErrorCode = core.CodeRunLost
+	for _, r := range []core.RunRecord{
+		runRecord("mine", "s", "a", core.RunRunning, baseTime+100),
+		runRecord("theirs", "s", "b", core.RunRunning, baseTime+100),
+		runRecord("suspended", "s", "", core.RunSuspended, 0),
+		runRecord("queued", "s", "", core.RunQueued, 0),
+		lost,
+	} {
+		noErr(t, rs.PutRun(t.Context(), r), "PutRun(%s)", r.ID)
+	}
+	for _, tc := range []struct {
+		id     string
+		wrote  bool
+		status core.RunStatus // the record afterwards
+	}{
+		{"mine", true, core.RunCompleted},      // its owner ends it
+		{"theirs", false, core.RunRunning},     // another owner runs it now
+		{"suspended", true, core.RunCompleted}, // a cancelled or resumed waiting run
+		{"queued", true, core.RunCompleted},    // a background run refused before it ran
+		{"lost", false, core.RunLost},          // a sweeper declared it lost
+		{"missing", true, core.RunCompleted},   // its running write failed
+		{"mine", true, core.RunCompleted},      // written again (a retried end write)
+	} {
+		end := runRecord(tc.id, "s", "", core.RunCompleted, 0)
+		end.UpdatedAt = baseTime + 500
+		wrote, err := rs.EndRun(t.Context(), end, "a")
+		noErr(t, err, "EndRun(%s)", tc.id)
+		equal(t, "EndRun("+tc.id+") wrote", tc.wrote, wrote)
+		got, err := rs.GetRun(t.Context(), tc.id)
+		noErr(t, err, "GetRun(%s)", tc.id)
+		equal(t, "status of "+tc.id+" after EndRun", tc.status, got.Status)
+		if !tc.wrote && got.UpdatedAt != baseTime {
+			t.Errorf("EndRun(%s) refused but changed updatedAt to %d", tc.id, got.UpdatedAt)
+		}
+	}
+	got, err := rs.GetRun(t.Context(), "lost")
+	noErr(t, err, "GetRun(lost)")
+	equal(t, "error code of the lost run after a refused EndRun", core.CodeRunLost, got.ErrorCode)
+	if _, err := rs.EndRun(t.Context(), runRecord("orphan", "no-such-session", "", core.RunCompleted, 0), "a"); !isCode(err, core.CodeSessionNotFound) {
+		t.Errorf("EndRun of a new record in an unknown session: %v, want %s", err, core.CodeSessionNotFound)
+	}
+}
+
+// testRunEndRace: an owner ending its run while sweepers lose its lapsed
+// lease. Whichever comes first, the other does nothing: the record is
+// completed and no sweeper won, or it is lost and the end was refused.
+func testRunEndRace(t *testing.T, s core.BreadStore) {
+	rs := capability[core.RunStore](t, s)
+	createSession(t, s, core.NewSession{ID: "s"})
+	const runs, sweepers = 4, 4
+	for i := range runs {
+		noErr(t, rs.PutRun(t.Context(), runRecord(fmt.Sprintf("run-%d", i), "s", "paused", core.RunRunning, baseTime)), "PutRun")
+	}
+	var mu sync.Mutex
+	wins, ends := map[string]int{}, map[string]bool{}
+	var wg sync.WaitGroup
+	for range sweepers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range runs {
+				id := fmt.Sprintf("run-%d", i)
+				won, err := rs.LoseRun(t.Context(), id, baseTime+1000)
+				if err != nil {
+					t.Errorf("LoseRun(%s): %v", id, err)
+					return
+				}
+				if won {
+					mu.Lock()
+					wins[id]++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range runs {
+			id := fmt.Sprintf("run-%d", i)
+			wrote, err := rs.EndRun(t.Context(), runRecord(id, "s", "", core.RunCompleted, 0), "paused")
+			if err != nil {
+				t.Errorf("EndRun(%s): %v", id, err)
+				return
+			}
+			mu.Lock()
+			ends[id] = wrote
+			mu.Unlock()
+		}
+	}()
+	wg.Wait()
+	for i := range runs {
+		id := fmt.Sprintf("run-%d", i)
+		got, err := rs.GetRun(t.Context(), id)
+		noErr(t, err, "GetRun(%s)", id)
+		switch {
+		case ends[id] && (wins[id] != 0 || got.Status != core.RunCompleted):
+			t.Errorf("%s: the end was written, yet %d sweepers won and the record is %s", id, wins[id], got.Status)
+		case !ends[id] && (wins[id] != 1 || got.Status != core.RunLost):
+			t.Errorf("%s: the end was refused, yet %d sweepers won and the record is %s", id, wins[id], got.Status)
+		}
 	}
 }
