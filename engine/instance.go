@@ -14,6 +14,7 @@ import (
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/stream"
+	"github.com/breadai/bread/engine/schedule"
 )
 
 // Instance runs agents. It is the public surface every ingress (the HTTP
@@ -57,6 +58,9 @@ type Instance struct {
 
 	// bg owns the goroutines of background runs and their webhooks.
 	bg *background
+	// timetable is Config.Schedules checked at Start, whose ticks the
+	// queue fires; nil before Start.
+	timetable *schedule.Timetable
 	// queue hands this Instance background-run jobs and schedule ticks:
 	// jobs, or an in-process queue for schedules when it is nil; nil when
 	// there is neither.

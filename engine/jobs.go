@@ -130,7 +130,7 @@ func (w jobWorker) WorkJob(ctx context.Context, j core.Job) error {
 	case core.JobKindRun:
 		return w.in.workRun(ctx, j)
 	case core.JobKindTick:
-		return w.in.workTick(ctx, j)
+		return w.in.timetable.Work(ctx, j)
 	}
 	w.in.log.Warn("bread: dropping a job of an unknown kind", "kind", j.Kind, "key", j.Key)
 	return nil
@@ -346,13 +346,13 @@ func (in *Instance) CancelQueued(ctx context.Context, runID string) (bool, error
 // without one, an in-process queue that fires the schedules.
 func (in *Instance) startJobs(ctx context.Context) error {
 	in.queue = in.jobs
-	if in.queue == nil && len(in.cfg.Schedules) > 0 {
+	if in.queue == nil && in.timetable.Len() > 0 {
 		in.queue = core.NewQueue(memory.NewQueue(memory.QueueOptions{Logger: in.log}))
 	}
 	if in.queue == nil {
 		return nil
 	}
-	if err := in.queue.Start(ctx, jobWorker{in}, in.jobSchedules()); err != nil {
+	if err := in.queue.Start(ctx, jobWorker{in}, in.timetable.Jobs()); err != nil {
 		in.queue = nil
 		return fmt.Errorf("bread: start the job queue: %w", err)
 	}

@@ -2,180 +2,68 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/robfig/cron/v3"
-
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/engine/schedule"
 )
 
-// Schedule is an agent run on a timetable (bread.yaml `schedules:`). At each
-// tick the agent runs in the background on Input, like a run started with
-// Prefer: respond-async: it has a record, a stream, a webhook, and its
-// agent's busy-session and onLost policies apply.
-type Schedule struct {
-	// Name identifies the schedule; it must be unique.
-	Name string `json:"name"`
-	// Spec is when it ticks, as written: a five-field cron expression
-	// ("*/5 * * * *", "@daily") evaluated in TimeZone, or "@every <duration>"
-	// (at least 1s), whose ticks are the whole multiples of the duration on
-	// the clock, so every replica agrees on them.
-	Spec string `json:"spec"`
-	// TimeZone is the IANA zone cron fields are read in; empty is UTC.
-	TimeZone string `json:"timeZone,omitempty"`
-	AgentID  string `json:"agentId"`
-	Input    any    `json:"input,omitempty"`
-	// Session is the session every tick's run continues; empty starts a
-	// new session per tick.
-	Session string `json:"session,omitempty"`
-	// Webhook, when set, is told how each tick's run ended.
-	Webhook string `json:"webhook,omitempty"`
+// Schedule is an agent run on a timetable (bread.yaml `schedules:`); see
+// package schedule, which parses, checks and fires them.
+type Schedule = schedule.Schedule
 
-	when core.Schedule
-}
-
-// ParseSchedule reads a Schedule's Spec in timeZone (empty: UTC): "@every
-// <duration>" or a standard cron expression (five fields or a descriptor
-// such as @hourly). A bad spec or zone is a VALIDATION_ERROR.
+// ParseSchedule reads a Schedule's Spec in timeZone (schedule.Parse).
 func ParseSchedule(spec, timeZone string) (core.Schedule, error) {
-	if d, ok := strings.CutPrefix(strings.TrimSpace(spec), "@every "); ok {
-		every, err := time.ParseDuration(strings.TrimSpace(d))
-		if err != nil || every < time.Second {
-			return nil, core.Errorf(core.CodeValidationError, "schedule %q: @every needs a duration of at least 1s", spec)
-		}
-		return core.Every(every), nil
-	}
-	loc := time.UTC
-	if timeZone != "" {
-		var err error
-		if loc, err = time.LoadLocation(timeZone); err != nil {
-			return nil, core.Errorf(core.CodeValidationError, "schedule %q: unknown time zone %q", spec, timeZone)
-		}
-	}
-	s, err := cron.ParseStandard(spec)
-	if err != nil {
-		return nil, core.Errorf(core.CodeValidationError, "schedule %q: %v", spec, err)
-	}
-	return inZone{s, loc}, nil
+	return schedule.Parse(spec, timeZone)
 }
 
-// inZone evaluates a cron schedule in a time zone.
-type inZone struct {
-	s   cron.Schedule
-	loc *time.Location
-}
-
-func (z inZone) Next(t time.Time) time.Time { return z.s.Next(t.In(z.loc)) }
-
-// CheckSchedules checks schedules as Start does (a valid, unique name, a
-// known agent, a valid session id, a spec and zone that parse) and returns
-// them parsed; agentKnown says whether an agent id exists. A problem is
-// INVALID_CONFIG. `bread build` and `bread schedules` call it without an
+// CheckSchedules checks schedules as Start does and returns them parsed
+// (schedule.Check). `bread build` and `bread schedules` call it without an
 // Instance.
 func CheckSchedules(schedules []Schedule, agentKnown func(id string) bool) ([]Schedule, error) {
-	out := slices.Clone(schedules)
-	seen := map[string]bool{}
-	for i := range out {
-		s := &out[i]
-		switch {
-		case s.Name == "" || !core.ValidID(s.Name):
-			return nil, core.Errorf(core.CodeInvalidConfig, "schedule %d: a name of letters, digits, '_', '-' or '.' is required", i)
-		case seen[s.Name]:
-			return nil, core.Errorf(core.CodeInvalidConfig, "schedule %q is defined twice", s.Name)
-		case !agentKnown(s.AgentID):
-			return nil, core.Errorf(core.CodeInvalidConfig, "schedule %q: agent %q not found", s.Name, s.AgentID)
-		case s.Session != "" && !core.ValidID(s.Session):
-			return nil, core.Errorf(core.CodeInvalidConfig, "schedule %q: session %q is not a valid id", s.Name, s.Session)
-		}
-		seen[s.Name] = true
-		when, err := ParseSchedule(s.Spec, s.TimeZone)
-		if err != nil {
-			return nil, core.Errorf(core.CodeInvalidConfig, "%s", core.AsBreadError(err, core.CodeInvalidConfig).Message)
-		}
-		s.when = when
-	}
-	return out, nil
-}
-
-// checkSchedules parses the configured schedules once at Start, when
-// plugins have added their agents.
-func (in *Instance) checkSchedules() error {
-	parsed, err := CheckSchedules(in.cfg.Schedules, func(id string) bool { return in.agents[id] != nil })
-	if err == nil {
-		in.cfg.Schedules = parsed
-	}
-	return err
-}
-
-// Schedules lists the configured schedules by name, with their next tick
-// after now.
-func (in *Instance) Schedules() []core.ScheduleInfo {
-	return ScheduleInfos(in.cfg.Schedules, time.Now())
+	return schedule.Check(schedules, agentKnown)
 }
 
 // ScheduleInfos lists schedules checked by CheckSchedules by name, with
-// their next tick after now.
+// their next tick after now (schedule.Infos).
 func ScheduleInfos(schedules []Schedule, now time.Time) []core.ScheduleInfo {
-	out := make([]core.ScheduleInfo, 0, len(schedules))
-	for _, s := range schedules {
-		info := core.ScheduleInfo{Name: s.Name, Spec: s.Spec, TimeZone: s.TimeZone, AgentID: s.AgentID, Session: s.Session}
-		if s.when != nil {
-			info.Next = s.when.Next(now).UTC()
-		}
-		out = append(out, info)
-	}
-	slices.SortFunc(out, func(a, b core.ScheduleInfo) int { return strings.Compare(a.Name, b.Name) })
-	return out
+	return schedule.Infos(schedules, now)
 }
 
-// jobSchedules are the schedules as the job queue fires them.
-func (in *Instance) jobSchedules() []core.JobSchedule {
-	out := make([]core.JobSchedule, 0, len(in.cfg.Schedules))
-	for _, s := range in.cfg.Schedules {
-		out = append(out, core.JobSchedule{Name: s.Name, Schedule: s.when})
-	}
-	return out
-}
-
-// ScheduleRunID is the run id of schedule name's tick at t: derived from
-// the tick, so a tick handed out twice (a retried job, a leader failover)
-// finds its run already there and starts nothing, and a client can find a
-// tick's run without listing.
+// ScheduleRunID is the run id of schedule name's tick at t (schedule.RunID).
 func ScheduleRunID(name string, tick time.Time) string {
-	return tickRunID(core.ScheduleTickKey(name, tick))
+	return schedule.RunID(name, tick)
 }
 
-func tickRunID(key string) string {
-	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("bread:schedule:"+key)).String()
-}
-
-// workTick starts the run of one schedule tick, in the background.
-func (in *Instance) workTick(ctx context.Context, j core.Job) error {
-	name, _, _ := strings.Cut(j.Key, "@")
-	i := slices.IndexFunc(in.cfg.Schedules, func(s Schedule) bool { return s.Name == name })
-	if i < 0 {
-		in.log.Warn("bread: a tick of an unknown schedule; this replica's bread.yaml may be older than the one that fired it", "schedule", name, "key", j.Key)
-		return nil
-	}
-	s := in.cfg.Schedules[i]
-	opts := core.RunOptions{Session: core.SessionOptions{ID: s.Session}}
-	bg := core.BackgroundOptions{Webhook: s.Webhook}
-	runID := tickRunID(j.Key)
-	var d core.Detached
-	var err error
-	if in.jobs != nil {
-		d, err = in.enqueueRun(ctx, runID, s.AgentID, s.Input, opts, bg)
-	} else {
-		d, err = in.runBackground(ctx, runID, s.AgentID, s.Input, opts, bg)
-	}
+// checkSchedules parses the configured schedules once at Start, when
+// plugins have added their agents, into the Instance's timetable.
+func (in *Instance) checkSchedules() error {
+	parsed, err := schedule.Check(in.cfg.Schedules, func(id string) bool { return in.agents[id] != nil })
 	if err != nil {
-		in.log.Warn("bread: a schedule's tick did not start its run", "schedule", name, "key", j.Key, "error", err)
-		return fmt.Errorf("schedule %s: %w", name, err)
+		return err
 	}
-	in.log.Info("bread: schedule ticked", append(runAttrs(d.RunID, s.AgentID, d.SessionID), "schedule", name, "key", j.Key)...)
+	in.timetable = schedule.New(parsed, tickStarter{in}, in.log)
 	return nil
+}
+
+// Schedules lists the configured schedules by name, with their next tick
+// after now (none before Start has checked them).
+func (in *Instance) Schedules() []core.ScheduleInfo {
+	if in.timetable == nil {
+		return schedule.Infos(in.cfg.Schedules, time.Now())
+	}
+	return in.timetable.Infos(time.Now())
+}
+
+// tickStarter is the Instance's schedule.Starter. It is its own type so
+// that starting a run under a chosen id is not part of the Instance's API.
+type tickStarter struct{ in *Instance }
+
+// StartBackground starts a tick's run under runID: queued with a job
+// queue, else on an Instance goroutine.
+func (s tickStarter) StartBackground(ctx context.Context, runID, agentID string, input any, opts core.RunOptions, bg core.BackgroundOptions) (core.Detached, error) {
+	if s.in.jobs != nil {
+		return s.in.enqueueRun(ctx, runID, agentID, input, opts, bg)
+	}
+	return s.in.runBackground(ctx, runID, agentID, input, opts, bg)
 }

@@ -1,13 +1,13 @@
-package engine_test
+package schedule_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/breadai/bread/engine"
+	"github.com/breadai/bread/engine/schedule"
 )
 
-// FuzzParseSchedule holds ParseSchedule to an answer for any spec and zone
+// FuzzParseSchedule holds Parse to an answer for any spec and zone
 // a bread.yaml may hold: a schedule, or an error, never a panic; and a
 // schedule whose next tick never goes back in time.
 func FuzzParseSchedule(f *testing.F) {
@@ -20,7 +20,7 @@ func FuzzParseSchedule(f *testing.F) {
 	}
 	start := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, spec, zone string) {
-		s, err := engine.ParseSchedule(spec, zone)
+		s, err := schedule.Parse(spec, zone)
 		if err != nil {
 			return
 		}
