@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,8 +43,9 @@ const (
 // Logging is best-effort. Writes go, in order, through one writer goroutine
 // owned by the choke point, so the stream does not wait on the store; a log
 // that writes at memory speed (core.InlineCrumbLog) is written on the
-// stream's goroutine instead. The first failed write disables logging for
-// that run with one warning, and the run goes on. pipeline:step:* crumbs are
+// stream's goroutine instead. A write the store could not make is retried
+// for about three seconds (write); one that still fails disables logging
+// for that run with one warning, and the run goes on. pipeline:step:* crumbs are
 // numbered but never logged (they have no session to cascade with), and
 // relayed remote crumbs are numbered but never logged.
 type chokePoint struct {
@@ -186,6 +188,15 @@ func (cp *chokePoint) openRun(ctx context.Context, b *core.CrumbBase) *runSeq {
 	rs := cp.newRunSeq(b.RunID, b.AgentID, b.SessionID, 0)
 	if !rs.noLog {
 		seq, err := cp.clog.MaxCrumbSeq(ctx, b.RunID)
+		wait := 100 * time.Millisecond
+		for try := 1; err != nil && try < logRetries && unavailable(err) && ctx.Err() == nil; try++ {
+			// A resumed run's numbering needs the log: without it the log
+			// would be given up for the whole continuation.
+			t := cp.in.clock.NewTimer(wait)
+			<-t.C()
+			wait *= 2
+			seq, err = cp.clog.MaxCrumbSeq(ctx, b.RunID)
+		}
 		if err != nil {
 			cp.disable(rs, err)
 		} else {
@@ -362,7 +373,7 @@ func (cp *chokePoint) drain() int {
 		skip := rs == nil || rs.noLog
 		cp.mu.Unlock()
 		if !skip {
-			if err := cp.clog.AppendCrumbs(cp.pubCtx, batch[start:end]); err != nil {
+			if err := cp.write(batch[start:end]); err != nil {
 				cp.mu.Lock()
 				cp.disable(rs, err)
 				cp.mu.Unlock()
@@ -380,7 +391,64 @@ func (cp *chokePoint) drain() int {
 	return n
 }
 
-// disable stops logging for a run after its first failed write, with one
+// logRetries is how many times a crumb-log write the store could not make
+// (STORE_UNAVAILABLE) is tried before the run's log is given up: five
+// tries, 100 ms apart and doubling, about three seconds in all, as a run's
+// end write.
+const logRetries = 5
+
+// write appends entries, all of one run, retrying a write the store could
+// not make (a connection terminated, the database restarting). Found by
+// the chaos harness: a terminated connection under one write disabled the
+// run's log for good, so its end was never logged and a replay never
+// ended. Before each retry it reads what the log holds at those seqs: a
+// write whose commit landed but whose answer was lost is done; a seq
+// another instance took (a sweeper's RUN_LOST) fails it, and the run's log
+// ends there.
+func (cp *chokePoint) write(entries []core.CrumbLogEntry) error {
+	err := cp.clog.AppendCrumbs(cp.pubCtx, entries)
+	wait := 100 * time.Millisecond
+	for try := 1; err != nil && try < logRetries && unavailable(err); try++ {
+		t := cp.in.clock.NewTimer(wait)
+		<-t.C()
+		wait *= 2
+		held, gerr := cp.clog.GetCrumbs(cp.pubCtx, entries[0].RunID, entries[0].Seq-1, len(entries))
+		switch {
+		case gerr != nil:
+			err = gerr
+		case len(held) == 0:
+			err = cp.clog.AppendCrumbs(cp.pubCtx, entries)
+		case sameEntries(held, entries):
+			return nil
+		default:
+			return &core.BreadError{Code: core.CodeValidationError, Message: "the run's crumb log holds other entries at these seqs", Cause: err}
+		}
+	}
+	return err
+}
+
+// unavailable reports whether err is the store's "cannot reach the
+// database", worth a retry.
+func unavailable(err error) bool {
+	var be *core.BreadError
+	return errors.As(err, &be) && be.Code == core.CodeStoreUnavailable
+}
+
+// sameEntries reports whether the log's entries are the ones written (a
+// retried batch whose first try committed).
+func sameEntries(held, written []core.CrumbLogEntry) bool {
+	if len(held) != len(written) {
+		return false
+	}
+	for i := range held {
+		if held[i].Seq != written[i].Seq || held[i].Type != written[i].Type || held[i].CreatedAt != written[i].CreatedAt {
+			return false
+		}
+	}
+	return true
+}
+
+// disable stops logging for a run after a write failed for good, with one
 // warning. The run itself goes on.
 func (cp *chokePoint) disable(rs *runSeq, err error) {
 	if rs.noLog {
