@@ -33,6 +33,9 @@ func cmdChat(ctx context.Context, a *app, args []string) int {
 	if err := a.load(); err != nil {
 		return a.fail(err)
 	}
+	if a.refuseToRun() {
+		return ExitFailure
+	}
 	agentID, err := a.chatAgent(pos)
 	if err != nil {
 		return a.fail(err)

@@ -54,6 +54,9 @@ func cmdInvoke(ctx context.Context, a *app, args []string) int {
 	if err := a.load(); err != nil {
 		return a.fail(err)
 	}
+	if a.refuseToRun() {
+		return ExitFailure
+	}
 	inst, _, err := a.started(ctx, modeTerminal)
 	if err != nil {
 		return a.fail(err)

@@ -127,3 +127,40 @@ func TestMutualDelegationEndsAtTheDepthLimit(t *testing.T) {
 		t.Errorf("invoke: %+v", r)
 	}
 }
+
+// TestInvokeAndChatRefuseWhatBuildRefuses: `bread invoke` and `bread chat`
+// run build's and start's project checks (all but the server's wiring and
+// auth) before any run: a delegation cycle or an unknown provider is
+// refused at its file and line, as build says it, and no model answers.
+func TestInvokeAndChatRefuseWhatBuildRefuses(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"supervisors delegating to each other", map[string]string{
+			"agents/a/agent.yaml": "model: {provider: replay, model: t/a.jsonl}\n" + schemas + "supervisor:\n  agents:\n    - agentId: b\n",
+			"agents/b/agent.yaml": "model: {provider: replay, model: t/a.jsonl}\nsupervisor:\n  agents:\n    - {agentId: c}\n    - {agentId: a}\n",
+			"agents/c/agent.yaml": "model: {provider: replay, model: t/a.jsonl}\n",
+		}, "agents/b/agent.yaml:5: INVALID_CONFIG: delegation cycle a → b → a"},
+		{"an agent looping over itself", map[string]string{
+			"agents/a/agent.yaml": "model: {provider: replay, model: t/a.jsonl}\n" + schemas + "loop:\n  maxIterations: 2\n  pool: [a]\n",
+		}, "agents/a/agent.yaml:6: INVALID_CONFIG: delegation cycle a → a"},
+		{"an unknown provider of another served agent", map[string]string{
+			"bread.yaml":          "entrypoints: [a, b]\nstore: memory\n",
+			"agents/b/agent.yaml": schemas + "model:\n  provider: nowhere\n  model: m\n",
+		}, `agents/b/agent.yaml:4: UNKNOWN_PROVIDER: Agent "b" uses unknown provider "nowhere"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := project(t, guardProject(tt.files))
+			for _, args := range [][]string{{"invoke", "a", "go"}, {"chat", "a"}} {
+				r := run(t, cli.Options{Stdin: strings.NewReader("go\n/exit\n")}, append(args, "--cwd", dir)...)
+				if r.code != cli.ExitFailure || !strings.Contains(r.stderr, tt.want) || strings.Contains(r.stdout, "done") {
+					t.Errorf("%s: code %d, stdout %q, stderr:\n%s\nwant %q", args[0], r.code, r.stdout, r.stderr, tt.want)
+				}
+			}
+		})
+	}
+	// A delegation cycle allowed on purpose (delegation.maxDepth) runs:
+	// TestMutualDelegationEndsAtTheDepthLimit.
+}

@@ -27,6 +27,16 @@ import (
 // matching no tool, unknown actions in an allow list) fails after it, the
 // same way in both, when the engine and server are built.
 func (a *app) checkProject() (problems []error, warnings []string) {
+	return a.checkProjectFor(true)
+}
+
+// checkProjectFor is checkProject; with serving false it leaves out what
+// only a server uses (the bus wiring, auth and stream tokens), for the
+// terminal commands that run agents (invoke, chat): a project they would
+// run with a delegation cycle, an unknown provider or a broken transcript
+// is refused before any run, as build and start refuse it, while a
+// server's secrets a developer's machine may lack do not stop them.
+func (a *app) checkProjectFor(serving bool) (problems []error, warnings []string) {
 	p := a.project
 	providers, err := a.providers()
 	if err != nil {
@@ -96,10 +106,10 @@ func (a *app) checkProject() (problems []error, warnings []string) {
 	} else if err := a.knownStore(cfg.Store); err != nil {
 		problems = append(problems, err)
 	}
-	if _, err := a.wiring(); err != nil {
+	if _, err := a.wiring(); err != nil && serving {
 		problems = append(problems, err)
 	}
-	if len(cfg.Server.Auth) > 0 {
+	if serving && len(cfg.Server.Auth) > 0 {
 		if _, err := a.authStrategies(cfg.Server.Auth); err != nil {
 			problems = append(problems, err)
 		}
@@ -132,6 +142,21 @@ func (a *app) refuseInvalid(ctx context.Context) bool {
 	for _, w := range warnings {
 		a.log.WarnContext(ctx, "bread: "+w)
 	}
+	for _, p := range problems {
+		fmt.Fprintf(a.stderr, "[bread] %v\n", p)
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(a.stderr, "bread: the project has %d problem(s) (bread build lists the same)\n", len(problems))
+		return true
+	}
+	return false
+}
+
+// refuseToRun runs checkProjectFor a terminal command that runs agents: it
+// prints each problem as `bread build` does (warnings are build's to say)
+// and reports whether the project must not run.
+func (a *app) refuseToRun() bool {
+	problems, _ := a.checkProjectFor(false)
 	for _, p := range problems {
 		fmt.Fprintf(a.stderr, "[bread] %v\n", p)
 	}
