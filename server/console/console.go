@@ -1,6 +1,7 @@
 // Package console is bread's web console: one page, embedded in the binary,
-// to run agents and pipelines, watch their crumbs, answer humans in the
-// loop, read sessions and run evals. It is for the server, which mounts it
+// to run agents and pipelines, watch their crumbs and waterfalls, answer
+// humans in the loop, read sessions, compare two runs, run evals and chart
+// their history. It is for the server, which mounts it
 // with server.Options.Console (bread dev always, bread start with
 // `server.console: true`); the page itself only calls the HTTP API, so an
 // application that wants its own UI should call that API instead.

@@ -33,13 +33,15 @@ func TestTextContrastMeetsWCAGAA(t *testing.T) {
 		{"muted", "bg"}, {"muted", "card"},
 		{"accent", "bg"}, {"accent", "card"}, {"accent-fg", "accent"},
 		{"ok", "bg"}, {"ok", "card"}, {"bad", "bg"}, {"bad", "card"}, {"warn", "bg"}, {"warn", "card"},
+		// A run comparison's diff: text added and removed, on their marks.
+		{"fg", "ins-bg"}, {"fg", "del-bg"}, {"muted", "ins-bg"}, {"muted", "del-bg"},
 	}
 	check(t, colors, pairs, 4.5)
 	// The waterfall's bars are graphics, not text: WCAG 1.4.11 asks 3:1
 	// against what they are drawn on (a card, or a hovered row).
 	colors["row-hover"] = "#f4f1ea"
 	var bars [][2]string
-	for _, c := range []string{"wf-run", "wf-model", "wf-tool", "wf-sub", "wf-step", "wf-wait", "bad"} {
+	for _, c := range []string{"wf-run", "wf-model", "wf-tool", "wf-sub", "wf-step", "wf-wait", "bad", "warn"} {
 		bars = append(bars, [2]string{c, "card"}, [2]string{c, "row-hover"})
 	}
 	check(t, colors, bars, 3)

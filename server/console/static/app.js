@@ -4,6 +4,8 @@ import { schemaForm } from './form.js';
 import { RunView } from './run.js';
 import { tokens, ms } from './waterfall.js';
 import { bars } from './chart.js';
+import { compare } from './compare.js';
+import { evals, evalRun } from './evals.js';
 
 const main = document.getElementById('main');
 let view = null; // the current page's disposable part
@@ -25,7 +27,7 @@ function route() {
   view = null;
   const [path, query] = (location.hash.replace(/^#/, '') || '/').split('?');
   const q = new URLSearchParams(query || '');
-  const [section, id] = path.split('/').filter(Boolean).map(decodeURIComponent);
+  const [section, id, sub] = path.split('/').filter(Boolean).map(decodeURIComponent);
   main.replaceChildren();
   let page;
   if (!section) page = home();
@@ -34,7 +36,13 @@ function route() {
   else if (section === 'runs' && id) page = chat({ runId: id });
   else if (section === 'sessions' && id) page = session(id);
   else if (section === 'sessions') page = sessions(q.getAll('tag'));
-  else if (section === 'evals') page = evals(id);
+  else if (section === 'evals' && id && sub) page = evalRun(main, id, sub);
+  else if (section === 'evals') page = evals(main, id);
+  else if (section === 'compare') {
+    const dispose = compare(main, id, sub);
+    view = { dispose };
+    return;
+  }
   else {
     main.append(h('h1', 'Not found'), h('p', h('a', { href: '#/' }, 'Back to the agents')));
     return;
@@ -218,6 +226,14 @@ async function session(id) {
     Object.entries(s.tags || {}).map(([k, v]) => k + ':' + v).join(' ')));
   if (s.agentId) main.append(h('p', h('a.button', { href: '#/agents/' + encodeURIComponent(s.agentId) + '?session=' + encodeURIComponent(id) }, 'Continue with ' + s.agentId)));
   const runs = await sessionRuns(id);
+  // Two runs picked in the table are compared side by side.
+  const cmp = h('button', { type: 'button', disabled: true }, 'Compare the two picked runs');
+  const picked = () => [...main.querySelectorAll('.usage input[type=checkbox]:checked')].map((c) => c.value);
+  function pick() { cmp.disabled = picked().length !== 2; }
+  cmp.addEventListener('click', () => {
+    const [a, b] = picked();
+    location.hash = '#/compare/' + encodeURIComponent(a) + '/' + encodeURIComponent(b);
+  });
   if (runs && runs.length) {
     // Oldest first, as the conversation went.
     runs.reverse();
@@ -229,14 +245,16 @@ async function session(id) {
         { name: 'duration', cls: 'step', value: (r) => r.durationMs || 0, format: ms },
       ], { title: 'The session\'s runs by tokens and duration, oldest first' }),
       h('div.table-wrap', h('table',
-        h('thead', h('tr', ['#', 'Run', 'Agent', 'Status', 'Duration', 'Tokens'].map((x) => h('th', { scope: 'col' }, x)))),
+        h('thead', h('tr', ['#', 'Run', 'Agent', 'Status', 'Duration', 'Tokens', 'Compare'].map((x) => h('th', { scope: 'col' }, x)))),
         h('tbody', runs.map((r, i) => h('tr',
           h('td', String(i + 1)),
           h('td', h('a', { href: '#/runs/' + encodeURIComponent(r.id) }, r.id)),
           h('td', r.pipelineId ? 'pipeline ' + r.pipelineId : r.agentId),
           h('td', r.status),
           h('td.num', r.durationMs ? ms(r.durationMs) : ''),
-          h('td.num', r.usage ? tokens(r.usage) : '—'))))))));
+          h('td.num', r.usage ? tokens(r.usage) : '—'),
+          h('td', h('input', { type: 'checkbox', value: r.id, 'aria-label': 'Pick run ' + (i + 1) + ' to compare', onchange: pick }))))))),
+      cmp));
   }
   main.append(h('div.chat', { role: 'log', 'aria-label': 'History' }, msgs.map(message)));
 }
@@ -252,33 +270,4 @@ function message(m) {
     return h('pre', json(p));
   }) : h('pre', json(c));
   return h('div.msg' + (m.role === 'user' ? '.user' : ''), h('span.who', m.role + ' · ' + time(m.timestamp)), body);
-}
-
-async function evals(only) {
-  title('Evals');
-  main.append(h('p.muted', 'Runs every case of an agent\'s agents/<id>/evals/*.eval.yaml, as bread eval does.'));
-  const agents = await api('GET', '/agents');
-  for (const a of agents) {
-    if (only && a.id !== only) continue;
-    const out = h('div', { 'aria-live': 'polite' });
-    const btn = h('button', { type: 'button', 'aria-label': 'Run the evals of ' + a.id }, 'Run evals');
-    btn.addEventListener('click', async () => {
-      btn.disabled = true;
-      out.replaceChildren(h('p.muted', 'Running…'));
-      try {
-        const r = await api('POST', '/agents/' + encodeURIComponent(a.id) + '/evals');
-        out.replaceChildren(h('p', h('strong', r.passed + ' / ' + r.total + ' passed')), h('div.table-wrap', h('table',
-          h('thead', h('tr', ['Suite', 'Type', 'Case', 'Result', 'Problems', 'Time'].map((x) => h('th', { scope: 'col' }, x)))),
-          h('tbody', r.results.map((c) => h('tr',
-            h('td', c.suite), h('td', c.type || 'functional'), h('td', c.case),
-            h('td.' + (c.passed ? 'pass' : 'fail'), c.passed ? 'pass' : 'fail'),
-            h('td', (c.problems || []).join('\n')), h('td', c.durationMs + ' ms')))))));
-      } catch (e) {
-        out.replaceChildren(errorBox(e));
-      } finally {
-        btn.disabled = false;
-      }
-    });
-    main.append(h('section.card', { 'aria-label': 'Evals of ' + a.id }, h('h2', a.id), h('div.row', btn), out));
-  }
 }

@@ -45,7 +45,8 @@ export function bars(items, series, { label = (_, i) => String(i + 1), title = '
 }
 
 // line draws values in [0, 1] over time, a dot per point, with the first
-// and last times under the axis. points is [{t, v, title}].
+// and last times under the axis. points is [{t, v, title, href, cls}]: a
+// point with an href is a link (focusable, Enter follows it).
 export function line(points, { title = 'Chart', format = (v) => Math.round(v * 100) + '%' } = {}) {
   const W = 640, H = 150, top = 10, bottom = 20, left = 40, right = 10;
   const plot = H - top - bottom;
@@ -61,9 +62,9 @@ export function line(points, { title = 'Chart', format = (v) => Math.round(v * 1
   const y = (v) => top + plot - Math.max(0, Math.min(1, v)) * plot;
   el.append(svg('polyline', { class: 'trend', points: points.map((p, i) => x(p.t, i) + ',' + y(p.v)).join(' ') }));
   points.forEach((p, i) => {
-    const c = svg('circle', { class: 'dot', cx: x(p.t, i), cy: y(p.v), r: 4 });
+    const c = svg('circle', { class: 'dot' + (p.cls ? ' ' + p.cls : ''), cx: x(p.t, i), cy: y(p.v), r: 5 });
     c.append(svg('title', {}, p.title || format(p.v)));
-    el.append(c);
+    el.append(p.href ? svg('a', { href: p.href, 'aria-label': p.title || format(p.v) }, c) : c);
   });
   const when = (t) => new Date(t).toLocaleString();
   el.append(svg('text', { class: 'axis', x: left, y: H - 4 }, when(t0)));

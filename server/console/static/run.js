@@ -127,7 +127,8 @@ export class RunView {
       'run ', h('code', t.id || '…'),
       t.pipelineId ? [' · pipeline ', h('code', t.pipelineId)] : null,
       t.agentId ? [' · agent ', h('code', t.agentId)] : null,
-      t.sessionId ? [' · session ', h('a', { href: '#/sessions/' + encodeURIComponent(t.sessionId) }, t.sessionId)] : null));
+      t.sessionId ? [' · session ', h('a', { href: '#/sessions/' + encodeURIComponent(t.sessionId) }, t.sessionId)] : null,
+      t.id ? [' · ', h('a', { href: '#/compare/' + encodeURIComponent(t.id) + '/' }, 'compare with another run')] : null));
     this.setState(t, t.state);
   }
 
