@@ -62,6 +62,8 @@ func (a *app) mcpPluginTypes() map[string]PluginFactory {
 				ConnectTimeout duration           `json:"connectTimeout"`
 				Backoff        duration           `json:"backoff"`
 				MaxBackoff     duration           `json:"maxBackoff"`
+				// ElicitationTimeout bounds a server's open question.
+				ElicitationTimeout duration `json:"elicitationTimeout"`
 			}
 			if err := decode(c, &o); err != nil {
 				return nil, err
@@ -81,7 +83,7 @@ func (a *app) mcpPluginTypes() map[string]PluginFactory {
 					}
 				}
 			}
-			pl, err := mcpclient.New(mcpclient.Options{Servers: o.Servers, ConnectTimeout: time.Duration(o.ConnectTimeout), Backoff: time.Duration(o.Backoff), MaxBackoff: time.Duration(o.MaxBackoff)})
+			pl, err := mcpclient.New(mcpclient.Options{Servers: o.Servers, ConnectTimeout: time.Duration(o.ConnectTimeout), Backoff: time.Duration(o.Backoff), MaxBackoff: time.Duration(o.MaxBackoff), ElicitationTimeout: time.Duration(o.ElicitationTimeout)})
 			if err != nil {
 				return nil, located(c, err)
 			}

@@ -41,6 +41,11 @@ type Options struct {
 	// (default 30 s).
 	Backoff    time.Duration
 	MaxBackoff time.Duration
+	// ElicitationTimeout bounds how long a server's question (elicitation)
+	// stays open while its run waits for a human (default 1 h). After it
+	// the question is cancelled at the server; a later answer calls the
+	// tool again, and the server asks again.
+	ElicitationTimeout time.Duration
 }
 
 // Server is one MCP server.
@@ -76,6 +81,13 @@ type Server struct {
 	// newest the SDK speaks and falls back as the server answers.
 	ProtocolVersion string `json:"protocolVersion,omitempty"`
 
+	// Elicitation declares the elicitation capability (form mode): a
+	// question the server asks during a tool call suspends the bread run
+	// with a human:required carrying the server's schema and message, and
+	// the answer given through bread's resume goes back to the server.
+	// Off by default: the server's questions are then refused by the SDK.
+	Elicitation bool `json:"elicitation,omitempty"`
+
 	// NewTransport, when set, replaces Transport: each connection attempt
 	// gets a fresh transport from it (in-memory tests, custom transports).
 	NewTransport func() (mcp.Transport, error) `json:"-"`
@@ -106,10 +118,11 @@ type ExternalServer struct {
 	Headers           map[string]string `json:"headers,omitempty"`
 	CredentialHeaders map[string]string `json:"credentialHeaders,omitempty"`
 	Auth              *CredentialAuth   `json:"auth,omitempty"`
+	Elicitation       bool              `json:"elicitation,omitempty"`
 }
 
 func (e ExternalServer) server() Server {
-	return Server{Name: e.Name, Transport: TransportHTTP, URL: e.URL, Headers: e.Headers, CredentialHeaders: e.CredentialHeaders, Auth: e.Auth}
+	return Server{Name: e.Name, Transport: TransportHTTP, URL: e.URL, Headers: e.Headers, CredentialHeaders: e.CredentialHeaders, Auth: e.Auth, Elicitation: e.Elicitation}
 }
 
 // agentConfig reads an agent's configuration of this plugin: an

@@ -108,12 +108,7 @@ func (c *conn) connect() (*mcp.ClientSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "bread-mcp-client:" + c.cfg.Name, Version: "1"}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
-		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
-			go c.refresh(req.Session)
-		},
-	})
+	client := mcp.NewClient(&mcp.Implementation{Name: "bread-mcp-client:" + c.cfg.Name, Version: "1"}, c.clientOptions())
 	var so *mcp.ClientSessionOptions
 	if c.cfg.ProtocolVersion != "" {
 		so = &mcp.ClientSessionOptions{ProtocolVersion: c.cfg.ProtocolVersion}

@@ -9,7 +9,14 @@ require (
 )
 
 require (
+	github.com/breadai/bread/transports/httpstream v0.0.0 // indirect
+	github.com/gorilla/mux v1.8.1 // indirect
+	golang.org/x/net v0.60.0 // indirect
+)
+
+require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
+	github.com/breadai/bread/server v0.0.0
 	github.com/breadai/bread/typed v0.0.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
@@ -38,5 +45,7 @@ require (
 replace (
 	github.com/breadai/bread/core => ../../core
 	github.com/breadai/bread/engine => ../../engine
+	github.com/breadai/bread/server => ../../server
+	github.com/breadai/bread/transports/httpstream => ../../transports/httpstream
 	github.com/breadai/bread/typed => ../../typed
 )

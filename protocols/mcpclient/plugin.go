@@ -26,6 +26,8 @@ type Plugin struct {
 	conns    map[string]*conn // declared servers, by name
 	external map[string]*conn // inline servers, by name and URL
 	closed   bool
+
+	flights flights // tool calls in progress and those parked on a human
 }
 
 var (
@@ -49,6 +51,9 @@ func New(opts Options) (*Plugin, error) {
 		opts.MaxBackoff = 30 * time.Second
 	}
 	opts.MaxBackoff = max(opts.MaxBackoff, opts.Backoff)
+	if opts.ElicitationTimeout <= 0 {
+		opts.ElicitationTimeout = time.Hour
+	}
 	p := &Plugin{opts: opts, servers: map[string]*Server{}}
 	for i := range opts.Servers {
 		s := opts.Servers[i]
@@ -268,6 +273,7 @@ func (p *Plugin) Close(context.Context) error {
 		all = append(all, c)
 	}
 	p.mu.Unlock()
+	p.flights.closeAll()
 	p.cancel()
 	var wg sync.WaitGroup
 	for _, c := range all {

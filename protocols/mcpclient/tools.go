@@ -114,9 +114,30 @@ func schemaJSON(s any, input bool) json.RawMessage {
 }
 
 // caller is the Execute of one tool: it calls the original name on the
-// session current at call time.
-func (c *conn) caller(original string) func(ctx context.Context, args json.RawMessage, _ core.ToolContext) (any, error) {
-	return func(ctx context.Context, args json.RawMessage, _ core.ToolContext) (any, error) {
+// session current at call time. A question the server asks during the call
+// (elicitation) ends this execution with a core.ToolQuestion while the
+// server's request stays open; the resumed execution (tc.Answer set)
+// answers it and waits for the call's result. When nothing is parked for
+// the call (bread restarted, the resume reached another replica, the wait
+// timed out), the tool is called again from the start and the server asks
+// again.
+func (c *conn) caller(original string) func(ctx context.Context, args json.RawMessage, tc core.ToolContext) (any, error) {
+	return func(ctx context.Context, args json.RawMessage, tc core.ToolContext) (any, error) {
+		if tc.Answer != nil {
+			if p := c.p.flights.take(flightKey(tc)); p != nil {
+				res, err := elicitResult(tc.Answer)
+				if err != nil {
+					// The server's question stays parked for a valid answer
+					// would be nicer, but the checkpoint is spent: decline it.
+					p.a.reply <- &mcp.ElicitResult{Action: "decline"}
+					c.p.flights.done(p.f)
+					return nil, err
+				}
+				p.a.reply <- res
+				return c.await(ctx, p.f, original)
+			}
+			c.log().Info("bread: an answer to an MCP server's question found no request waiting for it (bread restarted, another replica asked, or the wait timed out); calling the tool again", "tool", original, "runId", tc.RunID, "toolCallId", tc.ToolCallID)
+		}
 		sess := c.current()
 		if sess == nil {
 			c.poke()
@@ -126,31 +147,55 @@ func (c *conn) caller(original string) func(ctx context.Context, args json.RawMe
 		if len(args) > 0 && string(args) != "null" {
 			arguments = args
 		}
-		res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: original, Arguments: arguments})
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			var we *jsonrpc.Error
-			if errors.As(err, &we) {
-				return nil, &core.BreadError{
-					Code:    core.CodeToolError,
-					Message: fmt.Sprintf("MCP server %s refused the call to %s: %s", c.cfg.Name, original, we.Message),
-					Context: map[string]any{"server": c.cfg.Name, "tool": original, "rpcCode": we.Code},
-				}
-			}
-			// The transport failed: drop the session so the connection
-			// loop reconnects, and let the model see why this call failed.
-			c.broken(sess, err)
+		f := c.p.flights.start(c.ctx, sess, tc, &mcp.CallToolParams{Name: original, Arguments: arguments})
+		return c.await(ctx, f, original)
+	}
+}
+
+// await waits for a flight's next event: a question parks the flight and
+// suspends the run; the result ends it.
+func (c *conn) await(ctx context.Context, f *flight, original string) (any, error) {
+	select {
+	case <-ctx.Done():
+		c.p.flights.done(f)
+		return nil, ctx.Err()
+	case ev := <-f.events:
+		if ev.ask != nil {
+			c.p.flights.park(f, ev.ask, c.p.opts.ElicitationTimeout, c.p.opts.ConnectTimeout, func() {
+				c.log().Warn("bread: nobody answered an MCP server's question in time; cancelled it at the server", "tool", original, "timeout", c.p.opts.ElicitationTimeout.String())
+			})
+			return nil, ev.ask.question(c.cfg.Name)
+		}
+		c.p.flights.done(f)
+		return c.callResult(ctx, f.sess, original, ev.res, ev.err)
+	}
+}
+
+// callResult maps the outcome of tools/call.
+func (c *conn) callResult(ctx context.Context, sess *mcp.ClientSession, original string, res *mcp.CallToolResult, err error) (any, error) {
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var we *jsonrpc.Error
+		if errors.As(err, &we) {
 			return nil, &core.BreadError{
 				Code:    core.CodeToolError,
-				Message: fmt.Sprintf("MCP server %s is unreachable (reconnecting)", c.cfg.Name),
-				Context: map[string]any{"server": c.cfg.Name, "tool": original},
-				Cause:   err,
+				Message: fmt.Sprintf("MCP server %s refused the call to %s: %s", c.cfg.Name, original, we.Message),
+				Context: map[string]any{"server": c.cfg.Name, "tool": original, "rpcCode": we.Code},
 			}
 		}
-		return toolResult(c.cfg.Name, original, res)
+		// The transport failed: drop the session so the connection
+		// loop reconnects, and let the model see why this call failed.
+		c.broken(sess, err)
+		return nil, &core.BreadError{
+			Code:    core.CodeToolError,
+			Message: fmt.Sprintf("MCP server %s is unreachable (reconnecting)", c.cfg.Name),
+			Context: map[string]any{"server": c.cfg.Name, "tool": original},
+			Cause:   err,
+		}
 	}
+	return toolResult(c.cfg.Name, original, res)
 }
 
 // toolResult maps an MCP result to a bread tool result:

@@ -1,0 +1,24 @@
+package mcpclient
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// clientOptions declares what this client answers, and nothing more: no
+// roots; elicitation when the server's declaration turns it on; sampling
+// when an agent using the server allows it. The SDK infers each capability
+// from its handler.
+func (c *conn) clientOptions() *mcp.ClientOptions {
+	o := &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
+			go c.refresh(req.Session)
+		},
+	}
+	if c.cfg.Elicitation {
+		o.ElicitationHandler = c.elicit
+	}
+	return o
+}
