@@ -140,13 +140,24 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // stdioSession serves the plugin over a pipe pair and connects a client.
 func stdioSession(t *testing.T, p *mcpserver.Plugin, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return stdioSessionOn(t, p, opts, "")
+}
+
+// stdioSessionOn is stdioSession speaking a given protocol revision ("":
+// the client's latest).
+func stdioSessionOn(t *testing.T, p *mcpserver.Plugin, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.ServeStdio(ctx, sr, sw) }()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
-	cs, err := client.Connect(t.Context(), &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	var so *mcp.ClientSessionOptions
+	if version != "" {
+		so = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := client.Connect(t.Context(), &mcp.IOTransport{Reader: cr, Writer: cw}, so)
 	if err != nil {
 		t.Fatal(err)
 	}

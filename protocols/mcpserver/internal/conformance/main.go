@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -100,8 +101,22 @@ func content(name, desc string, blocks ...mcp.Content) core.Tool {
 		Execute: func(context.Context, json.RawMessage, core.ToolContext) (any, error) { return blocks, nil }}
 }
 
+// reconnection closes the call's SSE stream before it answers (SEP-1699
+// polling): the client reconnects with Last-Event-ID and reads the result
+// from the session's event store.
+func reconnection() core.Tool {
+	return core.Tool{Name: "test_reconnection", Description: "Closes the SSE stream mid-call; the result arrives after the client reconnects.", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Execute: func(ctx context.Context, _ json.RawMessage, _ core.ToolContext) (any, error) {
+			if req := mcpserver.RequestFrom(ctx); req != nil && req.Extra != nil && req.Extra.CloseSSEStream != nil {
+				req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 100 * time.Millisecond})
+			}
+			return "Reconnection test completed", nil
+		}}
+}
+
 func (contentTools) Tools() []core.Tool {
 	return []core.Tool{
+		reconnection(),
 		content("test_image_content", "Returns an image.", &mcp.ImageContent{Data: png, MIMEType: "image/png"}),
 		content("test_audio_content", "Returns audio.", &mcp.AudioContent{Data: wav, MIMEType: "audio/wav"}),
 		content("test_embedded_resource", "Returns an embedded resource.", &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://embedded-resource", MIMEType: "text/plain", Text: "This is an embedded resource content."}}),
@@ -111,6 +126,26 @@ func (contentTools) Tools() []core.Tool {
 			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://mixed-content-resource", MIMEType: "application/json", Text: `{"test":"data","value":123}`}}),
 	}
 }
+
+// asking is an agent whose model calls its human tool "ask" (answer schema
+// answer) with no arguments, then answers text: the run reaches
+// human:required, which the plugin asks of the client through elicitation.
+func asking(id, prompt, answer, input string) *core.Agent {
+	a := agent(id, scripted{tool: "human_ask", text: "Elicitation completed: action=accept"}, input)
+	a.HumanTools = []core.HumanToolDef{{Name: "ask", Prompt: prompt, Schema: json.RawMessage(answer)}}
+	return a
+}
+
+const (
+	elicitUser     = `{"type":"object","properties":{"username":{"type":"string","description":"Your username"},"email":{"type":"string","format":"email","description":"Your email address"}},"required":["username","email"]}`
+	elicitDefaults = `{"type":"object","properties":{"name":{"type":"string","default":"John Doe"},"age":{"type":"integer","default":30},"score":{"type":"number","default":95.5},"status":{"type":"string","enum":["active","inactive","pending"],"default":"active"},"verified":{"type":"boolean","default":true}}}`
+	elicitEnums    = `{"type":"object","properties":{` +
+		`"untitledSingle":{"type":"string","enum":["option1","option2","option3"]},` +
+		`"titledSingle":{"type":"string","oneOf":[{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},{"const":"value3","title":"Third Option"}]},` +
+		`"legacyEnum":{"type":"string","enum":["opt1","opt2","opt3"],"enumNames":["Option One","Option Two","Option Three"]},` +
+		`"untitledMulti":{"type":"array","items":{"type":"string","enum":["option1","option2","option3"]}},` +
+		`"titledMulti":{"type":"array","items":{"anyOf":[{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}}}}`
+)
 
 const schema2020 = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false}`
 
@@ -123,10 +158,15 @@ func run(ctx context.Context, port int) error {
 		progress,
 		agent("test_error_handling", scripted{failed: &core.BreadError{Code: core.CodeAgentError, Message: "This tool intentionally returns an error for testing"}}, `{"type":"object"}`),
 		agent("json_schema_2020_12_tool", scripted{text: "ok"}, schema2020),
+		agent("test_tool_with_logging", scripted{text: "Logging test completed."}, `{"type":"object"}`),
+		asking("test_elicitation", "Please provide your information", elicitUser, `{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`),
+		asking("test_elicitation_sep1034_defaults", "Please review the defaults", elicitDefaults, `{"type":"object"}`),
+		asking("test_elicitation_sep1330_enums", "Please pick options", elicitEnums, `{"type":"object"}`),
 	}
 	p, err := mcpserver.New(mcpserver.Options{
-		Agents: []string{"test_simple_text", "test_tool_with_progress", "test_error_handling", "json_schema_2020_12_tool"},
-		Tools:  []mcpserver.ToolRef{{Tool: "test_image_content"}, {Tool: "test_audio_content"}, {Tool: "test_embedded_resource"}, {Tool: "test_multiple_content_types"}},
+		Agents: []string{"test_simple_text", "test_tool_with_progress", "test_error_handling", "json_schema_2020_12_tool",
+			"test_tool_with_logging", "test_elicitation", "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums"},
+		Tools: []mcpserver.ToolRef{{Tool: "test_reconnection"}, {Tool: "test_image_content"}, {Tool: "test_audio_content"}, {Tool: "test_embedded_resource"}, {Tool: "test_multiple_content_types"}},
 	})
 	if err != nil {
 		return err
