@@ -88,6 +88,13 @@ type Server struct {
 	// Off by default: the server's questions are then refused by the SDK.
 	Elicitation bool `json:"elicitation,omitempty"`
 
+	// Resources and Prompts expose the server's resources (tools
+	// <name>__resources_list and <name>__resources_read) and prompts
+	// (<name>__prompts_list and <name>__prompts_get) to agents, when the
+	// server declares them. Off by default.
+	Resources bool `json:"resources,omitempty"`
+	Prompts   bool `json:"prompts,omitempty"`
+
 	// NewTransport, when set, replaces Transport: each connection attempt
 	// gets a fresh transport from it (in-memory tests, custom transports).
 	NewTransport func() (mcp.Transport, error) `json:"-"`
@@ -119,10 +126,12 @@ type ExternalServer struct {
 	CredentialHeaders map[string]string `json:"credentialHeaders,omitempty"`
 	Auth              *CredentialAuth   `json:"auth,omitempty"`
 	Elicitation       bool              `json:"elicitation,omitempty"`
+	Resources         bool              `json:"resources,omitempty"`
+	Prompts           bool              `json:"prompts,omitempty"`
 }
 
 func (e ExternalServer) server() Server {
-	return Server{Name: e.Name, Transport: TransportHTTP, URL: e.URL, Headers: e.Headers, CredentialHeaders: e.CredentialHeaders, Auth: e.Auth, Elicitation: e.Elicitation}
+	return Server{Name: e.Name, Transport: TransportHTTP, URL: e.URL, Headers: e.Headers, CredentialHeaders: e.CredentialHeaders, Auth: e.Auth, Elicitation: e.Elicitation, Resources: e.Resources, Prompts: e.Prompts}
 }
 
 // agentConfig reads an agent's configuration of this plugin: an

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,7 +32,10 @@ type conn struct {
 	mu      sync.Mutex
 	session *mcp.ClientSession
 	tools   []core.Tool // the last listing; nil before the first one
-	err     error       // why the server is not connected, or nil
+	// features are the tools of the server's resources and prompts (set
+	// at connect, read under mu).
+	features []core.Tool
+	err      error // why the server is not connected, or nil
 }
 
 func newConn(p *Plugin, cfg Server) *conn {
@@ -122,6 +126,7 @@ func (c *conn) connect() (*mcp.ClientSession, error) {
 		_ = sess.Close()
 		return nil, err
 	}
+	features := c.featureTools(sess)
 	c.mu.Lock()
 	if c.ctx.Err() != nil {
 		// Close ran while this attempt was connecting: it did not see the
@@ -130,7 +135,7 @@ func (c *conn) connect() (*mcp.ClientSession, error) {
 		_ = sess.Close()
 		return nil, c.ctx.Err()
 	}
-	c.session, c.tools, c.err = sess, tools, nil
+	c.session, c.tools, c.features, c.err = sess, tools, features, nil
 	c.mu.Unlock()
 	c.log().Info("bread: MCP server connected", "tools", len(tools), "protocol", sess.InitializeResult().ProtocolVersion)
 	return sess, nil
@@ -184,7 +189,10 @@ func (c *conn) current() *mcp.ClientSession {
 func (c *conn) snapshot() ([]core.Tool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.tools, c.err
+	if c.tools == nil || len(c.features) == 0 {
+		return c.tools, c.err
+	}
+	return append(slices.Clip(c.tools), c.features...), c.err
 }
 
 func (c *conn) poke() {
