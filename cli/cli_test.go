@@ -14,6 +14,7 @@ import (
 
 	"github.com/breadai/bread/cli"
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/stores/sqlite"
 	"github.com/breadai/bread/typed"
 )
 
@@ -205,6 +206,27 @@ func TestEval(t *testing.T) {
 	scoped := run(t, cli.Options{}, "eval", filepath.Join(fail, "agents/echo/evals/good.eval.yaml"), "--cwd", fail)
 	if scoped.code != 0 {
 		t.Errorf("eval scoped to a path: %+v", scoped)
+	}
+	// Each run is kept in the project's store: the eval history the
+	// console charts.
+	if !strings.Contains(scoped.stderr, "kept in the eval history: echo, 1/1 passed") {
+		t.Errorf("the scoped run does not say it was kept: %s", scoped.stderr)
+	}
+	st, err := sqlite.New(sqlite.Options{Path: filepath.Join(fail, "bread.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.ListEvalRuns(t.Context(), core.EvalRunFilter{AgentID: "echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || runs[0].Passed != 1 || runs[0].Total != 1 || runs[1].Passed != 1 || runs[1].Total != 2 || runs[0].CreatedAt < runs[1].CreatedAt {
+		t.Fatalf("the eval history: %+v", runs)
+	}
+	full, err := st.GetEvalRun(t.Context(), runs[1].ID)
+	if err != nil || len(full.Results) != 2 || full.Results[0].Case != "refuses" || full.Results[0].Passed || !full.Results[1].Passed {
+		t.Errorf("the failing run's cases: %+v %v", full, err)
 	}
 }
 

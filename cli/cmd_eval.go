@@ -10,6 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/engine"
@@ -22,7 +24,9 @@ const defaultJudge = "openai/gpt-4o-mini"
 
 // cmdEval runs the project's eval suites (those under path, if given),
 // printing progress as cases finish and a summary table, and exits non-zero
-// when any case fails.
+// when any case fails. When the project's store keeps an eval history
+// (core.EvalRunStore), each agent's run is saved there, as POST
+// /agents/{id}/evals saves it, so the console charts CI's runs too.
 func cmdEval(ctx context.Context, a *app, args []string) int {
 	if len(args) > 1 {
 		return a.usageError("eval", fmt.Errorf("at most one path"))
@@ -61,10 +65,17 @@ func cmdEval(ctx context.Context, a *app, args []string) int {
 	}
 	var rows []row
 	failed := 0
+	start := time.Now()
+	byAgent := map[string][]core.EvalResult{}
+	var agents []string
 	for _, s := range suites {
 		r := row{suite: s.File, typ: s.Type, total: len(s.Cases)}
 		for _, c := range s.Cases {
 			res := ev.Case(ctx, s, c)
+			if _, ok := byAgent[s.AgentID]; !ok {
+				agents = append(agents, s.AgentID)
+			}
+			byAgent[s.AgentID] = append(byAgent[s.AgentID], res)
 			mark := "✓"
 			if !res.Passed {
 				mark = "✗"
@@ -92,6 +103,16 @@ func cmdEval(ctx context.Context, a *app, args []string) int {
 	}
 	fmt.Fprintf(tw, "all\t\t%d\t%d\n", passed, total)
 	_ = tw.Flush()
+	if st := inst.Storage(); st.Has(core.StoreEvalRuns) {
+		for _, id := range agents {
+			run := core.NewEvalRun(uuid.NewString(), id, start, byAgent[id])
+			if err := st.SaveEvalRun(ctx, run); err != nil {
+				fmt.Fprintf(a.stderr, "bread: the eval run of %s was not kept in the eval history: %v\n", id, core.Sanitize(err))
+				continue
+			}
+			fmt.Fprintf(a.stderr, "kept in the eval history: %s, %d/%d passed (eval run %s)\n", id, run.Passed, run.Total, run.ID)
+		}
+	}
 	if failed > 0 {
 		return ExitFailure
 	}

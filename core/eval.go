@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // EvalResult is one eval case's outcome: what `bread eval` prints and
 // POST /agents/{id}/evals answers. The project loader produces it; the
@@ -39,6 +42,20 @@ type EvalRun struct {
 	// Results are the cases in the order they ran. ListEvalRuns leaves
 	// them out (a chart needs the scores only); GetEvalRun has them.
 	Results []EvalResult `json:"results,omitempty"`
+}
+
+// NewEvalRun is the record of agentID's eval run id, which started at
+// start and ends now with results: its time, duration and score. The
+// server's POST /agents/{id}/evals and `bread eval` make theirs with it.
+func NewEvalRun(id, agentID string, start time.Time, results []EvalResult) EvalRun {
+	r := EvalRun{ID: id, AgentID: agentID, CreatedAt: start.UnixMilli(), DurationMs: time.Since(start).Milliseconds(),
+		Total: len(results), Results: results}
+	for _, res := range results {
+		if res.Passed {
+			r.Passed++
+		}
+	}
+	return r
 }
 
 // EvalRunFilter narrows ListEvalRuns: a run is listed when it matches

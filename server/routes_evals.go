@@ -91,13 +91,7 @@ func (s *Server) runEvals(w http.ResponseWriter, r *http.Request) {
 		writeFailure(w, r, s.log, err)
 		return
 	}
-	run := core.EvalRun{ID: uuid.NewString(), AgentID: id, CreatedAt: start.UnixMilli(),
-		DurationMs: time.Since(start).Milliseconds(), Total: len(results), Results: nonNil(results)}
-	for _, res := range results {
-		if res.Passed {
-			run.Passed++
-		}
-	}
+	run := core.NewEvalRun(uuid.NewString(), id, start, nonNil(results))
 	rep := evalReport{EvalRun: run, Results: run.Results}
 	if st := s.inst.Storage(); st.Has(core.StoreEvalRuns) {
 		if err := st.SaveEvalRun(r.Context(), run); err != nil {
