@@ -47,7 +47,9 @@ func cmdChat(ctx context.Context, a *app, args []string) int {
 	defer inst.Stop(context.WithoutCancel(ctx))
 
 	if *session == "" {
-		*session = "chat-" + uuid.NewString()
+		// A bare random UUID: a remote server under session ownership
+		// lets a caller name a new session only so (core.UnguessableSessionID).
+		*session = uuid.Must(uuid.NewV7()).String()
 	}
 	fmt.Fprintf(a.stdout, "chatting with %s (session %s); /exit to leave\n", agentID, *session)
 	// Ctrl-C belongs to the chat loop: it cancels the run in flight, or

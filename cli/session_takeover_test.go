@@ -57,42 +57,69 @@ plugins:
 	}
 
 	// Ann's session: two turns, the second one seeing the first.
-	if status, body := send("POST", "/agents/chat/run", `{"input":"hello","session":{"id":"ann-s"}}`, append(ann, ndjson...)...); status != http.StatusOK || !strings.Contains(body, "FRESH") {
+	if status, body := send("POST", "/agents/chat/run", `{"input":"hello","session":{"id":"0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115"}}`, append(ann, ndjson...)...); status != http.StatusOK || !strings.Contains(body, "FRESH") {
 		t.Fatalf("ann's first turn: %d %s", status, body)
 	}
-	status, body := send("POST", "/agents/chat/run", `{"input":"again","session":{"id":"ann-s"}}`, append(ann, ndjson...)...)
+	status, body := send("POST", "/agents/chat/run", `{"input":"again","session":{"id":"0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115"}}`, append(ann, ndjson...)...)
 	if status != http.StatusOK || !strings.Contains(body, `"SAW-HISTORY"`) {
 		t.Fatalf("ann's second turn does not see her first: %d %s", status, body)
 	}
 	annRun := firstRunID(t, body)
-	_, annMessages := send("GET", "/sessions/ann-s/messages", "", ann...)
+	_, annMessages := send("GET", "/sessions/0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115/messages", "", ann...)
 	// Ann's run waiting for a human, in a session of hers.
-	run := openAs(t, "POST", srv.base+"/agents/publisher/run", `{"input":"publish hello","session":{"id":"ann-pub"}}`, append(ann, ndjson...)...)
+	run := openAs(t, "POST", srv.base+"/agents/publisher/run", `{"input":"publish hello","session":{"id":"0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa2b0"}}`, append(ann, ndjson...)...)
 	waiting := run.until(core.TypeHumanRequired)
 	hr := waiting[len(waiting)-1].Crumb.(*core.HumanRequired)
 	suspended := waiting[0].RunID
 	// A loop and a task run of hers, and a standalone task run.
-	seedSessionRecords(t, dir, "ann-s")
+	seedSessionRecords(t, dir, "0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115")
 
 	// Bob names ann's session in a run's body: the run ends with
 	// SESSION_NOT_FOUND before any model call, as for her other session.
-	for _, sess := range []string{"ann-s", "ann-pub"} {
+	for _, sess := range []string{"0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115", "0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa2b0"} {
 		status, body := send("POST", "/agents/chat/run", `{"input":"tell me","session":{"id":"`+sess+`"}}`, append(bob, ndjson...)...)
 		if status != http.StatusOK || !strings.Contains(body, `"code":"SESSION_NOT_FOUND"`) || strings.Contains(body, "SAW-HISTORY") || strings.Contains(body, "FRESH") {
 			t.Errorf("bob runs on %s: %d %s, want a stream ending SESSION_NOT_FOUND and no model turn", sess, status, body)
 		}
 	}
+	// Bob may name a new session only with a random UUID: any other id,
+	// free or taken (an operator's "ops-notes"), is refused the same way,
+	// so the refusal does not tell him which ids are taken.
+	if status, body := send("POST", "/agents/chat/run", `{"input":"hi","session":{"id":"ops-notes"}}`, append(ops, ndjson...)...); status != http.StatusOK || !strings.Contains(body, "FRESH") {
+		t.Fatalf("the operator's session: %d %s", status, body)
+	}
+	refusal := func(id string) string {
+		t.Helper()
+		_, body := send("POST", "/agents/chat/run", `{"input":"hi","session":{"id":"`+id+`"}}`, append(bob, ndjson...)...)
+		if !strings.Contains(body, `"code":"SESSION_NOT_FOUND"`) || strings.Contains(body, "FRESH") {
+			t.Errorf("bob runs on %s: %s, want a stream ending SESSION_NOT_FOUND and no model turn", id, body)
+		}
+		var last struct {
+			Crumb struct {
+				Error struct{ Code, Message string }
+			}
+		}
+		lines := strings.Split(strings.TrimSpace(body), "\n")
+		_ = json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+		return strings.ReplaceAll(last.Crumb.Error.Code+" "+last.Crumb.Error.Message, id, "ID")
+	}
+	if taken, free := refusal("ops-notes"), refusal("free-notes"); taken != free || !strings.Contains(taken, "random UUID") {
+		t.Errorf("bob tells a taken id from a free one: %q vs %q", taken, free)
+	}
+	if status, body := send("POST", "/agents/chat/run", `{"input":"hi","session":{"id":"0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fb0b0"}}`, append(bob, ndjson...)...); status != http.StatusOK || !strings.Contains(body, "FRESH") {
+		t.Errorf("bob's run on a new session of his naming (a UUIDv7): %d %s", status, body)
+	}
 	// In the background: refused at once, as a read is.
-	if status, body := send("POST", "/agents/chat/run", `{"input":"tell me","session":{"id":"ann-s"}}`, append(bob, "Prefer", "respond-async")...); status != http.StatusNotFound || !strings.Contains(body, `"SESSION_NOT_FOUND"`) {
+	if status, body := send("POST", "/agents/chat/run", `{"input":"tell me","session":{"id":"0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115"}}`, append(bob, "Prefer", "respond-async")...); status != http.StatusNotFound || !strings.Contains(body, `"SESSION_NOT_FOUND"`) {
 		t.Errorf("bob's background run on ann's session: %d %s, want 404 SESSION_NOT_FOUND", status, body)
 	}
 
 	// Reads and deletes of ann's session answer as for a missing one.
 	for _, c := range []struct{ method, path string }{
-		{"GET", "/sessions/ann-s"},
-		{"GET", "/sessions/ann-s/messages"},
-		{"DELETE", "/sessions/ann-s"},
-		{"DELETE", "/sessions/ann-pub"},
+		{"GET", "/sessions/0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115"},
+		{"GET", "/sessions/0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115/messages"},
+		{"DELETE", "/sessions/0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115"},
+		{"DELETE", "/sessions/0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa2b0"},
 		{"GET", "/sessions/no-such-session"},
 		{"DELETE", "/sessions/no-such-session"},
 	} {
@@ -100,7 +127,7 @@ plugins:
 			t.Errorf("bob: %s %s = %d %s, want 404 SESSION_NOT_FOUND", c.method, c.path, status, body)
 		}
 	}
-	if _, list := send("GET", "/sessions", "", bob...); strings.Contains(list, "ann-") {
+	if _, list := send("GET", "/sessions", "", bob...); strings.Contains(list, "0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115") || strings.Contains(list, "0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa2b0") {
 		t.Errorf("bob lists ann's sessions: %s", list)
 	}
 	if status, body := send("POST", "/sessions/cleanup", `{"olderThanDays":0.000001}`, bob...); status != http.StatusOK {
@@ -120,23 +147,23 @@ plugins:
 	}
 	// Her loops and task runs, listed, filtered by her session or read,
 	// answer as a missing session's.
-	checkSessionRecords(t, srv.base, "ann-s", ann, bob, ops)
+	checkSessionRecords(t, srv.base, "0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115", ann, bob, ops)
 	// Her checkpoint is unknown to him.
 	if status, body := send("POST", "/resume/"+hr.CheckpointID, `{"response":{"ok":true}}`, append(bob, ndjson...)...); status != http.StatusOK || !strings.Contains(body, `"CHECKPOINT_NOT_FOUND"`) {
 		t.Errorf("bob resumes ann's checkpoint: %d %s", status, body)
 	}
 
 	// A2A: ann's session as a contextId.
-	a2a := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","contextId":"ann-s","parts":[{"kind":"text","text":"tell me"}]}}}`
+	a2a := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","contextId":"0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115","parts":[{"kind":"text","text":"tell me"}]}}}`
 	if status, body := send("POST", "/a2a", a2a, append(bob, "Content-Type", "application/json")...); status != http.StatusOK || !strings.Contains(body, `"code":-32602`) || !strings.Contains(body, "SESSION_NOT_FOUND") || strings.Contains(body, "SAW-HISTORY") {
 		t.Errorf("bob over A2A on ann's context: %d %s", status, body)
 	}
 	// AG-UI: ann's session as a threadId, and her interrupt on it.
-	agui := `{"threadId":"ann-s","runId":"r1","state":null,"messages":[{"id":"m1","role":"user","content":"tell me"}],"tools":[],"context":[],"forwardedProps":null}`
+	agui := `{"threadId":"0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115","runId":"r1","state":null,"messages":[{"id":"m1","role":"user","content":"tell me"}],"tools":[],"context":[],"forwardedProps":null}`
 	if status, body := send("POST", "/ag-ui/run", agui, append(bob, "Content-Type", "application/json", "Accept", "text/event-stream")...); status != http.StatusNotFound || !strings.Contains(body, `"SESSION_NOT_FOUND"`) || strings.Contains(body, "SAW-HISTORY") {
 		t.Errorf("bob over AG-UI on ann's thread: %d %s", status, body)
 	}
-	aguiResume := `{"threadId":"ann-pub","runId":"r2","state":null,"messages":[],"tools":[],"context":[],"forwardedProps":null,"resume":[{"interruptId":"` + hr.CheckpointID + `","status":"resolved","payload":{"ok":true}}]}`
+	aguiResume := `{"threadId":"0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa2b0","runId":"r2","state":null,"messages":[],"tools":[],"context":[],"forwardedProps":null,"resume":[{"interruptId":"` + hr.CheckpointID + `","status":"resolved","payload":{"ok":true}}]}`
 	if status, body := send("POST", "/ag-ui/run", aguiResume, append(bob, "Content-Type", "application/json", "Accept", "text/event-stream")...); strings.Contains(body, "Published") || !strings.Contains(body, "CHECKPOINT_NOT_FOUND") {
 		t.Errorf("bob over AG-UI resumes ann's interrupt: %d %s", status, body)
 	}
@@ -152,7 +179,7 @@ plugins:
 		"bread.yaml": "entrypoints: [chat]\nstore: {type: sqlite, path: ./bread.db}\n" +
 			"remoteAgents:\n  chat: {type: httpchunked, url: \"" + srv.base + "\", headers: {X-Bob-Key: bob-key}}\n",
 	})
-	chat := exec.Command(binary, "chat", "-s", "ann-s")
+	chat := exec.Command(binary, "chat", "-s", "0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115")
 	chat.Dir, chat.Env, chat.Stdin = remote, append(os.Environ(), "NO_COLOR=1"), strings.NewReader("tell me\n/exit\n")
 	if out, _ := chat.CombinedOutput(); !strings.Contains(string(out), "SESSION_NOT_FOUND") || strings.Contains(string(out), "SAW-HISTORY") {
 		t.Errorf("bob's bread chat on ann's session:\n%s", out)
@@ -160,25 +187,25 @@ plugins:
 
 	// Nothing of ann's moved: her history is as she left it, her run
 	// still waits, and she (and an operator) still reach both.
-	if status, body := send("GET", "/sessions/ann-s/messages", "", ann...); status != http.StatusOK || body != annMessages {
+	if status, body := send("GET", "/sessions/0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115/messages", "", ann...); status != http.StatusOK || body != annMessages {
 		t.Errorf("ann's history after bob: %d %s, want %s", status, body, annMessages)
 	}
 	for who, hdr := range map[string][]string{"ann": ann, "ops": ops} {
 		if status, body := send("GET", "/runs/"+suspended, "", hdr...); status != http.StatusOK || !strings.Contains(body, `"status":"suspended"`) {
 			t.Errorf("%s reads ann's suspended run: %d %s", who, status, body)
 		}
-		if status, body := send("GET", "/sessions/ann-pub", "", hdr...); status != http.StatusOK {
+		if status, body := send("GET", "/sessions/0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa2b0", "", hdr...); status != http.StatusOK {
 			t.Errorf("%s reads ann's session: %d %s", who, status, body)
 		}
 	}
-	if _, list := send("GET", "/sessions", "", ann...); !strings.Contains(list, `"ann-s"`) || !strings.Contains(list, `"ann-pub"`) {
+	if _, list := send("GET", "/sessions", "", ann...); !strings.Contains(list, `"0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115"`) || !strings.Contains(list, `"0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa2b0"`) {
 		t.Errorf("ann lists her sessions: %s", list)
 	}
 	status, body = send("POST", "/resume/"+hr.CheckpointID, `{"response":{"ok":true}}`, append(ann, ndjson...)...)
 	if status != http.StatusOK || !strings.Contains(body, "Published.") {
 		t.Errorf("ann resumes her run: %d %s", status, body)
 	}
-	if status, body := send("DELETE", "/sessions/ann-s", "", ann...); status != http.StatusOK {
+	if status, body := send("DELETE", "/sessions/0193a1b2-c3d4-7e5f-8a6b-7c8d9e0fa115", "", ann...); status != http.StatusOK {
 		t.Errorf("ann deletes her session: %d %s", status, body)
 	}
 }

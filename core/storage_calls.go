@@ -15,13 +15,18 @@ import (
 // CreateSession implements SessionStore. A session created without an
 // Owner is the caller's: Owner is OwnerKey(IdentityFrom(ctx)), whether or
 // not the ownership rule (OwnSessions) is on. Under the rule, an id another
-// identity's session holds answers as a missing session would.
+// identity's session holds answers as a missing session would, and a
+// caller that may not act on every session names only an
+// UnguessableSessionID.
 func (s *Storage) CreateSession(ctx context.Context, n NewSession) (Session, error) {
 	if err := s.open(); err != nil {
 		return Session{}, err
 	}
 	if n.Owner == "" {
 		n.Owner = OwnerKey(IdentityFrom(ctx))
+	}
+	if _, all := s.sessionScope(ctx); !all && n.ID != "" && !UnguessableSessionID(n.ID) {
+		return Session{}, sessionUnclaimed(n.ID)
 	}
 	sess, err := s.store.CreateSession(ctx, n)
 	if err != nil && n.ID != "" {

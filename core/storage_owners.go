@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/google/uuid"
 )
 
 // SessionOwners is the session ownership rule of a Storage (OwnSessions):
@@ -41,6 +43,15 @@ type SessionOwners struct {
 //   - CreateSession, with an id another identity's session holds, answers
 //     ErrSessionNotFound, as CheckSession does before a run waits for a
 //     session.
+//
+// Session ids are one namespace, so a caller that names a new session
+// could learn that an id is taken (never by whom, nor what it holds) from
+// the refusal. Under the rule such a caller may therefore create a session
+// with an id of its choosing only when the id is a random UUID (version 4
+// or 7, in its 36-character form, as the engine generates): learning that
+// one is taken needs the id itself. Any other id it names must be one of
+// its own sessions; else, missing or another's alike, it is
+// SESSION_NOT_FOUND with the same message (UnguessableSessionID).
 func (s *Storage) OwnSessions(rule SessionOwners) { s.owners.Store(&rule) }
 
 // SessionsOwned reports whether OwnSessions turned the rule on.
@@ -111,11 +122,33 @@ func (s *Storage) sessionHiddenFrom(ctx context.Context, id string) (bool, error
 	return false, err
 }
 
+// UnguessableSessionID reports whether id is a random UUID (version 4 or
+// 7, RFC 9562 variant) in its 36-character form: the only ids with which,
+// under the ownership rule (OwnSessions), a caller that may not act on
+// every session creates a session of its own naming.
+func UnguessableSessionID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	u, err := uuid.Parse(id)
+	return err == nil && u.Variant() == uuid.RFC4122 && (u.Version() == 4 || u.Version() == 7)
+}
+
+// sessionUnclaimed is the refusal of a session id that is not the caller's
+// and that it may not create (not UnguessableSessionID): the same whether
+// the id is free or another's.
+func sessionUnclaimed(id string) error {
+	return &BreadError{Code: CodeSessionNotFound, Message: fmt.Sprintf(
+		"session %q not found; under session ownership a new session's id must be a random UUID (version 4 or 7), or left out for the server to choose", id)}
+}
+
 // CheckSession reports whether the caller of ctx may continue session id:
-// nil when the session is its own or does not exist (a run then creates
-// it) or when no rule is on, SESSION_NOT_FOUND when another identity owns
-// it. The engine asks it before a run waits for a session a client names,
-// so that wait tells nothing about another identity's session.
+// nil when the session is its own, when it does not exist and the caller
+// may create it (a run then does), or when no rule is on;
+// SESSION_NOT_FOUND when another identity owns it, or when it does not
+// exist and its id is not UnguessableSessionID. The engine asks it before
+// a run waits for a session a client names, so that wait tells nothing
+// about another identity's session.
 func (s *Storage) CheckSession(ctx context.Context, id string) error {
 	if err := s.open(); err != nil {
 		return err
@@ -126,6 +159,14 @@ func (s *Storage) CheckSession(ctx context.Context, id string) error {
 	}
 	sess, err := s.store.GetSession(ctx, id)
 	switch {
+	case !UnguessableSessionID(id):
+		if err == nil && owner != "" && sess.Owner == owner {
+			return nil
+		}
+		if err != nil && !errors.Is(err, ErrSessionNotFound) {
+			return err
+		}
+		return sessionUnclaimed(id)
 	case errors.Is(err, ErrSessionNotFound):
 		return nil // free: the run creates it for the caller
 	case err != nil:

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/breadai/bread/core"
@@ -65,23 +66,27 @@ func as(ctx context.Context, subject string) context.Context {
 	return core.WithIdentity(ctx, &core.AuthIdentity{Subject: subject, Claims: map[string]any{"bread.strategy": "jwt"}})
 }
 
+// alicesID is the id alice gives her session: under the rule a caller
+// names a new session only with a random UUID.
+const alicesID = "01939b9a-7c3e-7b2a-9d4f-2a6b1c0e8f31"
+
 func testOwnerRule(t *testing.T, s core.BreadStore) {
 	st := core.NewStorage(s)
 	st.OwnSessions(core.SessionOwners{Admin: func(id *core.AuthIdentity) bool { return id.Subject == "root" }})
 	bg := t.Context()
 	alice, bob, root := as(bg, "alice"), as(bg, "bob"), as(bg, "root")
 
-	made, err := st.CreateSession(alice, core.NewSession{ID: "alices"})
+	made, err := st.CreateSession(alice, core.NewSession{ID: alicesID})
 	noErr(t, err, "CreateSession as alice")
 	aliceKey := core.OwnerKey(core.IdentityFrom(alice))
 	equal(t, "Owner recorded from the caller", aliceKey, made.Owner)
-	noErr(t, st.AddMessage(alice, "alices", textMessage(core.RoleUser, "secret", core.NowMillis())), "AddMessage as alice")
-	noErr(t, st.SaveCheckpoint(alice, checkpoint("cp-alice", "alices", baseTime)), "SaveCheckpoint as alice")
+	noErr(t, st.AddMessage(alice, alicesID, textMessage(core.RoleUser, "secret", core.NowMillis())), "AddMessage as alice")
+	noErr(t, st.SaveCheckpoint(alice, checkpoint("cp-alice", alicesID, baseTime)), "SaveCheckpoint as alice")
 	_, err = st.CreateSession(bg, core.NewSession{ID: "nobodys"})
 	noErr(t, err, "CreateSession without an identity")
 
 	// To bob, alice's session and the one without an owner are missing.
-	for _, id := range []string{"alices", "nobodys"} {
+	for _, id := range []string{alicesID, "nobodys"} {
 		_, err = st.GetSession(bob, id)
 		isErr(t, err, core.ErrSessionNotFound, "GetSession(%q) as bob", id)
 		_, err = st.GetMessages(bob, id)
@@ -94,40 +99,62 @@ func testOwnerRule(t *testing.T, s core.BreadStore) {
 		isErr(t, err, core.ErrSessionNotFound, "CreateSession(%q) as bob", id)
 	}
 	isErr(t, st.DeleteSession(bob, "no-such-session"), core.ErrSessionNotFound, "DeleteSession of a missing session as bob")
-	noErr(t, st.CheckSession(bob, "no-such-session"), "CheckSession of a free id as bob")
+	// A free id bob may take is a random UUID; a free id of any other form
+	// is refused exactly as the taken "nobodys" is, so the refusal tells
+	// nothing of which ids are taken.
+	const freeUUID = "0b1c7e52-3f0a-4d6e-9a8b-5c4d3e2f1a0b" // version 4
+	noErr(t, st.CheckSession(bob, freeUUID), "CheckSession of a free UUID as bob")
+	for _, id := range []string{"no-such-session", "01939b9a-7c3e-1b2a-9d4f-2a6b1c0e8f31" /* version 1 */, "0B1C7E52-3F0A-4D6E-9A8B-5C4D3E2F1A0B0" /* 37 bytes */} {
+		free, taken := st.CheckSession(bob, id), st.CheckSession(bob, "nobodys")
+		isErr(t, free, core.ErrSessionNotFound, "CheckSession(%q), free and not a random UUID, as bob", id)
+		if free != nil && taken != nil && strings.ReplaceAll(free.Error(), id, "ID") != strings.ReplaceAll(taken.Error(), "nobodys", "ID") {
+			t.Errorf("bob tells a free id from a taken one: %q vs %q", free, taken)
+		}
+		_, err = st.CreateSession(bob, core.NewSession{ID: id})
+		isErr(t, err, core.ErrSessionNotFound, "CreateSession(%q) as bob", id)
+	}
+	if made, err := st.CreateSession(bob, core.NewSession{ID: freeUUID}); err != nil || made.ID != freeUUID {
+		t.Errorf("CreateSession of a free UUID as bob: %+v, %v", made, err)
+	}
+	// A session of alice's with an id of another form (made before the
+	// rule, or for her by an operator) stays hers to continue.
+	_, err = st.CreateSession(bg, core.NewSession{ID: "alices-old", Owner: core.OwnerKey(core.IdentityFrom(alice))})
+	noErr(t, err, "CreateSession of alice's old session without an identity")
+	noErr(t, st.CheckSession(alice, "alices-old"), "CheckSession of her old session as alice")
+	isErr(t, st.CheckSession(bob, "alices-old"), core.ErrSessionNotFound, "CheckSession of alice's old session as bob")
 	_, err = st.GetCheckpoint(bob, "cp-alice")
 	isErr(t, err, core.ErrCheckpointNotFound, "GetCheckpoint of alice's checkpoint as bob")
 	list, err := st.ListSessions(bob, core.SessionFilter{})
 	noErr(t, err, "ListSessions as bob")
-	equal(t, "sessions bob lists", 0, len(list))
+	equalList(t, "sessions bob lists", []string{freeUUID}, ids(list, sessionID))
 	ageOut(core.NowMillis())
 	n, err := st.CleanupSessions(bob, core.CleanupOptions{OlderThan: cleanupWindow})
 	noErr(t, err, "CleanupSessions as bob")
-	equal(t, "sessions bob's cleanup deletes", 0, n)
+	equal(t, "sessions bob's cleanup deletes (his own)", 1, n)
 	nobody := core.WithIdentity(bg, &core.AuthIdentity{})
 	_, err = st.GetSession(nobody, "nobodys")
 	isErr(t, err, core.ErrSessionNotFound, "GetSession as an identity without a subject")
 
 	// Alice, the admin and a caller without an identity see it.
 	for name, ctx := range map[string]context.Context{"alice": alice, "root": root, "no identity": bg} {
-		_, err = st.GetSession(ctx, "alices")
+		_, err = st.GetSession(ctx, alicesID)
 		noErr(t, err, "GetSession as %s", name)
-		msgs, err := st.GetMessages(ctx, "alices")
+		msgs, err := st.GetMessages(ctx, alicesID)
 		noErr(t, err, "GetMessages as %s", name)
 		equal(t, "messages "+name+" reads", 1, len(msgs))
 		_, err = st.GetCheckpoint(ctx, "cp-alice")
 		noErr(t, err, "GetCheckpoint as %s", name)
-		noErr(t, st.CheckSession(ctx, "alices"), "CheckSession as %s", name)
+		noErr(t, st.CheckSession(ctx, alicesID), "CheckSession as %s", name)
 	}
 	list, err = st.ListSessions(alice, core.SessionFilter{})
 	noErr(t, err, "ListSessions as alice")
-	equalList(t, "sessions alice lists", []string{"alices"}, ids(list, sessionID))
+	sameSet(t, "sessions alice lists", []string{alicesID, "alices-old"}, ids(list, sessionID))
 	list, err = st.ListSessions(root, core.SessionFilter{})
 	noErr(t, err, "ListSessions as root")
-	sameSet(t, "sessions root lists", []string{"alices", "nobodys"}, ids(list, sessionID))
-	noErr(t, st.DeleteSession(alice, "alices"), "DeleteSession as alice")
+	sameSet(t, "sessions root lists", []string{alicesID, "alices-old", "nobodys"}, ids(list, sessionID))
+	noErr(t, st.DeleteSession(alice, alicesID), "DeleteSession as alice")
 	noErr(t, st.DeleteSession(root, "nobodys"), "DeleteSession as root")
-	_, err = s.GetSession(bg, "alices")
+	_, err = s.GetSession(bg, alicesID)
 	isErr(t, err, core.ErrSessionNotFound, "alice's session after she deleted it")
 }
 
