@@ -15,6 +15,7 @@ require (
 
 require (
 	filippo.io/edwards25519 v1.2.0 // indirect
+	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
 	github.com/go-sql-driver/mysql v1.10.2 // indirect
 	github.com/lib/pq v1.12.3 // indirect
 	github.com/riverqueue/river v0.51.2 // indirect

@@ -7,6 +7,10 @@ type RunOptions struct {
 	Session SessionOptions `json:"session,omitzero"`
 	// Skill is a caller-driven skill for this run.
 	Skill string `json:"skill,omitempty"`
+	// Client is what the calling client adds to the run: context,
+	// forwarded properties, its own tools and a state document (see
+	// ClientInput).
+	Client ClientInput `json:"client,omitzero"`
 }
 
 // SessionOptions selects or creates a run's session.

@@ -143,11 +143,14 @@ type ToolInputEnd struct {
 // the call that produced it.
 type HumanRequired struct {
 	CrumbBase
-	CheckpointID string    `json:"checkpointId"`
-	ToolName     string    `json:"toolName"`
-	Schema       any       `json:"schema"`
-	Prompt       string    `json:"prompt,omitempty"`
-	Kind         HumanKind `json:"kind"`
+	CheckpointID string `json:"checkpointId"`
+	ToolName     string `json:"toolName"`
+	// ToolCallID is the model's id of the pending call, which a client
+	// answering the call as a tool (a client tool) names.
+	ToolCallID string    `json:"toolCallId,omitempty"`
+	Schema     any       `json:"schema"`
+	Prompt     string    `json:"prompt,omitempty"`
+	Kind       HumanKind `json:"kind"`
 	// Set lists every checkpoint the run waits on, this one included, when
 	// the model called several human tools at once: each is answered on its
 	// own, and the run continues after the last answer. An answer that

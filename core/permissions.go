@@ -17,6 +17,11 @@ const (
 	ScopePlugin ToolScope = "plugin" // plugin tools (sub = plugin)
 	ScopeCore   ToolScope = "core"   // built-ins: core_delegate, core_kg_*, ...
 	ScopeHuman  ToolScope = "human"  // human tools; never gated by permissions
+	// ScopeClient is a tool the run's client declared (ClientInput.Tools):
+	// the model sees its own name, unprefixed, since the client matches
+	// calls by it; like a human tool it is never gated by permissions (it
+	// only asks the client, who could say the same in a message).
+	ScopeClient ToolScope = "client"
 )
 
 func hasSub(s ToolScope) bool { return s == ScopeSkill || s == ScopePlugin }
@@ -30,8 +35,12 @@ type ToolOrigin struct {
 }
 
 // LeafName is the name the model sees: scope_name, or scope_sub_name for
-// skill and plugin tools (tool_web_search, plugin_mcp_client_fs__read).
+// skill and plugin tools (tool_web_search, plugin_mcp_client_fs__read),
+// and a client tool's own name.
 func LeafName(o ToolOrigin) string {
+	if o.Scope == ScopeClient {
+		return o.Name
+	}
 	if hasSub(o.Scope) {
 		return string(o.Scope) + "_" + o.Sub + "_" + o.Name
 	}
@@ -92,6 +101,8 @@ func ParseSelector(s string) (Selector, error) {
 	case ScopeTool, ScopeSkill, ScopeTask, ScopePlugin, ScopeCore:
 	case ScopeHuman:
 		return fail("human tools are exempt from permissions and cannot be selected")
+	case ScopeClient:
+		return fail("client tools are exempt from permissions and cannot be selected")
 	default:
 		return fail("unknown scope " + quoteTruncated(scopeText) + " (expected tool, skill, task, plugin or core)")
 	}
@@ -199,7 +210,7 @@ const (
 // ask, ask over allow, and an empty allow list allows everything. Human
 // tools are always allowed.
 func (cp CompiledPermissions) Decide(o ToolOrigin) Access {
-	if o.Scope == ScopeHuman {
+	if o.Scope == ScopeHuman || o.Scope == ScopeClient {
 		return Allowed
 	}
 	anyMatch := func(sels []Selector) bool {

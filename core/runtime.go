@@ -19,6 +19,10 @@ type Runtime interface {
 	// Resume continues the run suspended at checkpointID with a human's
 	// response.
 	Resume(ctx context.Context, checkpointID string, response any) iter.Seq2[Crumb, error]
+	// ResumeWith is Resume with what the resuming client gives the
+	// continuation (its context, tools and state; see ClientInput): the
+	// run goes on with those instead of none.
+	ResumeWith(ctx context.Context, checkpointID string, response any, client ClientInput) iter.Seq2[Crumb, error]
 	// RunPipeline starts a configured pipeline.
 	RunPipeline(ctx context.Context, pipelineID string, input any) iter.Seq2[Crumb, error]
 	// Cancel cancels a run executing on this engine; false when it is not

@@ -47,6 +47,7 @@ type Storage struct {
 	migrator  Migrator
 	pinger    Pinger
 	closer    io.Closer
+	state     SessionStateStore
 
 	owners atomic.Pointer[SessionOwners] // the session ownership rule (OwnSessions), nil when off
 
@@ -76,13 +77,14 @@ const (
 	StoreMigrate                                     // Migrator: creates its schema at start
 	StorePing                                        // Pinger: answers a readiness probe
 	StoreClose                                       // io.Closer: released at stop
+	StoreSessionState                                // SessionStateStore: a session's state document
 	storeCapabilityEnd
 )
 
 var storeCapabilityNames = [...]string{
 	"RunStore", "RunLister", "SessionStarters", "MessageDeleter", "LoopStore",
 	"CrumbLog", "InlineCrumbLog", "TaskRunStore", "KnowledgeStore", "DocumentStore", "EvalRunStore",
-	"Starter", "Migrator", "Pinger", "io.Closer",
+	"Starter", "Migrator", "Pinger", "io.Closer", "SessionStateStore",
 }
 
 // StoreCapabilities lists every store capability, one bit each, in order.
@@ -154,6 +156,7 @@ func NewStorage(store BreadStore) *Storage {
 	s.migrator = found[Migrator](&s.caps, StoreMigrate, store)
 	s.pinger = found[Pinger](&s.caps, StorePing, store)
 	s.closer = found[io.Closer](&s.caps, StoreClose, store)
+	s.state = found[SessionStateStore](&s.caps, StoreSessionState, store)
 	return s
 }
 

@@ -66,6 +66,7 @@ var optionalCalls = map[string]core.StoreCapability{
 	"PutRun": core.StoreRuns, "EndRun": core.StoreRuns, "GetRun": core.StoreRuns, "RenewRunLeases": core.StoreRuns, "ExpiredRuns": core.StoreRuns, "LoseRun": core.StoreRuns,
 	"ListRuns": core.StoreRunList, "CountRuns": core.StoreRunList, "SessionStarters": core.StoreSessionStarters, "DeleteMessages": core.StoreMessageDelete,
 	"CreateLoop": core.StoreLoops, "UpdateLoop": core.StoreLoops, "AddLoopIteration": core.StoreLoops, "GetLoop": core.StoreLoops, "ListLoops": core.StoreLoops,
+	"GetSessionState": core.StoreSessionState, "PutSessionState": core.StoreSessionState,
 	"AppendCrumbs": core.StoreCrumbLog, "GetCrumbs": core.StoreCrumbLog, "MaxCrumbSeq": core.StoreCrumbLog,
 	"CreateTaskRun": core.StoreTaskRuns, "FinishTaskRun": core.StoreTaskRuns, "GetTaskRun": core.StoreTaskRuns, "ListTaskRuns": core.StoreTaskRuns,
 	"AddKnowledgeNode": core.StoreKnowledge, "AddKnowledgeEdge": core.StoreKnowledge, "QueryKnowledge": core.StoreKnowledge, "ForgetKnowledge": core.StoreKnowledge, "KnowledgeContext": core.StoreKnowledge,
@@ -117,7 +118,7 @@ func TestStorageFindsEveryCapabilityOfTheMemoryStore(t *testing.T) {
 	s := core.NewStorage(memory.New())
 	want := core.StoreRuns | core.StoreRunList | core.StoreSessionStarters | core.StoreMessageDelete | core.StoreLoops |
 		core.StoreCrumbLog | core.StoreInlineCrumbLog | core.StoreTaskRuns | core.StoreKnowledge | core.StoreDocuments | core.StoreEvalRuns |
-		core.StorePing | core.StoreClose
+		core.StorePing | core.StoreClose | core.StoreSessionState
 	if got := s.Capabilities(); got != want {
 		t.Errorf("Capabilities() = %v, want %v", got, want)
 	}
@@ -217,6 +218,8 @@ func hidden(target any, c core.StoreCapability) bool {
 		return c == core.StoreDocuments
 	case *core.EvalRunStore:
 		return c == core.StoreEvalRuns
+	case *core.SessionStateStore:
+		return c == core.StoreSessionState
 	}
 	return false
 }
@@ -329,8 +332,8 @@ func TestStoreCapabilityString(t *testing.T) {
 			t.Errorf("%d.String() = %q, want %q", c.c, got, c.want)
 		}
 	}
-	if n := len(core.StoreCapabilities()); n != 15 {
-		t.Errorf("StoreCapabilities() has %d, want 15", n)
+	if n := len(core.StoreCapabilities()); n != 16 {
+		t.Errorf("StoreCapabilities() has %d, want 16", n)
 	}
 }
 

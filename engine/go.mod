@@ -26,6 +26,7 @@ require (
 require (
 	github.com/breadai/bread/core v0.0.0
 	github.com/breadai/bread/typed v0.0.0
+	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/robfig/cron/v3 v3.0.1
 )
 

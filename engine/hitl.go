@@ -55,7 +55,7 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 		return outcome{}, checkpointMissing(core.ErrCheckpointNotFound, checkpointID)
 	}
 
-	r := in.newRun(rt, cp.RunID, cp.SessionID, response, core.RunOptions{Skill: cp.Skill})
+	r := in.newRun(rt, cp.RunID, cp.SessionID, response, core.RunOptions{Skill: cp.Skill, Client: resumeClientFrom(ctx)})
 	r.parent = cp.Parent
 	r.resumedFrom = &cp
 	r.restoreUsage(cp.Meta)
@@ -67,6 +67,9 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 	res, err := func() (outcome, error) {
 		ctx, done := r.bind(core.WithCheckpointMeta(ctx, cp.Meta), runOut)
 		defer done()
+		if err := r.applyClientState(ctx); err != nil {
+			return outcome{}, r.fail(ctx, err)
+		}
 		return r.answer(ctx, cp, response)
 	}()
 	if err != nil {
@@ -196,7 +199,7 @@ func (r *run) afterAnswer(ctx context.Context, cp core.CheckpointRecord) (outcom
 			ids[i] = s.ID
 		}
 		for _, s := range siblings {
-			r.emit(&core.HumanRequired{CrumbBase: r.base(), CheckpointID: s.ID, ToolName: s.ToolName, Schema: s.Schema, Prompt: s.Prompt, Kind: s.Kind, Set: ids})
+			r.emit(&core.HumanRequired{CrumbBase: r.base(), CheckpointID: s.ID, ToolName: s.ToolName, ToolCallID: s.ToolCallID, Schema: s.Schema, Prompt: s.Prompt, Kind: s.Kind, Set: ids})
 		}
 		return waiting, nil
 	}

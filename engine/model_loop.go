@@ -41,6 +41,7 @@ func (r *run) attempt(ctx context.Context) (outcome, error) {
 		return outcome{}, err
 	}
 	skillsSeen := r.skillCount()
+	stateSeen := r.stateRevision()
 
 	messages := history
 	var fresh []core.Message
@@ -95,6 +96,14 @@ func (r *run) attempt(ctx context.Context) (outcome, error) {
 				return outcome{}, err
 			}
 			if ts, err = r.assembleTools(ctx); err != nil {
+				return outcome{}, err
+			}
+		}
+		// A state changed this turn shows as it is now in the next
+		// model call's system prompt.
+		if n := r.stateRevision(); n != stateSeen {
+			stateSeen = n
+			if system, err = r.systemPrompt(ctx); err != nil {
 				return outcome{}, err
 			}
 		}

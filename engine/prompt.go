@@ -35,6 +35,11 @@ func (r *run) systemPrompt(ctx context.Context) (string, error) {
 	if a.Loop != nil {
 		sections = append(sections, loopSummary(a.Loop))
 	}
+	client, err := r.clientPrompt(ctx)
+	if err != nil {
+		return "", err
+	}
+	sections = append(sections, client)
 	var b strings.Builder
 	for _, s := range sections {
 		if s == "" {

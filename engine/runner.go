@@ -64,6 +64,12 @@ type run struct {
 	skills     map[string]bool // skills active in this run (caller- or agent-loaded)
 	supervisor *supervisorRuntime
 	loop       *loopRuntime
+
+	// stateMu orders the changes of the session's state document within
+	// the run (core_state_update); state is the run's copy, nil until read.
+	stateMu  sync.Mutex
+	state    []byte
+	stateRev int // how many patches the run applied
 }
 
 // outcome is how a run ended when it did not fail: with an output, or
@@ -268,6 +274,12 @@ func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
 			return outcome{}, r.fail(ctx, skillNotFound(r.agent, r.opts.Skill))
 		}
 	}
+	if err := r.opts.Client.Validate(); err != nil {
+		return outcome{}, r.fail(ctx, err)
+	}
+	if err := r.applyClientState(ctx); err != nil {
+		return outcome{}, r.fail(ctx, err)
+	}
 	input, short, err := r.hooks.before(ctx, r.hookContext(core.HookAgent), r.input)
 	if err != nil {
 		return outcome{}, r.fail(ctx, err)
@@ -311,6 +323,9 @@ func (r *run) bind(ctx context.Context, out sink) (context.Context, func()) {
 		ctx, cancel = context.WithCancelCause(ctx)
 	}
 	ctx, unobserve := r.observe(ctx)
+	if !r.opts.Client.IsZero() {
+		ctx = core.WithClientInput(ctx, r.opts.Client)
+	}
 	r.cancel, r.out = cancel, out
 	untrack := r.in.trackRun(r.id, cancel)
 	r.recorded = false

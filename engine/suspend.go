@@ -54,7 +54,7 @@ func (r *run) suspend(ctx context.Context, fresh []core.Message, ts *toolset, ca
 	// for a sweeper to declare lost.
 	r.recordEnd(ctx, res, nil)
 	for _, cp := range cps {
-		r.emit(&core.HumanRequired{CrumbBase: r.base(), CheckpointID: cp.ID, ToolName: cp.ToolName, Schema: cp.Schema, Prompt: cp.Prompt, Kind: cp.Kind, Set: setIDs})
+		r.emit(&core.HumanRequired{CrumbBase: r.base(), CheckpointID: cp.ID, ToolName: cp.ToolName, ToolCallID: cp.ToolCallID, Schema: cp.Schema, Prompt: cp.Prompt, Kind: cp.Kind, Set: setIDs})
 		r.hooks.onSuspend(ctx, r.hookContext(core.HookAgent), cp.ToolName, cp.ID)
 	}
 	return res, nil

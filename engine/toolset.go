@@ -70,10 +70,16 @@ func (r *run) assembleTools(ctx context.Context) (*toolset, error) {
 		return nil, err
 	}
 	sources = append(sources, builtins...)
+	sources = append(sources, r.clientSources()...)
 
 	ts := &toolset{byLeaf: make(map[string]*boundTool, len(sources))}
 	for _, s := range sources {
 		access := a.perms.Decide(s.origin)
+		if s.origin.Scope == core.ScopeCore && s.origin.Name == stateToolLeaf {
+			// The client turned it on by giving a state, and it changes
+			// only that state: like a client tool, no selector gates it.
+			access = core.Allowed
+		}
 		if access == core.Denied {
 			continue
 		}

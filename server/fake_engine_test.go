@@ -148,6 +148,10 @@ func (e *fakeEngine) Resume(context.Context, string, any) iter.Seq2[core.Crumb, 
 	return notFound(&core.BreadError{Code: core.CodeCheckpointNotFound, Message: "no checkpoint here"})
 }
 
+func (e *fakeEngine) ResumeWith(ctx context.Context, id string, response any, _ core.ClientInput) iter.Seq2[core.Crumb, error] {
+	return e.Resume(ctx, id, response)
+}
+
 func (e *fakeEngine) RunPipeline(_ context.Context, id string, _ any) iter.Seq2[core.Crumb, error] {
 	return notFound(&core.BreadError{Code: core.CodePipelineNotFound, Message: "the fake runs no pipeline " + strconv.Quote(id)})
 }

@@ -17,6 +17,9 @@ type session struct {
 	info     core.Session
 	seq      uint64
 	messages []core.SessionMessage
+	// state is the session's state document (core.SessionStateStore),
+	// replaced whole and never changed in place.
+	state []byte
 }
 
 // CreateSession implements core.SessionStore. An id already in use is a

@@ -47,6 +47,8 @@ type Features struct {
 	// than once, and every call after the first Close fails with an error
 	// matching core.ErrStoreClosed.
 	ClosedErrors bool
+	// SessionState: the store implements core.SessionStateStore.
+	SessionState bool
 }
 
 // featureFields ties each field of Features to its capability.
@@ -70,6 +72,7 @@ var featureFields = []struct {
 	{"Migrate", core.StoreMigrate, func(f Features) bool { return f.Migrate }},
 	{"Ping", core.StorePing, func(f Features) bool { return f.Ping }},
 	{"ClosedErrors", core.StoreClose, func(f Features) bool { return f.ClosedErrors }},
+	{"SessionState", core.StoreSessionState, func(f Features) bool { return f.SessionState }},
 }
 
 // claims is the set of capabilities f claims.
@@ -106,6 +109,7 @@ const (
 	needsMigrate                 = core.StoreMigrate
 	needsPing                    = core.StorePing
 	needsClosedErrors            = core.StoreClose
+	needsSessionState            = core.StoreSessionState
 )
 
 // testCase is one conformance check. It receives a fresh store.
@@ -145,6 +149,7 @@ func groups() []group {
 		{"Sessions", sessionCases()},
 		{"Owners", ownerCases()},
 		{"Messages", messageCases()},
+		{"SessionState", stateCases()},
 		{"Checkpoints", checkpointCases()},
 		{"Claims", claimCases()},
 		{"Joins", joinCases()},

@@ -50,22 +50,45 @@ func (p *Plugin) serveRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var crumbs iter.Seq2[core.Crumb, error]
-	if len(turn.Resume) > 0 {
-		// Every entry is checked (pending on this thread, well formed)
+	clientTools := make([]string, len(turn.Client.Tools))
+	for i, t := range turn.Client.Tools {
+		clientTools[i] = t.Name
+	}
+	if len(turn.Resume) > 0 || len(turn.ToolResults) > 0 {
+		// Every answer is checked (pending on this thread, well formed)
 		// before any is resumed; an answer the engine then refuses (one
 		// that does not match its tool's schema) ends the stream there.
-		responses := make([]any, len(turn.Resume))
+		var ids []string
+		var responses []any
 		for i, entry := range turn.Resume {
-			if responses[i], err = p.answer(ctx, turn.ThreadID, i, entry); err != nil {
+			response, err := p.answer(ctx, turn.ThreadID, i, entry)
+			if err != nil {
 				writeFailure(w, err)
 				return
 			}
+			ids, responses = append(ids, entry.InterruptID), append(responses, response)
 		}
-		crumbs = p.resumeAll(ctx, turn.Resume, responses)
+		answered, err := p.toolAnswers(ctx, turn.ThreadID, turn.ToolResults, len(ids) > 0)
+		if err != nil {
+			writeFailure(w, err)
+			return
+		}
+		for _, a := range answered {
+			ids, responses = append(ids, a.checkpointID), append(responses, a.content)
+		}
+		crumbs = p.resumeAll(ctx, ids, responses, turn.Client)
 	} else {
-		crumbs = p.rt.Run(ctx, p.opts.Agent, turn.Input, core.RunOptions{Session: core.SessionOptions{ID: turn.ThreadID}})
+		crumbs = p.rt.Run(ctx, p.opts.Agent, turn.Input, core.RunOptions{Session: core.SessionOptions{ID: turn.ThreadID}, Client: turn.Client})
 	}
-	p.stream(w, r, turn.ThreadID, crumbs)
+	m := NewThreadMapper(turn.ThreadID)
+	m.SetClientTools(clientTools)
+	if state := p.startState(ctx, turn); state != nil {
+		m.SetState(state)
+	}
+	if msgs := p.history(ctx, turn); msgs != nil {
+		m.SetMessages(msgs)
+	}
+	p.stream(w, r, m, crumbs)
 }
 
 // answer checks that the interrupt a client answers is a checkpoint of its
@@ -112,15 +135,15 @@ func (p *Plugin) answer(ctx context.Context, thread string, i int, entry types.R
 	return json.RawMessage(raw), nil
 }
 
-// resumeAll resumes the answered interrupts one after the other as one
-// stream: several humans asked in one turn are answered together, the last
-// answer continuing the run. A resume that fails ends the stream; the
-// answers before it stay given.
-func (p *Plugin) resumeAll(ctx context.Context, entries []types.ResumeEntry, responses []any) iter.Seq2[core.Crumb, error] {
+// resumeAll resumes the answered checkpoints one after the other as one
+// stream: several humans (or client tools) asked in one turn are answered
+// together, the last answer continuing the run with the client's input. A
+// resume that fails ends the stream; the answers before it stay given.
+func (p *Plugin) resumeAll(ctx context.Context, ids []string, responses []any, client core.ClientInput) iter.Seq2[core.Crumb, error] {
 	return func(yield func(core.Crumb, error) bool) {
-		for i, entry := range entries {
+		for i, id := range ids {
 			failed := false
-			for c, err := range p.rt.Resume(ctx, entry.InterruptID, responses[i]) {
+			for c, err := range p.rt.ResumeWith(ctx, id, responses[i], client) {
 				if !yield(c, err) {
 					return
 				}
@@ -139,7 +162,8 @@ func (p *Plugin) resumeAll(ctx context.Context, entries []types.ResumeEntry, res
 // not match its schema, or INSTANCE_STOPPING) is a plain JSON error instead:
 // nothing ran and nothing was consumed. Leaving the loop (the client went
 // away) cancels the run.
-func (p *Plugin) stream(w http.ResponseWriter, r *http.Request, thread string, crumbs iter.Seq2[core.Crumb, error]) {
+func (p *Plugin) stream(w http.ResponseWriter, r *http.Request, m *Mapper, crumbs iter.Seq2[core.Crumb, error]) {
+	thread := m.thread
 	next, stop := iter.Pull2(crumbs)
 	defer stop()
 	first, ferr, ok := next()
@@ -156,7 +180,6 @@ func (p *Plugin) stream(w http.ResponseWriter, r *http.Request, thread string, c
 	w.WriteHeader(http.StatusOK)
 	s := &sse{w: w, rc: http.NewResponseController(w), last: time.Now()}
 	defer s.keepAlive(p.heartbeat())()
-	m := NewThreadMapper(thread)
 	c, err, more := first, ferr, ok
 	terminal := false
 	for more {

@@ -36,6 +36,14 @@ type Mapper struct {
 	nested   map[string]string // nested bread run id → its agent id
 	pending  []types.Interrupt // human:required crumbs awaiting End
 	seq      int
+
+	// The AG-UI run's state and client tools (SetState, SetClientTools,
+	// SetMessages).
+	state       json.RawMessage // the STATE_SNAPSHOT the run starts with, until sent
+	stateful    bool            // the run has application state: progress goes as CUSTOM
+	messages    []types.Message // the MESSAGES_SNAPSHOT the run starts with, until sent
+	clientTools map[string]bool
+	calling     bool // the run waits on calls of client tools
 }
 
 // NewMapper returns a Mapper for one stream.
@@ -46,6 +54,32 @@ func NewMapper() *Mapper {
 		streamed: map[string]bool{},
 		loops:    map[string]*LoopState{},
 		nested:   map[string]string{},
+	}
+}
+
+// SetState makes the AG-UI run start with a STATE_SNAPSHOT of doc, the
+// application state, after RUN_STARTED; core_state_update's deltas follow
+// as STATE_DELTA. A run with state reports the progress of delegations,
+// tasks and loops as CUSTOM ProgressName events instead of STATE_SNAPSHOT,
+// which would replace the application's state. Call it before the first
+// Map.
+func (m *Mapper) SetState(doc json.RawMessage) {
+	m.state, m.stateful = doc, true
+}
+
+// SetMessages makes the AG-UI run start with a MESSAGES_SNAPSHOT of msgs,
+// after RUN_STARTED (and the STATE_SNAPSHOT). Call it before the first Map.
+func (m *Mapper) SetMessages(msgs []types.Message) { m.messages = msgs }
+
+// SetClientTools names the client's tools (RunAgentInput.tools): a
+// human:required of one is a call the client answers with a tool message,
+// not an interrupt. Its TOOL_CALL_START/ARGS/END go out (when its
+// arguments did not stream) and the run finishes with RUN_FINISHED and no
+// outcome.
+func (m *Mapper) SetClientTools(names []string) {
+	m.clientTools = make(map[string]bool, len(names))
+	for _, n := range names {
+		m.clientTools[n] = true
 	}
 }
 
@@ -77,7 +111,7 @@ func (m *Mapper) Map(c core.Crumb) []events.Event {
 		}
 		m.nested[v.RunID] = v.AgentID
 		out = m.stepStarted(out, ts, "subagent_"+v.AgentID)
-		return append(out, snapshot(ts, map[string]any{"subagent": map[string]any{
+		return append(out, m.progress(ts, map[string]any{"subagent": map[string]any{
 			"parentAgentId": m.rootAgent, "subagentId": v.AgentID, "runId": v.RunID, "status": "running",
 		}}))
 
@@ -86,7 +120,7 @@ func (m *Mapper) Map(c core.Crumb) []events.Event {
 			delete(m.nested, v.RunID)
 			out = m.closeMessage(out, ts, v.RunID)
 			out = m.stepFinished(out, ts, "subagent_"+agent)
-			return append(out, snapshot(ts, map[string]any{"subagent": map[string]any{
+			return append(out, m.progress(ts, map[string]any{"subagent": map[string]any{
 				"parentAgentId": m.rootAgent, "subagentId": agent, "runId": v.RunID, "status": "finished", "output": v.Output,
 			}}))
 		}
@@ -108,7 +142,7 @@ func (m *Mapper) Map(c core.Crumb) []events.Event {
 			delete(m.nested, v.RunID)
 			out = m.closeMessage(out, ts, v.RunID)
 			out = m.stepFinished(out, ts, "subagent_"+agent)
-			return append(out, snapshot(ts, map[string]any{"subagent": map[string]any{
+			return append(out, m.progress(ts, map[string]any{"subagent": map[string]any{
 				"parentAgentId": m.rootAgent, "subagentId": agent, "runId": v.RunID, "status": "failed",
 				"error": map[string]any{"code": be.Code, "message": be.Message},
 			}}))
@@ -119,7 +153,7 @@ func (m *Mapper) Map(c core.Crumb) []events.Event {
 		if ev.RunIDValue == "" {
 			ev.RunIDValue = m.root
 		}
-		m.active, m.pending = false, nil
+		m.active, m.pending, m.calling = false, nil, false
 		return append(out, ev)
 
 	case *core.TextDelta:
@@ -184,6 +218,16 @@ func (m *Mapper) Map(c core.Crumb) []events.Event {
 			&events.ToolCallArgsEvent{BaseEvent: base(events.EventTypeToolCallArgs, ts), ToolCallID: v.ToolCallID, Delta: string(args)},
 			&events.ToolCallEndEvent{BaseEvent: base(events.EventTypeToolCallEnd, ts), ToolCallID: v.ToolCallID})
 
+	case *core.ToolResultPartial:
+		if v.ToolName != StateToolName {
+			return out
+		}
+		out = m.ensure(out, b)
+		if delta := stateDelta(v.Result); delta != nil {
+			out = append(out, &stateDeltaEvent{BaseEvent: base(events.EventTypeStateDelta, ts), Delta: delta})
+		}
+		return out
+
 	case *core.ToolResult:
 		out = m.ensure(out, b)
 		return append(out, m.toolResult(ts, v.RunID, v.ToolCallID, content(v.Result)))
@@ -199,6 +243,24 @@ func (m *Mapper) Map(c core.Crumb) []events.Event {
 
 	case *core.HumanRequired:
 		out = m.ensure(out, b)
+		if m.clientTools[v.ToolName] && v.Kind == core.HumanInput && v.ToolCallID != "" {
+			// A call of the client's own tool: the client runs it and
+			// answers with a tool message on its next RunAgentInput.
+			m.calling = true
+			m.dropPending(v.CheckpointID)
+			if m.streamed[v.ToolCallID] {
+				delete(m.streamed, v.ToolCallID)
+				return m.closeMessage(out, ts, v.RunID)
+			}
+			args := rawArgs(v.Schema)
+			if args == nil {
+				args = json.RawMessage(`{}`)
+			}
+			out = m.toolStart(out, ts, v.RunID, v.ToolCallID, v.ToolName)
+			return append(out,
+				&events.ToolCallArgsEvent{BaseEvent: base(events.EventTypeToolCallArgs, ts), ToolCallID: v.ToolCallID, Delta: string(args)},
+				&events.ToolCallEndEvent{BaseEvent: base(events.EventTypeToolCallEnd, ts), ToolCallID: v.ToolCallID})
+		}
 		// A resume that leaves others of its set waiting names them again:
 		// one interrupt per checkpoint still pending, never two.
 		m.dropPending(v.CheckpointID)
@@ -212,21 +274,21 @@ func (m *Mapper) Map(c core.Crumb) []events.Event {
 	case *core.SubagentRunStart:
 		out = m.ensure(out, b)
 		out = m.stepStarted(out, ts, "subagent_"+v.SubagentID)
-		return append(out, snapshot(ts, map[string]any{"subagent": map[string]any{
+		return append(out, m.progress(ts, map[string]any{"subagent": map[string]any{
 			"parentAgentId": v.ParentAgentID, "subagentId": v.SubagentID, "status": "running",
 		}}))
 
 	case *core.SubagentRunEnd:
 		out = m.ensure(out, b)
 		out = m.stepFinished(out, ts, "subagent_"+v.SubagentID)
-		return append(out, snapshot(ts, map[string]any{"subagent": map[string]any{
+		return append(out, m.progress(ts, map[string]any{"subagent": map[string]any{
 			"parentAgentId": v.ParentAgentID, "subagentId": v.SubagentID, "status": "finished", "output": v.Output,
 		}}))
 
 	case *core.TaskStart:
 		out = m.ensure(out, b)
 		out = m.stepStarted(out, ts, "task_"+v.TaskRunID)
-		return append(out, snapshot(ts, map[string]any{"task": map[string]any{
+		return append(out, m.progress(ts, map[string]any{"task": map[string]any{
 			"taskRunId": v.TaskRunID, "taskId": v.TaskID, "model": v.Model, "status": "running",
 		}}))
 
@@ -240,7 +302,7 @@ func (m *Mapper) Map(c core.Crumb) []events.Event {
 		if v.Error != "" {
 			task["error"] = v.Error
 		}
-		return append(out, snapshot(ts, map[string]any{"task": task}))
+		return append(out, m.progress(ts, map[string]any{"task": task}))
 
 	case *core.PipelineStepStart:
 		out = m.ensure(out, b)
@@ -282,7 +344,7 @@ func (m *Mapper) Map(c core.Crumb) []events.Event {
 // that ended without a terminal crumb (the client left, say) gets nothing:
 // there is no truthful outcome to report.
 func (m *Mapper) End(timestamp int64) []events.Event {
-	if !m.active || len(m.pending) == 0 {
+	if !m.active || (len(m.pending) == 0 && !m.calling) {
 		return nil
 	}
 	out := m.closeAll(nil, timestamp)
@@ -290,9 +352,11 @@ func (m *Mapper) End(timestamp int64) []events.Event {
 		BaseEvent:     base(events.EventTypeRunFinished, timestamp),
 		ThreadIDValue: m.thread,
 		RunIDValue:    m.root,
-		Outcome:       &events.RunFinishedOutcome{Type: events.RunFinishedOutcomeTypeInterrupt, Interrupts: m.pending},
 	}
-	m.active, m.pending = false, nil
+	if len(m.pending) > 0 {
+		ev.Outcome = &events.RunFinishedOutcome{Type: events.RunFinishedOutcomeTypeInterrupt, Interrupts: m.pending}
+	}
+	m.active, m.pending, m.calling = false, nil, false
 	return append(out, ev)
 }
 
@@ -308,11 +372,20 @@ func (m *Mapper) Interrupts() []types.Interrupt { return append([]types.Interrup
 
 // start opens the AG-UI run with the crumb's run and session.
 func (m *Mapper) start(out []events.Event, b *core.CrumbBase) []events.Event {
-	m.active, m.root, m.rootAgent, m.pending = true, b.RunID, b.AgentID, nil
+	m.active, m.root, m.rootAgent, m.pending, m.calling = true, b.RunID, b.AgentID, nil, false
 	if !m.pinned && b.SessionID != "" {
 		m.thread = b.SessionID
 	}
-	return append(out, &events.RunStartedEvent{BaseEvent: base(events.EventTypeRunStarted, b.Timestamp), ThreadIDValue: m.thread, RunIDValue: b.RunID})
+	out = append(out, &events.RunStartedEvent{BaseEvent: base(events.EventTypeRunStarted, b.Timestamp), ThreadIDValue: m.thread, RunIDValue: b.RunID})
+	if m.state != nil {
+		out = append(out, &events.StateSnapshotEvent{BaseEvent: base(events.EventTypeStateSnapshot, b.Timestamp), Snapshot: m.state})
+		m.state = nil
+	}
+	if m.messages != nil {
+		out = append(out, &events.MessagesSnapshotEvent{BaseEvent: base(events.EventTypeMessagesSnapshot, b.Timestamp), Messages: m.messages})
+		m.messages = nil
+	}
+	return out
 }
 
 // ensure opens a run for a crumb that arrives outside one: the first crumb
@@ -334,7 +407,7 @@ func (m *Mapper) finish(out []events.Event, ts int64, result any, outcome *event
 		Result:        nonNull(result),
 		Outcome:       outcome,
 	})
-	m.active, m.pending = false, nil
+	m.active, m.pending, m.calling = false, nil, false
 	clear(m.nested)
 	return out
 }
@@ -442,7 +515,7 @@ func (m *Mapper) loop(ts int64, id string, patch func(*LoopState)) events.Event 
 	}
 	patch(s)
 	cp := *s
-	return snapshot(ts, map[string]any{"loop": cp})
+	return m.progress(ts, map[string]any{"loop": cp})
 }
 
 func pipelineStep(i int, agent string) string { return "step_" + strconv.Itoa(i) + "_" + agent }
@@ -451,7 +524,18 @@ func base(t events.EventType, ts int64) *events.BaseEvent {
 	return &events.BaseEvent{EventType: t, TimestampMs: &ts}
 }
 
-func snapshot(ts int64, v any) events.Event {
+// ProgressName is the CUSTOM event's name for the progress of a
+// delegation, task or loop in a run with application state (SetState),
+// where a STATE_SNAPSHOT would replace that state; its value is the
+// snapshot a run without state gets.
+const ProgressName = "BREAD_PROGRESS"
+
+// progress is a delegation's, task's or loop's progress: a STATE_SNAPSHOT,
+// or, when the run has application state, a CUSTOM ProgressName event.
+func (m *Mapper) progress(ts int64, v any) events.Event {
+	if m.stateful {
+		return &events.CustomEvent{BaseEvent: base(events.EventTypeCustom, ts), Name: ProgressName, Value: v}
+	}
 	return &events.StateSnapshotEvent{BaseEvent: base(events.EventTypeStateSnapshot, ts), Snapshot: v}
 }
 

@@ -17,6 +17,7 @@ require (
 	github.com/breadai/bread/stores/postgres v0.0.0 // indirect
 	github.com/breadai/bread/stores/sqlite v0.0.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
+	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
 	github.com/go-sql-driver/mysql v1.10.2 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect

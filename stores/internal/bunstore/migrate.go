@@ -53,6 +53,9 @@ var history = []Migration{
 	// bread_eval_runs, the eval history (issue 35): a new table, nothing
 	// to carry over.
 	{Version: "0003", Comment: "eval_runs", Up: createTables},
+	// bread_session_state, a session's state document (issue 33): a new
+	// table, created empty.
+	{Version: "0004", Comment: "session_state", Up: createTables},
 }
 
 // addSessionOwner is migration 0002. Its UPDATE touches only sessions

@@ -33,7 +33,7 @@ func TestRowsMatchTables(t *testing.T) {
 	}
 	for _, row := range []any{
 		sessionRow{}, messageRow{}, checkpointRow{}, runRow{}, loopRow{}, loopIterationRow{},
-		crumbRow{}, taskRunRow{}, kgNodeRow{}, kgEdgeRow{}, documentRow{},
+		crumbRow{}, taskRunRow{}, kgNodeRow{}, kgEdgeRow{}, documentRow{}, sessionStateRow{},
 	} {
 		name, cols := bunColumns(reflect.TypeOf(row))
 		have, ok := defined[name]

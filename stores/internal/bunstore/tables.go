@@ -48,6 +48,16 @@ type sessionsTable struct {
 
 // messagesTable has no seq: Schema.MessageSeq defines it, and with it
 // which of seq and id is the primary key.
+// sessionStateTable is a session's state document (core.SessionStateStore,
+// migration 0003), one row per session that has one: a table of its own so
+// listing sessions never reads the documents.
+type sessionStateTable struct {
+	bun.BaseModel `bun:"table:bread_session_state"`
+
+	SessionID string `bun:"session_id,pk" kind:"id"`
+	State     string `bun:"state,notnull" kind:"json"`
+}
+
 type messagesTable struct {
 	bun.BaseModel `bun:"table:bread_session_messages"`
 
@@ -295,4 +305,5 @@ var tables = []tableDef{
 	{model: (*evalRunsTable)(nil), indexes: []indexDef{
 		{name: "idx_bread_eval_runs_agent", columns: "agent_id, created_at, id"},
 	}},
+	{model: (*sessionStateTable)(nil), foreignKeys: []string{sessionCascade}},
 }

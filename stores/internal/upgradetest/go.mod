@@ -14,6 +14,7 @@ require (
 require (
 	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/breadai/bread/stores/mysql v0.0.0 // indirect
+	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
 	github.com/go-sql-driver/mysql v1.10.2 // indirect
 	github.com/uptrace/bun/dialect/mysqldialect v1.3.0 // indirect
 	golang.org/x/mod v0.42.0 // indirect
