@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"maps"
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -41,6 +42,21 @@ func resumeClientFrom(ctx context.Context) core.ClientInput {
 	ci, _ := ctx.Value(resumeClientKey{}).(core.ClientInput)
 	return ci
 }
+
+// metaClientTool marks, in a checkpoint's Meta, a call of a client tool:
+// its answer is the tool's result, as a human tool's is.
+const metaClientTool = "bread.clientTool"
+
+// clientToolMeta is meta with the client-tool mark, a copy.
+func clientToolMeta(meta map[string]string) map[string]string {
+	out := make(map[string]string, len(meta)+1)
+	maps.Copy(out, meta)
+	out[metaClientTool] = "true"
+	return out
+}
+
+// isClientToolCall reports whether cp waits on a call of a client tool.
+func isClientToolCall(cp core.CheckpointRecord) bool { return cp.Meta[metaClientTool] == "true" }
 
 // StateToolName is the model-facing name of the built-in tool that changes
 // the session's state document; a run has it when its client gave a state.

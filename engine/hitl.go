@@ -125,7 +125,7 @@ func (r *run) answer(ctx context.Context, cp core.CheckpointRecord, response any
 	}
 	var part core.Part
 	switch {
-	case kind == core.HumanInput && !r.agent.isHumanTool(cp.ToolName):
+	case kind == core.HumanInput && !r.agent.isHumanTool(cp.ToolName) && !isClientToolCall(cp):
 		// A tool that asked mid-call (core.ToolQuestion) runs again with
 		// the answer.
 		p, res, err := r.answerQuestion(ctx, cp, call, response)

@@ -35,6 +35,9 @@ func (r *run) suspend(ctx context.Context, fresh []core.Message, ts *toolset, ca
 			ToolName: bt.leaf, ToolCallID: call.ID, Schema: schema, Prompt: prompt, Kind: kind,
 			Skill: r.opts.Skill, Parent: r.parent, CreatedAt: core.NowMillis(), Meta: meta,
 		}
+		if bt.origin.Scope == core.ScopeClient {
+			cps[i].Meta = clientToolMeta(meta)
+		}
 	}
 	var setIDs []string
 	if len(cps) > 1 {

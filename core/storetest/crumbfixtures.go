@@ -44,7 +44,7 @@ func fullCrumbs(runID, sessionID string) map[string]core.Crumb {
 		&core.ToolResult{CrumbBase: base(), ToolCallID: "tc-1", ToolName: "lookup", Result: payload("result"), DurationMs: 12},
 		&core.ToolResultPartial{CrumbBase: base(), ToolCallID: "tc-1", ToolName: "lookup", Result: payload("partial")},
 		&core.ToolError{CrumbBase: base(), ToolCallID: "tc-2", ToolName: "fetch", Error: breadErr(core.CodeToolError), DurationMs: 7},
-		&core.HumanRequired{CrumbBase: base(), CheckpointID: "cp-1", ToolName: "ask_human", Schema: payload("schema"), Prompt: "Proceed?", Kind: core.HumanApproval, Set: []string{"cp-1", "cp-2"}},
+		&core.HumanRequired{CrumbBase: base(), CheckpointID: "cp-1", ToolName: "ask_human", ToolCallID: "tc-1", Schema: payload("schema"), Prompt: "Proceed?", Kind: core.HumanApproval, Set: []string{"cp-1", "cp-2"}},
 		&core.HumanResumed{CrumbBase: base(), CheckpointID: "cp-1", Response: payload("response"), Kind: core.HumanInput},
 		&core.SubagentRunStart{CrumbBase: base(), ParentAgentID: "supervisor", SubagentID: "researcher"},
 		&core.SubagentRunEnd{CrumbBase: base(), ParentAgentID: "supervisor", SubagentID: "researcher", Output: payload("sub-output")},
