@@ -205,6 +205,9 @@ type presetRun struct {
 	attempt int // a queued run's attempt (core.RunRecord.Attempt)
 	onWait  func(sessionID string)
 	queued  bool // the run waited for its session
+	// handedBack is set when a stop handed the run back to the job queue
+	// (handOver), on the goroutine that ranges over the run's stream.
+	handedBack bool
 }
 
 func presetFrom(ctx context.Context) *presetRun {

@@ -73,7 +73,7 @@ type runSeq struct {
 	window        *deltaWindow // the open delta window, text or reasoning
 	noLog         bool         // logging disabled, relayed, or unsupported
 	relayed       bool         // a remote run relayed through this stream
-	gone          bool         // another instance ended the run (Instance.superseded)
+	gone          bool         // its end is not this stream's to log (Instance.quietEnds)
 	agentID       string       // for log lines about the run
 	sessionID     string
 	publishWarned bool
@@ -164,7 +164,7 @@ func (cp *chokePoint) sequence(ctx context.Context, c core.Crumb, b *core.CrumbB
 	}
 	cp.flushWindow(rs)
 	if (core.IsTerminal(typ) || typ == core.TypeHumanRequired) && !rs.gone {
-		if _, ok := cp.in.superseded.Load(rs.id); ok {
+		if _, ok := cp.in.quietEnds.Load(rs.id); ok {
 			// Another instance declared the run lost and logged its
 			// RUN_LOST: this end is the live consumer's alone.
 			rs.gone, rs.noLog = true, true
@@ -513,7 +513,7 @@ func (cp *chokePoint) finish() {
 			cp.in.relayed.Delete(rs.id)
 		}
 		if rs.gone {
-			cp.in.superseded.Delete(rs.id)
+			cp.in.quietEnds.Delete(rs.id)
 		}
 	}
 	started := cp.signal != nil

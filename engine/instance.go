@@ -70,12 +70,13 @@ type Instance struct {
 	// relayed: the choke point numbers them but never logs them, and
 	// forgets the mark when the stream that relayed them finishes.
 	relayed sync.Map
-	// superseded holds the ids of runs of this instance that another
-	// instance ended while they ran (declared lost: its sweeper logged and
-	// published their RUN_LOST): the choke point neither logs nor
-	// publishes their end, and forgets the mark when their stream
+	// quietEnds holds the ids of runs of this instance whose end the
+	// choke point neither logs nor publishes: another instance ended them
+	// while they ran (declared lost: its sweeper logged and published
+	// their RUN_LOST), or a stop handed them back to the job queue (their
+	// tails wait for the retry). The mark is forgotten when their stream
 	// finishes.
-	superseded sync.Map
+	quietEnds sync.Map
 
 	inFlight atomic.Int64
 

@@ -296,6 +296,9 @@ func (in *Instance) execRun(ctx context.Context, p runJob, attempt int) error {
 			sessionID = c.Base().SessionID
 		}
 	}
+	if preset.handedBack {
+		return &core.JobSnooze{After: stopHandOver}
+	}
 	in.sendWebhook(p, sessionID)
 	return nil
 }

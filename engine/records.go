@@ -318,8 +318,11 @@ func (rc *records) ended(ctx context.Context, r core.RunRecord, res outcome, err
 	case err != nil:
 		be := core.AsBreadError(err, core.CodeAgentError)
 		r.Status, r.ErrorCode = core.RunFailed, be.Code
-		if be.Code == core.CodeRunCancelled {
+		switch be.Code {
+		case core.CodeRunCancelled:
 			r.Status = core.RunCancelled
+		case core.CodeRunLost:
+			r.Status = core.RunLost
 		}
 	case res.suspended:
 		r.Status, r.CheckpointID = core.RunSuspended, res.checkpointID
@@ -329,7 +332,7 @@ func (rc *records) ended(ctx context.Context, r core.RunRecord, res outcome, err
 	if rc.putEnd(context.WithoutCancel(ctx), r) {
 		return true
 	}
-	rc.in.superseded.Store(r.ID, struct{}{})
+	rc.in.quietEnds.Store(r.ID, struct{}{})
 	rc.in.log.Warn("bread: a run of this instance was ended by another while it ran (this instance paused or cut off beyond its lease): its record stays as that instance wrote it",
 		append(runAttrs(r.ID, r.AgentID, r.SessionID), "status", r.Status)...)
 	return false

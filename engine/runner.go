@@ -42,6 +42,9 @@ type run struct {
 	// jobAttempt is a background run's attempt (core.RunRecord.Attempt),
 	// 0 for a run started in a request.
 	jobAttempt int
+	// job is the background run's preset (nil for a run started in a
+	// request): handOver tells its job it was handed back.
+	job *presetRun
 	// recorded is set once the run's outcome is in its run record.
 	recorded bool
 	// wrote is set once this attempt added messages to the session.
@@ -201,7 +204,7 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 	r := in.newRun(rt, runID, session.ID, input, opts)
 	r.claimed = claimed
 	if preset != nil {
-		r.jobAttempt = preset.attempt
+		r.jobAttempt, r.job = preset.attempt, preset
 	}
 	r.fresh = preset == nil
 	r.derived = cancel
@@ -431,6 +434,14 @@ func (r *run) finish(ctx context.Context, output any) (outcome, error) {
 func (r *run) fail(ctx context.Context, err error) error {
 	if cause := r.cancelCause(ctx); cause != nil && !errors.Is(err, core.ErrRunCancelled) {
 		err = cause
+	}
+	if r.stoppedBackground(err) {
+		if r.handOver(ctx) {
+			c, be := r.in.errorCrumb(r.base(), err)
+			r.out.end(c, be) // its caller's alone: neither logged nor published
+			return be
+		}
+		err = errStoppedLost
 	}
 	c, be := r.in.errorCrumb(r.base(), err)
 	if be.Code != core.CodeRunCancelled {
