@@ -476,6 +476,12 @@ func (in *Instance) Blobs() *core.Blobs { return in.blobs }
 // Credentials returns the default credential provider, or nil.
 func (in *Instance) Credentials() core.CredentialProvider { return in.cfg.Credentials }
 
+// Providers returns the global model registry (Config.Providers): what a
+// plugin resolves an agent's model against, after the agent's own
+// (core.ResolveModel(a.Model, a.Providers, in.Providers())), as the MCP
+// client does to answer a server's sampling with the agent's model.
+func (in *Instance) Providers() core.ProviderRegistry { return in.cfg.Providers }
+
 // CrumbFilter returns Config.CrumbFilter, or nil. Ingresses that replay from
 // the store apply it themselves.
 func (in *Instance) CrumbFilter() func(core.Crumb) bool { return in.cfg.CrumbFilter }

@@ -20,5 +20,9 @@ func (c *conn) clientOptions() *mcp.ClientOptions {
 	if c.cfg.Elicitation {
 		o.ElicitationHandler = c.elicit
 	}
+	if c.p.samplers[c.cfg.Name] {
+		//lint:ignore SA1019 sampling is deprecated from 2026-07-28 on; servers still send it
+		o.CreateMessageHandler = c.sample
+	}
 	return o
 }

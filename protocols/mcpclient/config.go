@@ -41,6 +41,10 @@ type Options struct {
 	// (default 30 s).
 	Backoff    time.Duration
 	MaxBackoff time.Duration
+	// Providers resolves an agent's model to answer a server's sampling,
+	// after the agent's own registry. Nil uses the runtime's when it
+	// exposes one (engine.Instance does: engine.Config.Providers).
+	Providers core.ProviderRegistry
 	// ElicitationTimeout bounds how long a server's question (elicitation)
 	// stays open while its run waits for a human (default 1 h). After it
 	// the question is cancelled at the server; a later answer calls the
@@ -114,6 +118,11 @@ type CredentialAuth struct {
 type AgentConfig struct {
 	Servers  []string         `json:"servers,omitempty"`
 	External []ExternalServer `json:"external,omitempty"`
+	// Sampling names the servers (or globs of names, "*" for all) that may
+	// answer their sampling/createMessage with this agent's model during
+	// one of its tool calls. Empty by default: every sampling request is
+	// refused, and a server no agent allows is not told the client samples.
+	Sampling []string `json:"sampling,omitempty"`
 }
 
 // ExternalServer is a server declared on one agent: Streamable HTTP only (a
@@ -156,7 +165,7 @@ func agentConfig(a *core.Agent) (*AgentConfig, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
-		return nil, core.Errorf(core.CodeInvalidConfig, "agent %s: plugins.%s: %v (expected servers and external)", a.ID, PluginName, err)
+		return nil, core.Errorf(core.CodeInvalidConfig, "agent %s: plugins.%s: %v (expected servers, external and sampling)", a.ID, PluginName, err)
 	}
 	return &cfg, nil
 }

@@ -103,6 +103,11 @@ func (fs *flights) of(ctx context.Context, sess *mcp.ClientSession) *flight {
 	if f, ok := ctx.Value(flightKeyType{}).(*flight); ok {
 		return f
 	}
+	if ir := sess.InitializeResult(); ir != nil && ir.ProtocolVersion >= "2026-07-28" {
+		// Every question of this revision comes with its call's context:
+		// one without is not a tool call's (a resource read's, say).
+		return nil
+	}
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if m := fs.inflight[sess]; len(m) == 1 {

@@ -28,6 +28,10 @@ type Plugin struct {
 	closed   bool
 
 	flights flights // tool calls in progress and those parked on a human
+
+	agents    map[string]*core.Agent // by id, for sampling
+	samplers  map[string]bool        // server names some agent lets sample
+	providers core.ProviderRegistry
 }
 
 var (
@@ -92,9 +96,31 @@ func (p *Plugin) Init(ctx context.Context, rt core.Runtime) error {
 	if p.creds == nil {
 		p.creds = core.EnvCredentials()
 	}
+	p.providers = p.opts.Providers
+	if p.providers == nil {
+		if pp, ok := rt.(interface{ Providers() core.ProviderRegistry }); ok {
+			p.providers = pp.Providers()
+		}
+	}
+	p.agents, p.samplers = map[string]*core.Agent{}, map[string]bool{}
 	for _, a := range rt.Agents() {
 		if err := p.checkAgent(a); err != nil {
 			return err
+		}
+		p.agents[a.ID] = a
+		cfg, _ := agentConfig(a)
+		if cfg == nil {
+			continue
+		}
+		for _, name := range cfg.Servers {
+			if cfg.samples(name) {
+				p.samplers[name] = true
+			}
+		}
+		for _, e := range cfg.External {
+			if cfg.samples(e.Name) {
+				p.samplers[e.Name] = true
+			}
 		}
 	}
 	p.ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -253,6 +279,11 @@ func (p *Plugin) inline(e ExternalServer) (*conn, error) {
 	p.external[key] = c
 	go c.loop()
 	return c, nil
+}
+
+func (p *Plugin) agent(id string) (*core.Agent, bool) {
+	a, ok := p.agents[id]
+	return a, ok
 }
 
 // Close implements core.PluginCloser: every connection closes once (a stdio
