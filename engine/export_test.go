@@ -20,7 +20,7 @@ func (c ChokePointForTest) Finish()                                    { c.cp.fi
 
 // WorkJobForTest hands a job to the Instance's job worker, as a queue would.
 func (in *Instance) WorkJobForTest(ctx context.Context, j core.Job) error {
-	return jobWorker{in}.WorkJob(ctx, j)
+	return in.newWorker().WorkJob(ctx, j)
 }
 
 // RunJobForTest is the job enqueueRun would queue for a run.

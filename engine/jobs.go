@@ -5,34 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/memory"
+	"github.com/breadai/bread/engine/worker"
 )
 
-// runJob is the payload of a core.JobKindRun job: everything a worker on any
-// replica needs to start the run as its caller asked.
-type runJob struct {
-	RunID   string `json:"runId"`
-	AgentID string `json:"agentId,omitempty"`
-	// PipelineID is set, instead of AgentID, for a background pipeline.
-	PipelineID string             `json:"pipelineId,omitempty"`
-	Input      json.RawMessage    `json:"input,omitempty"`
-	Options    core.RunOptions    `json:"options,omitzero"`
-	Webhook    string             `json:"webhook,omitempty"`
-	Identity   *core.AuthIdentity `json:"identity,omitempty"`
-}
-
-// input is the run's input. The payload decoded, so its raw input is valid
-// JSON and decodes again.
-func (p runJob) input() any {
-	var input any
-	if len(p.Input) > 0 {
-		_ = json.Unmarshal(p.Input, &input)
-	}
-	return input
-}
+// runJob is the payload of a core.JobKindRun job (worker.RunJob).
+type runJob = worker.RunJob
 
 // enqueueRun stores a background run as a job of the configured queue: the
 // run is checked (agent, input, webhook), its session opened and its record
@@ -118,99 +98,43 @@ func (in *Instance) queueRun(ctx context.Context, rec core.RunRecord, p runJob, 
 	return nil
 }
 
-var _ core.JobWorker = (*jobWorker)(nil)
-
-// jobWorker is the Instance's core.JobWorker. It is its own type so that
-// WorkJob is not part of the Instance's API.
-type jobWorker struct{ in *Instance }
-
-// WorkJob executes a job the queue hands this replica.
-func (w jobWorker) WorkJob(ctx context.Context, j core.Job) error {
-	switch j.Kind {
-	case core.JobKindRun:
-		return w.in.workRun(ctx, j)
-	case core.JobKindTick:
-		return w.in.timetable.Work(ctx, j)
+// newWorker is the Instance's job worker (package worker), driving the
+// Instance through jobRunner.
+func (in *Instance) newWorker() *worker.Worker {
+	cfg := worker.Config{Store: in.store, Runs: jobRunner{in}, Lease: in.records.lease, Now: in.clock.Now, Logger: in.log}
+	if in.timetable != nil { // checked at Start
+		cfg.Ticks = in.timetable
 	}
-	w.in.log.Warn("bread: dropping a job of an unknown kind", "kind", j.Kind, "key", j.Key)
-	return nil
+	return worker.New(cfg)
 }
 
-// workRun executes a background run's job. The run's record decides what
-// the job means now:
-//
-//   - queued: its first attempt starts, or, with an attempt, the lost
-//     attempt the sweeper left to this job is retried;
-//   - running under a live lease: another replica still runs it (the queue
-//     handed the job out again, thinking it stuck), so the job is snoozed
-//     until the lease could lapse: no run executes on two replicas at once;
-//   - running under a lapsed lease, or lost: its process died. The agent's
-//     onLost policy retries it (see retryLost) or it ends with RUN_LOST;
-//   - anything else: it ended (completed, failed, cancelled, suspended for
-//     a human) and the job has nothing left to do.
-func (in *Instance) workRun(ctx context.Context, j core.Job) error {
-	var p runJob
-	if err := json.Unmarshal(j.Payload, &p); err != nil || p.RunID == "" {
-		in.log.Error("bread: dropping a background run job whose payload does not decode", "key", j.Key, "error", err)
-		return nil
+// jobRunner is the Instance's worker.Runner. It is its own type so that
+// its methods are not part of the Instance's API.
+type jobRunner struct{ in *Instance }
+
+func (r jobRunner) Exec(ctx context.Context, p runJob, attempt int) error {
+	if p.PipelineID != "" {
+		return r.in.execPipeline(ctx, p, attempt, pipelineStart{})
 	}
-	if !in.records.keeps {
-		if p.PipelineID != "" {
-			return in.execPipeline(ctx, p, 1, pipelineStart{})
-		}
-		return in.execRun(ctx, p, 1)
-	}
-	rec, err := in.store.GetRun(ctx, p.RunID)
-	if errors.Is(err, core.ErrRunNotFound) {
-		in.log.Info("bread: a background run's record is gone (its session was deleted); not running it", runAttrs(p.RunID, p.AgentID, p.Options.Session.ID)...)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	won := false
-	switch rec.Status {
-	case core.RunQueued:
-		if p.PipelineID != "" && rec.Attempt > 0 {
-			return in.retryPipeline(ctx, p, rec)
-		}
-		if p.PipelineID != "" {
-			return in.execPipeline(ctx, p, 1, pipelineStart{})
-		}
-		if rec.Attempt > 0 {
-			// A lost attempt the sweeper left to this job to retry.
-			return in.retryLost(ctx, p, rec)
-		}
-		return in.execRun(ctx, p, 1)
-	case core.RunRunning:
-		now := in.nowMillis()
-		if rec.LeaseUntil >= now {
-			return &core.JobSnooze{After: time.Duration(rec.LeaseUntil-now)*time.Millisecond + in.records.lease/3}
-		}
-		if won, err = in.store.LoseRun(ctx, rec.ID, now); err != nil {
-			return err
-		}
-		if rec, err = in.store.GetRun(ctx, p.RunID); err != nil {
-			return err
-		}
-	}
-	if rec.Status != core.RunLost {
-		return nil
-	}
-	if in.retriesLost(ctx, rec) {
-		if p.PipelineID != "" {
-			return in.retryPipeline(ctx, p, rec)
-		}
-		return in.retryLost(ctx, p, rec)
-	}
-	if won {
-		// This worker found the lapsed lease before any sweeper: it writes
-		// the run's end, as the sweeper would have.
-		in.records.lost(ctx, rec, in.nowMillis())
-	}
-	in.sendWebhook(p, rec.SessionID)
-	return nil
+	return r.in.execRun(ctx, p, attempt)
 }
+
+func (r jobRunner) Retry(ctx context.Context, p runJob, rec core.RunRecord) error {
+	if p.PipelineID != "" {
+		return r.in.retryPipeline(ctx, p, rec)
+	}
+	return r.in.retryLost(ctx, p, rec)
+}
+
+func (r jobRunner) RetriesLost(ctx context.Context, rec core.RunRecord) bool {
+	return r.in.retriesLost(ctx, rec)
+}
+
+func (r jobRunner) EndLost(ctx context.Context, rec core.RunRecord) {
+	r.in.records.lost(ctx, rec, r.in.nowMillis())
+}
+
+func (r jobRunner) Notify(p runJob, sessionID string) { r.in.sendWebhook(p, sessionID) }
 
 // retriesLost reports whether a lost run is retried rather than ended: a
 // background run (it has an attempt) of an agent whose onLost policy is
@@ -287,7 +211,7 @@ func (in *Instance) attemptStart(ctx context.Context, rec core.RunRecord) int64 
 // that stops cancels it, and so do Cancel and Stop, which track it like any
 // run.
 func (in *Instance) execRun(ctx context.Context, p runJob, attempt int) error {
-	input := p.input()
+	input := p.DecodeInput()
 	ctx = withWebhook(core.WithIdentity(ctx, p.Identity), p.Webhook)
 	preset := &presetRun{runID: p.RunID, attempt: attempt}
 	sessionID := p.Options.Session.ID
@@ -355,7 +279,7 @@ func (in *Instance) startJobs(ctx context.Context) error {
 	if in.queue == nil {
 		return nil
 	}
-	if err := in.queue.Start(ctx, jobWorker{in}, in.timetable.Jobs()); err != nil {
+	if err := in.queue.Start(ctx, in.newWorker(), in.timetable.Jobs()); err != nil {
 		in.queue = nil
 		return fmt.Errorf("bread: start the job queue: %w", err)
 	}

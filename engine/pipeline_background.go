@@ -76,7 +76,7 @@ type pipelineStart struct {
 // journal and record, and tells its webhook how it ended. attempt is the
 // job's (0 without a job queue).
 func (in *Instance) execPipeline(ctx context.Context, p runJob, attempt int, from pipelineStart) error {
-	input := p.input()
+	input := p.DecodeInput()
 	if from.set {
 		input = from.input
 		ctx = context.WithValue(ctx, pipelineStartKey{}, from)

@@ -140,7 +140,7 @@ func (rc *records) sweep(ctx context.Context) {
 func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
 	if rc.in.retriesLost(ctx, r) {
 		// Its job, handed out again once the queue finds it stuck, runs
-		// it again (workRun): until then it is queued, and its tails
+		// it again (package worker): until then it is queued, and its tails
 		// wait for that attempt.
 		rc.in.log.Warn("bread: background run lost: its job will retry it", append(runAttrs(r.ID, r.AgentID, r.SessionID), "attempt", r.Attempt)...)
 		r.Status, r.Owner, r.LeaseUntil, r.ErrorCode, r.UpdatedAt = core.RunQueued, "", 0, "", now

@@ -1,0 +1,31 @@
+package worker
+
+import (
+	"encoding/json"
+
+	"github.com/breadai/bread/core"
+)
+
+// RunJob is the payload of a core.JobKindRun job: everything a worker on
+// any replica needs to start the run as its caller asked. Its JSON is what
+// queues store, so it only grows by optional fields.
+type RunJob struct {
+	RunID   string `json:"runId"`
+	AgentID string `json:"agentId,omitempty"`
+	// PipelineID is set, instead of AgentID, for a background pipeline.
+	PipelineID string             `json:"pipelineId,omitempty"`
+	Input      json.RawMessage    `json:"input,omitempty"`
+	Options    core.RunOptions    `json:"options,omitzero"`
+	Webhook    string             `json:"webhook,omitempty"`
+	Identity   *core.AuthIdentity `json:"identity,omitempty"`
+}
+
+// DecodeInput is the run's input, decoded from the payload (which holds
+// valid JSON, so it decodes again); nil when there is none.
+func (p RunJob) DecodeInput() any {
+	var input any
+	if len(p.Input) > 0 {
+		_ = json.Unmarshal(p.Input, &input)
+	}
+	return input
+}

@@ -1,0 +1,144 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/core/memory"
+	"github.com/breadai/bread/engine/worker"
+)
+
+// runner records what the worker asked of the engine.
+type runner struct {
+	retries bool // RetriesLost's answer
+	calls   []string
+}
+
+func (r *runner) Exec(_ context.Context, p worker.RunJob, attempt int) error {
+	r.calls = append(r.calls, fmt.Sprintf("exec %s %d %v", p.RunID, attempt, p.DecodeInput()))
+	return nil
+}
+
+func (r *runner) Retry(_ context.Context, p worker.RunJob, rec core.RunRecord) error {
+	r.calls = append(r.calls, fmt.Sprintf("retry %s after %d", p.RunID, rec.Attempt))
+	return nil
+}
+
+func (r *runner) RetriesLost(context.Context, core.RunRecord) bool { return r.retries }
+
+func (r *runner) EndLost(_ context.Context, rec core.RunRecord) {
+	r.calls = append(r.calls, "endLost "+rec.ID+" "+string(rec.Status))
+}
+
+func (r *runner) Notify(p worker.RunJob, sessionID string) {
+	r.calls = append(r.calls, "notify "+p.RunID+" "+sessionID)
+}
+
+type ticks struct{ keys []string }
+
+func (t *ticks) Work(_ context.Context, j core.Job) error {
+	t.keys = append(t.keys, j.Key)
+	return nil
+}
+
+// recordless is a store without run records: its BreadStore methods only.
+type recordless struct{ core.BreadStore }
+
+func runJob(t *testing.T, runID string) core.Job {
+	payload, err := json.Marshal(worker.RunJob{RunID: runID, AgentID: "writer", Input: json.RawMessage(`"hi"`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return core.Job{Kind: core.JobKindRun, Key: runID, Payload: payload}
+}
+
+// The record of a run job's run decides what the job means; each row is a
+// record as a worker finds it and what the worker asks of the engine.
+func TestARunJobIsDecidedByItsRecord(t *testing.T) {
+	now := time.UnixMilli(1_800_000_000_000)
+	lease := 15 * time.Second
+	running := func(leaseUntil time.Time, attempt int) *core.RunRecord {
+		return &core.RunRecord{ID: "run-1", AgentID: "writer", SessionID: "s", Status: core.RunRunning, Owner: "other", LeaseUntil: leaseUntil.UnixMilli(), Attempt: attempt}
+	}
+	cases := []struct {
+		name      string
+		rec       *core.RunRecord // nil: no record
+		noRecords bool            // a store that keeps no run records
+		retries   bool
+		job       func(*testing.T) core.Job
+		calls     []string
+		snooze    time.Duration // a JobSnooze of this length, else nil
+	}{
+		{name: "queued: attempt 1 starts", rec: &core.RunRecord{ID: "run-1", AgentID: "writer", Status: core.RunQueued}, calls: []string{"exec run-1 1 hi"}},
+		{name: "queued with an attempt: the sweeper left a lost one to retry", rec: &core.RunRecord{ID: "run-1", AgentID: "writer", Status: core.RunQueued, Attempt: 1}, calls: []string{"retry run-1 after 1"}},
+		{name: "running under a live lease: snoozed until it could lapse", rec: running(now.Add(time.Minute), 1), snooze: time.Minute + lease/3},
+		{name: "running under a lapsed lease, retried", rec: running(now.Add(-time.Second), 1), retries: true, calls: []string{"retry run-1 after 1"}},
+		{name: "running under a lapsed lease, ended: this worker writes RUN_LOST", rec: running(now.Add(-time.Second), 1), calls: []string{"endLost run-1 lost", "notify run-1 s"}},
+		{name: "lost already: its end is written, the webhook told", rec: &core.RunRecord{ID: "run-1", AgentID: "writer", SessionID: "s", Status: core.RunLost, Attempt: 1}, calls: []string{"notify run-1 s"}},
+		{name: "lost, retried", rec: &core.RunRecord{ID: "run-1", AgentID: "writer", SessionID: "s", Status: core.RunLost, Attempt: 1}, retries: true, calls: []string{"retry run-1 after 1"}},
+		{name: "completed: nothing left", rec: &core.RunRecord{ID: "run-1", AgentID: "writer", Status: core.RunCompleted}},
+		{name: "suspended: nothing left", rec: &core.RunRecord{ID: "run-1", AgentID: "writer", Status: core.RunSuspended, CheckpointID: "cp"}},
+		{name: "no record (its session was deleted)"},
+		{name: "a store without run records: it runs", noRecords: true, calls: []string{"exec run-1 1 hi"}},
+		{name: "a payload that does not decode is dropped", rec: &core.RunRecord{ID: "run-1", Status: core.RunQueued},
+			job: func(*testing.T) core.Job { return core.Job{Kind: core.JobKindRun, Key: "run-1", Payload: []byte("{")} }},
+		{name: "a job of an unknown kind is dropped", rec: &core.RunRecord{ID: "run-1", Status: core.RunQueued},
+			job: func(*testing.T) core.Job { return core.Job{Kind: "mystery", Key: "run-1"} }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mem := memory.New()
+			var store core.BreadStore = mem
+			if c.noRecords {
+				store = recordless{mem}
+			}
+			if _, err := mem.CreateSession(t.Context(), core.NewSession{ID: "s"}); err != nil {
+				t.Fatal(err)
+			}
+			if c.rec != nil {
+				if err := mem.PutRun(t.Context(), *c.rec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := &runner{retries: c.retries}
+			w := worker.New(worker.Config{Store: core.NewStorage(store), Runs: r, Lease: lease, Now: func() time.Time { return now }})
+			job := runJob(t, "run-1")
+			if c.job != nil {
+				job = c.job(t)
+			}
+			err := w.WorkJob(t.Context(), job)
+			var snooze *core.JobSnooze
+			switch {
+			case c.snooze > 0 && (!errors.As(err, &snooze) || snooze.After != c.snooze):
+				t.Fatalf("WorkJob = %v, want a snooze of %v", err, c.snooze)
+			case c.snooze == 0 && err != nil:
+				t.Fatalf("WorkJob = %v", err)
+			}
+			if got, want := strings.Join(r.calls, "; "), strings.Join(c.calls, "; "); got != want {
+				t.Fatalf("the engine was asked %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestATickGoesToTheTimetable(t *testing.T) {
+	tt := &ticks{}
+	w := worker.New(worker.Config{Store: core.NewStorage(memory.New()), Runs: &runner{}, Ticks: tt})
+	key := core.ScheduleTickKey("nightly", time.Unix(1_800_000_000, 0))
+	if err := w.WorkJob(t.Context(), core.Job{Kind: core.JobKindTick, Key: key}); err != nil {
+		t.Fatal(err)
+	}
+	if len(tt.keys) != 1 || tt.keys[0] != key {
+		t.Fatalf("ticks worked: %v", tt.keys)
+	}
+	// Without a timetable a tick is dropped, not an error the queue retries.
+	if err := worker.New(worker.Config{Store: core.NewStorage(memory.New()), Runs: &runner{}}).WorkJob(t.Context(), core.Job{Kind: core.JobKindTick, Key: key}); err != nil {
+		t.Fatal(err)
+	}
+}
