@@ -148,7 +148,16 @@ func (r *run) answer(ctx context.Context, cp core.CheckpointRecord, response any
 		if bt == nil || bt.tool == nil {
 			return outcome{}, r.fail(ctx, core.Errorf(core.CodeToolNotFound, "the approved tool %s is no longer available on agent %s", cp.ToolName, r.agent.ID))
 		}
-		part = r.invokeTool(ctx, bt, call, func(c core.Crumb) { r.emit(c) }).part
+		o := r.invokeTool(ctx, bt, call, func(c core.Crumb) { r.emit(c) })
+		if o.question != nil {
+			// The approved tool asks a human in turn.
+			p, res, err := r.askAgain(ctx, cp, ts, bt, call, o.question)
+			if err != nil || p == nil {
+				return res, err
+			}
+			o.part = *p
+		}
+		part = o.part
 	default:
 		part = resultPart(call, map[string]any{"denied": true, "reason": "rejected by human"})
 	}

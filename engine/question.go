@@ -43,6 +43,13 @@ func (r *run) answerQuestion(ctx context.Context, cp core.CheckpointRecord, call
 	if o.question == nil {
 		return &o.part, outcome{}, nil
 	}
+	return r.askAgain(ctx, cp, ts, bt, call, o.question)
+}
+
+// askAgain suspends a resumed run on the question its answered call's tool
+// asked (p nil, res the suspension), or, from a checkpoint of a set, makes
+// it the call's TOOL_ERROR (p that part).
+func (r *run) askAgain(ctx context.Context, cp core.CheckpointRecord, ts *toolset, bt *boundTool, call toolCall, q *core.ToolQuestion) (p *core.Part, res outcome, err error) {
 	if cp.Set != nil {
 		be := core.Errorf(core.CodeToolError, "tool %s asked a human again while its turn waited on several answers; call it again", cp.ToolName)
 		r.emit(&core.ToolError{CrumbBase: r.base(), ToolCallID: call.ID, ToolName: bt.leaf, Error: be})
@@ -52,7 +59,7 @@ func (r *run) answerQuestion(ctx context.Context, cp core.CheckpointRecord, call
 	if cause := r.cancelCause(ctx); cause != nil {
 		return nil, outcome{}, r.fail(ctx, cause)
 	}
-	call.question = o.question
+	call.question = q
 	res, err = r.suspend(ctx, nil, ts, []toolCall{call})
 	if err != nil {
 		return nil, outcome{}, r.fail(ctx, err)

@@ -74,3 +74,39 @@ func TestToolQuestionSuspendsAndResumes(t *testing.T) {
 		})
 	}
 }
+
+// TestApprovedToolAsks: an ask-gated tool that asks a human once approved
+// suspends the resumed run again on its question.
+func TestApprovedToolAsks(t *testing.T) {
+	var runs atomic.Int32
+	agent := &core.Agent{ID: "host", Model: mockModel(), Tools: []core.Tool{askingTool(&runs, false)}, Permissions: core.Permissions{Ask: []string{"tool:book"}}}
+	tb := newTestbed(t, modeltest.New(
+		modeltest.ToolCall("tool_book", map[string]string{"at": "8pm"}),
+		modeltest.Text("Booked."),
+	), []*core.Agent{agent})
+	cs, err := tb.run(t, "host", "book it", core.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	approval := suspendOn(t, cs)
+	if approval.Kind != core.HumanApproval {
+		t.Fatalf("the gated call waits for approval: %+v", approval)
+	}
+	cont, err := collect(tb.in.Resume(context.Background(), approval.CheckpointID, map[string]any{"approved": true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTypes(t, cont, core.TypeHumanResumed, core.TypeToolCall, core.TypeHumanRequired)
+	question := suspendOn(t, cont)
+	if question.Kind != core.HumanInput || question.Prompt != "How many seats?" {
+		t.Fatalf("the approved tool's question: %+v", question)
+	}
+	cont, err = collect(tb.in.Resume(context.Background(), question.CheckpointID, map[string]any{"seats": 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTypes(t, cont, core.TypeHumanResumed, core.TypeToolCall, core.TypeToolResult, core.TypeTextDelta, core.TypeAgentRunEnd)
+	if got := asJSON(t, cont[2].(*core.ToolResult).Result); got != `{"answer":{"seats":2},"args":{"at":"8pm"}}` {
+		t.Errorf("result %s", got)
+	}
+}
