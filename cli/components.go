@@ -17,6 +17,7 @@ import (
 	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/extensions/auth/apikey"
 	"github.com/breadai/bread/extensions/credentials/vault"
+	"github.com/breadai/bread/protocols/mcpserver"
 	"github.com/breadai/bread/providers/decisions"
 	"github.com/breadai/bread/providers/llm"
 	"github.com/breadai/bread/providers/replay"
@@ -149,7 +150,9 @@ func (a *app) postgresOptions(c *project.Component) (postgres.Options, error) {
 
 // providerTypes are the built-in provider types: the 21 of providers/llm,
 // and replay.
-func providerTypes() []string { return append(slices.Clone(llm.Names), "replay") }
+func providerTypes() []string {
+	return append(slices.Clone(llm.Names), "replay", mcpserver.SamplingProvider)
+}
 
 // provider builds one provider factory from its component.
 func (a *app) provider(c *project.Component) (core.ProviderFactory, error) {
@@ -165,6 +168,9 @@ func (a *app) provider(c *project.Component) (core.ProviderFactory, error) {
 	}
 	client := llm.ClientOptions{APIKey: o.APIKey, BaseURL: o.BaseURL, Headers: o.Headers, Getenv: a.getenv}
 	switch c.Type {
+	case mcpserver.SamplingProvider:
+		// The host's model, asked through the MCP call the run serves.
+		return mcpserver.Sampling(), nil
 	case "replay":
 		dir := a.project.Dir
 		if o.Dir != "" {

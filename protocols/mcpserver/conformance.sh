@@ -11,15 +11,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-# The scenarios run. Still left out, and why (see the README): sampling
-# (tools-call-sampling), resources-*, prompts-* and completion-complete, which
-# the plugin does not serve yet.
+# The scenarios run. Still left out, and why (see the README): resources-*,
+# prompts-* and completion-complete, which the plugin does not serve yet.
 scenarios=(
   server-initialize ping tools-list
   tools-call-simple-text tools-call-image tools-call-audio tools-call-embedded-resource
   tools-call-mixed-content tools-call-error tools-call-with-progress
   json-schema-2020-12 dns-rebinding-protection
-  tools-call-with-logging logging-set-level
+  tools-call-with-logging logging-set-level tools-call-sampling
   tools-call-elicitation elicitation-sep1034-defaults elicitation-sep1330-enums
   server-sse-polling server-sse-multiple-streams
 )

@@ -52,6 +52,8 @@ type setup struct {
 	tasks  []*core.Task
 	auth   *server.Auth
 	more   []core.BreadPlugin
+	// providers are added to the scripted model's registry.
+	providers core.ProviderRegistry
 }
 
 // eachStore runs f on every store of stores/teststores: a suspended run is
@@ -86,7 +88,11 @@ func newStack(t *testing.T, s setup) *stack {
 	if s.store == nil {
 		s.store = memory.New()
 	}
-	in, err = engine.New(engine.Config{Store: s.store, Bus: quietBus{stream.New(stream.Options{})}, Providers: s.model.Registry("scripted"), Agents: s.agents, Tasks: s.tasks, Plugins: append(s.more, p)})
+	providers := s.model.Registry("scripted")
+	for k, v := range s.providers {
+		providers[k] = v
+	}
+	in, err = engine.New(engine.Config{Store: s.store, Bus: quietBus{stream.New(stream.Options{})}, Providers: providers, Agents: s.agents, Tasks: s.tasks, Plugins: append(s.more, p)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,6 +127,15 @@ func (contentTools) Tools() []core.Tool {
 	}
 }
 
+// sampling is test_sampling: an agent on the mcp-sampling provider, so its
+// one model turn is the client's sampling/createMessage.
+func sampling() *core.Agent {
+	a := agent("test_sampling", scripted{}, `{"type":"object","properties":{"prompt":{"type":"string"}},"required":["prompt"]}`)
+	a.Model = core.ModelRef{Provider: mcpserver.SamplingProvider, Model: "host"}
+	a.Providers = core.ProviderRegistry{mcpserver.SamplingProvider: mcpserver.Sampling()}
+	return a
+}
+
 // asking is an agent whose model calls its human tool "ask" (answer schema
 // answer) with no arguments, then answers text: the run reaches
 // human:required, which the plugin asks of the client through elicitation.
@@ -158,6 +167,7 @@ func run(ctx context.Context, port int) error {
 		progress,
 		agent("test_error_handling", scripted{failed: &core.BreadError{Code: core.CodeAgentError, Message: "This tool intentionally returns an error for testing"}}, `{"type":"object"}`),
 		agent("json_schema_2020_12_tool", scripted{text: "ok"}, schema2020),
+		sampling(),
 		agent("test_tool_with_logging", scripted{text: "Logging test completed."}, `{"type":"object"}`),
 		asking("test_elicitation", "Please provide your information", elicitUser, `{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`),
 		asking("test_elicitation_sep1034_defaults", "Please review the defaults", elicitDefaults, `{"type":"object"}`),
@@ -165,7 +175,7 @@ func run(ctx context.Context, port int) error {
 	}
 	p, err := mcpserver.New(mcpserver.Options{
 		Agents: []string{"test_simple_text", "test_tool_with_progress", "test_error_handling", "json_schema_2020_12_tool",
-			"test_tool_with_logging", "test_elicitation", "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums"},
+			"test_sampling", "test_tool_with_logging", "test_elicitation", "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums"},
 		Tools: []mcpserver.ToolRef{{Tool: "test_reconnection"}, {Tool: "test_image_content"}, {Tool: "test_audio_content"}, {Tool: "test_embedded_resource"}, {Tool: "test_multiple_content_types"}},
 	})
 	if err != nil {
