@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,14 +15,52 @@ import (
 // Config.MaxDelegationDepth is zero.
 const DefaultMaxDelegationDepth = 8
 
-// delegationKey carries, in a run's context, the chain of agents that
-// delegated down to it: empty at top level, one id more at each
+// delegationChain is the chain of agents that delegated down to the run of
+// ctx (core.DelegationChainFrom): empty at top level, one id more at each
 // supervisor delegation or loop iteration.
-type delegationKey struct{}
-
 func delegationChain(ctx context.Context) []string {
-	c, _ := ctx.Value(delegationKey{}).([]string)
-	return c
+	return core.DelegationChainFrom(ctx)
+}
+
+// delegationMetaKey keeps, on a suspended run's checkpoints, the chain of
+// agents that delegated down to it, so the resumed run (another run value,
+// maybe in another process) goes on at the depth it suspended at instead
+// of starting the limit again.
+const delegationMetaKey = "bread.delegation"
+
+// withDelegationMeta adds the chain of the run of ctx to meta; a top-level
+// run adds nothing.
+func withDelegationMeta(ctx context.Context, meta map[string]string) map[string]string {
+	chain := delegationChain(ctx)
+	if len(chain) == 0 {
+		return meta
+	}
+	raw, err := json.Marshal(chain)
+	if err != nil {
+		return meta
+	}
+	meta = maps.Clone(meta)
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	meta[delegationMetaKey] = string(raw)
+	return meta
+}
+
+// delegationFromMeta returns ctx at the depth a checkpoint's meta records
+// (withDelegationMeta): the chain it holds, or top level when it holds
+// none. It replaces whatever chain ctx carried, which is the resumer's or
+// a delegated child's, not the suspended run's. A malformed value is read
+// as top level; a chain is never longer than the limit that let it form.
+func (in *Instance) delegationFromMeta(ctx context.Context, meta map[string]string) context.Context {
+	var chain []string
+	if raw, ok := meta[delegationMetaKey]; ok && json.Unmarshal([]byte(raw), &chain) != nil {
+		chain = nil
+	}
+	if max := in.maxDelegationDepth(); len(chain) > max {
+		chain = chain[:max]
+	}
+	return core.WithDelegationChain(ctx, chain)
 }
 
 // delegating returns the context a delegation from the run of agent from
@@ -40,7 +80,7 @@ func (in *Instance) delegating(ctx context.Context, from, to string) (context.Co
 			Context: map[string]any{"agentId": from, "subAgentId": to, "maxDepth": max, "chain": append(chain, to)},
 		}
 	}
-	return context.WithValue(ctx, delegationKey{}, chain), nil
+	return core.WithDelegationChain(ctx, chain), nil
 }
 
 func (in *Instance) maxDelegationDepth() int {

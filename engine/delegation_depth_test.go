@@ -102,3 +102,47 @@ func TestMaxDelegationDepthMustNotBeNegative(t *testing.T) {
 		t.Fatalf("New: %v, want INVALID_CONFIG naming MaxDelegationDepth", err)
 	}
 }
+
+// TestDelegationDepthSurvivesAResume: a delegated run that suspends for a
+// human goes on, once answered, at the depth it suspended at: its
+// checkpoint keeps the chain (meta bread.delegation), so a chain that
+// passes a human does not start the limit again. top delegates to mid
+// (depth 1), mid asks a human; answered, mid delegates to leaf1, which
+// delegates to leaf2: three levels under a limit of 2. Before, the
+// resumed mid started at depth 0 and leaf2 ran.
+func TestDelegationDepthSurvivesAResume(t *testing.T) {
+	delegate := func(to string) modeltest.Turn {
+		return modeltest.ToolCall("core_delegate", map[string]any{"agentId": to, "input": "x"})
+	}
+	agent := func(id string, turns ...modeltest.Turn) *core.Agent {
+		return &core.Agent{ID: id, Model: core.ModelRef{Provider: "m", Model: id}, Providers: modeltest.New(turns...).Registry("m")}
+	}
+	top := agent("top", delegate("mid"), modeltest.Text("top done"))
+	top.Supervisor = &core.SupervisorConfig{Agents: []core.SubAgent{{AgentID: "mid"}}}
+	mid := agent("mid", modeltest.ToolCall("human_confirm", map[string]any{}), delegate("leaf1"), modeltest.Text("mid done"))
+	mid.HumanTools = []core.HumanToolDef{{Name: "confirm", Prompt: "Go on?", Schema: []byte(`{"type":"object"}`)}}
+	mid.Supervisor = &core.SupervisorConfig{Agents: []core.SubAgent{{AgentID: "leaf1"}}}
+	leaf1 := agent("leaf1", delegate("leaf2"), modeltest.Text("leaf1 done"))
+	leaf1.Supervisor = &core.SupervisorConfig{Agents: []core.SubAgent{{AgentID: "leaf2"}}}
+	leaf2 := agent("leaf2", modeltest.Text("leaf2 done"))
+	tb := newTestbed(t, modeltest.New(), []*core.Agent{top, mid, leaf1, leaf2}, func(c *engine.Config) { c.MaxDelegationDepth = 2 })
+
+	cs, err := tb.run(t, "top", "go", core.RunOptions{})
+	if err != nil {
+		t.Fatalf("the first run: %v", err)
+	}
+	hr := last[*core.HumanRequired](t, cs)
+	cs, err = collect(tb.in.Resume(context.Background(), hr.CheckpointID, map[string]any{}))
+	var be *core.BreadError
+	if !errors.As(err, &be) || be.Code != core.CodeDelegationDepth {
+		t.Fatalf("the resume ended with %v (%v), want DELEGATION_DEPTH_EXCEEDED", err, types(cs))
+	}
+	if !strings.Contains(be.Message, "top → mid → leaf1 → leaf2") {
+		t.Errorf("message %q does not name the chain top → mid → leaf1 → leaf2", be.Message)
+	}
+	for _, c := range cs {
+		if end, ok := c.(*core.AgentRunEnd); ok && end.AgentID == "leaf2" {
+			t.Errorf("leaf2 ran, three levels deep under a limit of 2")
+		}
+	}
+}

@@ -59,6 +59,9 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 	r.parent = cp.Parent
 	r.resumedFrom = &cp
 	r.restoreUsage(cp.Meta)
+	// The run, and a pipeline it is a step of, go on at the depth they
+	// suspended at; a supervisor waiting on it restores its own.
+	ctx = in.delegationFromMeta(ctx, cp.Meta)
 	runOut := sink(out)
 	if cp.Parent != nil {
 		// The composition, not this run, decides how the stream ends.

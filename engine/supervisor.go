@@ -272,7 +272,7 @@ func (r *run) chainSuspend(ctx context.Context, fresh []core.Message, pending []
 	cp := core.CheckpointRecord{
 		ID: newID(), AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID,
 		ToolName: first.call.Name, ToolCallID: first.call.ID, Schema: first.call.Input,
-		Skill: r.opts.Skill, Parent: r.parent, CreatedAt: core.NowMillis(), Meta: r.in.annotate(ctx),
+		Skill: r.opts.Skill, Parent: r.parent, CreatedAt: core.NowMillis(), Meta: withDelegationMeta(ctx, r.in.annotate(ctx)),
 	}
 	for _, d := range pending {
 		pd := core.PendingDelegation{ToolCallID: d.call.ID, SubAgentID: d.subAgentID}
@@ -367,7 +367,7 @@ func (in *Instance) continueSupervisor(ctx context.Context, out sink, link *core
 	}
 	r := in.newRun(rt, scp.RunID, scp.SessionID, childOutput, core.RunOptions{Skill: scp.Skill})
 	r.parent = scp.Parent
-	return r.continueFrom(core.WithCheckpointMeta(ctx, scp.Meta), out)
+	return r.continueFrom(in.delegationFromMeta(core.WithCheckpointMeta(ctx, scp.Meta), scp.Meta), out)
 }
 
 // continueFrom continues a run from its persisted history (a resumed

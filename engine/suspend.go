@@ -15,7 +15,7 @@ import (
 // continues after the last (afterAnswer).
 func (r *run) suspend(ctx context.Context, fresh []core.Message, ts *toolset, calls []toolCall) (outcome, error) {
 	cps := make([]core.CheckpointRecord, len(calls))
-	meta := r.withUsageMeta(r.withWebhookMeta(ctx, r.in.annotate(ctx)))
+	meta := withDelegationMeta(ctx, r.withUsageMeta(r.withWebhookMeta(ctx, r.in.annotate(ctx))))
 	for i, call := range calls {
 		bt := ts.byLeaf[call.Name]
 		kind, prompt, schema := core.HumanApproval, "", call.Input
