@@ -37,6 +37,18 @@ func (in *Instance) enqueueRun(ctx context.Context, runID, agentID string, input
 	}
 	if in.records.keeps {
 		if rec, err := in.store.GetRun(ctx, runID); err == nil {
+			if rec.Status == core.RunQueued && rec.Attempt == 0 {
+				// Recorded, but its job may never have been: the process
+				// died, or the queue failed, between the two writes (found
+				// by the chaos harness: a tick's run queued for good with
+				// no job). A queue adds no second job under one key, so
+				// enqueueing again is safe.
+				opts.Session = core.SessionOptions{ID: rec.SessionID}
+				p := runJob{RunID: runID, AgentID: agentID, Input: raw, Options: opts, Webhook: bg.Webhook, Identity: core.IdentityFrom(ctx)}
+				if err := in.enqueueJob(ctx, p, rt.OnLost.Attempts()+core.DefaultJobAttempts); err != nil {
+					return core.Detached{}, err
+				}
+			}
 			return core.Detached{RunID: rec.ID, SessionID: rec.SessionID}, nil // already enqueued
 		}
 	}
@@ -82,17 +94,28 @@ func (in *Instance) queueRun(ctx context.Context, rec core.RunRecord, p runJob, 
 			return err
 		}
 	}
+	if err := in.enqueueJob(ctx, p, maxAttempts); err != nil {
+		if in.records.keeps {
+			// Written like a run's end, retried: the queue failing is
+			// often the database failing, and a record left queued with
+			// no job would wait for ever (found by the chaos harness).
+			rec.Status, rec.ErrorCode, rec.UpdatedAt = core.RunFailed, core.CodeInternalError, in.nowMillis()
+			in.records.putEnd(context.WithoutCancel(ctx), rec)
+		}
+		return err
+	}
+	return nil
+}
+
+// enqueueJob enqueues the job of a background run.
+func (in *Instance) enqueueJob(ctx context.Context, p runJob, maxAttempts int) error {
 	payload, err := json.Marshal(p)
 	if err != nil {
 		return err
 	}
 	if err := in.jobs.Enqueue(ctx, core.Job{Kind: core.JobKindRun, Key: p.RunID, Payload: payload, MaxAttempts: maxAttempts}); err != nil {
-		if in.records.keeps {
-			rec.Status, rec.ErrorCode, rec.UpdatedAt = core.RunFailed, core.CodeInternalError, in.nowMillis()
-			in.records.put(context.WithoutCancel(ctx), rec)
-		}
 		// The queue's error can name its database: it stays in the log.
-		in.log.Error("bread: queueing a background run failed", append(runAttrs(rec.ID, rec.AgentID, rec.SessionID), "error", err)...)
+		in.log.Error("bread: queueing a background run failed", append(runAttrs(p.RunID, p.AgentID, p.Options.Session.ID), "error", err)...)
 		return &core.BreadError{Code: core.CodeInternalError, Message: "the background run could not be queued; the server logged why", Cause: err}
 	}
 	return nil

@@ -194,7 +194,12 @@ func (s *store) checkOnLost() verdict {
 			}
 		}
 		per[r.agent+" "+r.status]++
+		st := core.RunStatus(r.status)
 		switch {
+		case len(s.crumbs[id]) == 0 && r.attempt == 0 && (st == core.RunFailed || st == core.RunCancelled):
+			// Refused before it started (its job never queued, cancelled
+			// while queued), as the terminal-crumb check counts it: no
+			// attempt was made for onLost to govern.
 		case r.agent == "retrier" && r.status == "completed" && starts >= 1 && starts <= max(r.attempt, 1):
 		case r.agent == "retrier" && r.status == "lost" && r.attempt >= 3 && starts <= r.attempt:
 		case r.agent == "failer" && r.status == "completed" && starts == 1:
