@@ -35,6 +35,7 @@ type Storage struct {
 	runs      RunStore
 	lister    RunLister
 	counter   RunCounter // optional, without a capability bit: CountRuns falls back to listing
+	writer    RunWriter  // optional, without a capability bit: WriteRun falls back to one write at a time
 	starters  SessionStarters
 	deleter   MessageDeleter
 	loops     LoopStore
@@ -137,6 +138,7 @@ func NewStorage(store BreadStore) *Storage {
 	if s.lister != nil {
 		s.counter, _ = capabilityOf[RunCounter](store)
 	}
+	s.writer, _ = capabilityOf[RunWriter](store)
 	s.starters = found[SessionStarters](&s.caps, StoreSessionStarters, store)
 	s.deleter = found[MessageDeleter](&s.caps, StoreMessageDelete, store)
 	s.loops = found[LoopStore](&s.caps, StoreLoops, store)

@@ -55,6 +55,15 @@ func (s *sweptAtEnd) EndRun(ctx context.Context, r core.RunRecord, owner string)
 	return s.Store.EndRun(ctx, r, owner)
 }
 
+// WriteRun is the owner's end written with the run's answer
+// (core.RunWriter).
+func (s *sweptAtEnd) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
+	if w.Run != nil {
+		s.sweep(ctx, *w.Run)
+	}
+	return s.Store.WriteRun(ctx, w)
+}
+
 // terminals counts a run's logged agent:run:end and agent:error entries
 // and returns the type of the last entry.
 func terminals(t *testing.T, s core.CrumbLog, runID string) (int, string) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -131,6 +132,18 @@ func (s *dyingStore) EndRun(ctx context.Context, r core.RunRecord, owner string)
 		return false, err
 	}
 	return s.Store.EndRun(ctx, r, owner)
+}
+
+// WriteRun is one durable write of several records (core.RunWriter).
+func (s *dyingStore) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
+	step := fmt.Sprintf("write run: session %t, %d messages", w.Session != nil, len(w.Messages))
+	if w.Run != nil {
+		step += ", run record " + string(w.Run.Status)
+	}
+	if err := s.write(step); err != nil {
+		return false, err
+	}
+	return s.Store.WriteRun(ctx, w)
 }
 
 func (s *dyingStore) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntry) error {
@@ -286,7 +299,8 @@ func killAtEveryStep(t *testing.T, turn modeltest.Turn, answers []string, kill i
 		if retryErr != nil && !isCode(retryErr, core.CodeCheckpointNotFound) {
 			t.Fatalf("%s: the retry failed: %v", died, retryErr)
 		}
-		if slices.Contains(store.steps, "run record completed") && !isCode(retryErr, core.CodeCheckpointNotFound) {
+		ended := slices.ContainsFunc(store.steps, func(step string) bool { return strings.HasSuffix(step, "run record completed") })
+		if ended && !isCode(retryErr, core.CodeCheckpointNotFound) {
 			t.Errorf("%s: the run had ended, yet the retry ran it again (%v)", died, retryErr)
 		}
 		for _, hr := range ordered[kill+1:] {

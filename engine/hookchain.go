@@ -170,3 +170,23 @@ func (rs *retryState) wait(ctx context.Context) error {
 		return nil
 	}
 }
+
+// hasBefore reports whether a BeforeRun hook is in the chain.
+func (c hookChain) hasBefore() bool {
+	for _, h := range c {
+		if h.BeforeRun != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// hasAfter reports whether an AfterRun hook is in the chain.
+func (c hookChain) hasAfter() bool {
+	for _, h := range c {
+		if h.AfterRun != nil {
+			return true
+		}
+	}
+	return false
+}

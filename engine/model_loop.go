@@ -108,11 +108,16 @@ func (r *run) attempt(ctx context.Context) (outcome, error) {
 			}
 		}
 	}
-	if err := r.persist(ctx, fresh...); err != nil {
+	if err := r.persistLast(ctx, fresh...); err != nil {
 		return outcome{}, err
 	}
 	out, err := r.parseOutput(text.String())
 	if err != nil {
+		// The run goes on to its error hooks and may retry, reading the
+		// session back: the answer is stored first, as it always was.
+		if ferr := r.flushLast(ctx); ferr != nil {
+			return outcome{}, ferr
+		}
 		return outcome{}, err
 	}
 	return outcome{output: out}, nil
@@ -136,7 +141,7 @@ func (r *run) structured(ctx context.Context, model core.LanguageModel, system s
 	if err != nil {
 		return outcome{}, err
 	}
-	if err := r.persist(ctx, core.Message{Role: core.RoleAssistant, Parts: []core.Part{core.TextPart(string(raw))}}); err != nil {
+	if err := r.persistLast(ctx, core.Message{Role: core.RoleAssistant, Parts: []core.Part{core.TextPart(string(raw))}}); err != nil {
 		return outcome{}, err
 	}
 	return outcome{output: out}, nil

@@ -294,6 +294,11 @@ func (rc *records) running(ctx context.Context, r core.RunRecord) {
 	if !rc.keeps {
 		return
 	}
+	rc.put(ctx, rc.runningRecord(ctx, r))
+}
+
+// runningRecord is r as running writes it.
+func (rc *records) runningRecord(ctx context.Context, r core.RunRecord) core.RunRecord {
 	if r.StartedBy == "" {
 		r.StartedBy = core.OwnerKey(core.IdentityFrom(ctx))
 	}
@@ -301,7 +306,7 @@ func (rc *records) running(ctx context.Context, r core.RunRecord) {
 	r.Status, r.Owner, r.LeaseUntil = core.RunRunning, rc.owner, now.Add(rc.lease).UnixMilli()
 	r.ErrorCode = ""
 	r.CreatedAt, r.UpdatedAt = now.UnixMilli(), now.UnixMilli()
-	rc.put(ctx, r)
+	return r
 }
 
 // ended records how a run this instance ran stopped running. It reports
@@ -313,6 +318,23 @@ func (rc *records) ended(ctx context.Context, r core.RunRecord, res outcome, err
 	if !rc.keeps {
 		return true
 	}
+	r = rc.finalRecord(r, res, err)
+	if rc.putEnd(context.WithoutCancel(ctx), r) {
+		return true
+	}
+	rc.taken(r)
+	return false
+}
+
+// taken notes that another instance ended run r while this one ran it.
+func (rc *records) taken(r core.RunRecord) {
+	rc.in.quietEnds.Store(r.ID, struct{}{})
+	rc.in.log.Warn("bread: a run of this instance was ended by another while it ran (this instance paused or cut off beyond its lease): its record stays as that instance wrote it",
+		append(runAttrs(r.ID, r.AgentID, r.SessionID), "status", r.Status)...)
+}
+
+// finalRecord is r ended by res or err, as this instance writes it.
+func (rc *records) finalRecord(r core.RunRecord, res outcome, err error) core.RunRecord {
 	r.Owner, r.LeaseUntil, r.UpdatedAt, r.CheckpointID = "", 0, rc.in.nowMillis(), ""
 	switch {
 	case err != nil:
@@ -329,13 +351,7 @@ func (rc *records) ended(ctx context.Context, r core.RunRecord, res outcome, err
 	default:
 		r.Status = core.RunCompleted
 	}
-	if rc.putEnd(context.WithoutCancel(ctx), r) {
-		return true
-	}
-	rc.in.quietEnds.Store(r.ID, struct{}{})
-	rc.in.log.Warn("bread: a run of this instance was ended by another while it ran (this instance paused or cut off beyond its lease): its record stays as that instance wrote it",
-		append(runAttrs(r.ID, r.AgentID, r.SessionID), "status", r.Status)...)
-	return false
+	return r
 }
 
 // putEnd writes the end of a run with EndRun, so the write never

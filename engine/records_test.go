@@ -364,6 +364,22 @@ func (s *closeWatch) EndRun(ctx context.Context, r core.RunRecord, owner string)
 	return true, nil
 }
 
+func (s *closeWatch) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
+	wrote, err := s.Store.WriteRun(ctx, w)
+	if err != nil || !wrote || w.Run == nil {
+		return wrote, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lastStatus == nil {
+		s.lastStatus = map[string]core.RunStatus{}
+	}
+	if !s.closed {
+		s.lastStatus[w.Run.ID] = w.Run.Status
+	}
+	return true, nil
+}
+
 func (s *closeWatch) endLoggedBeforeClose() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -475,34 +491,43 @@ func TestARunDeclaredLostWhileItsOwnerWasPausedStaysLost(t *testing.T) {
 	})
 }
 
-// flakyEnds fails the first n writes of a run's end (a completed record),
-// as a connection terminated under the write does.
+// flakyEnds fails the first n writes of a run's end (a final record, alone
+// or with the run's last messages), as a connection terminated under the
+// write does.
 type flakyEnds struct {
 	*memory.Store
 	n atomic.Int32
 }
 
 func (s *flakyEnds) EndRun(ctx context.Context, r core.RunRecord, owner string) (bool, error) {
-	if r.Status == core.RunCompleted && s.n.Add(-1) >= 0 {
+	if r.Status.Final() && s.n.Add(-1) >= 0 {
 		return false, &core.BreadError{Code: core.CodeStoreUnavailable, Message: "the connection was terminated"}
 	}
 	return s.Store.EndRun(ctx, r, owner)
 }
 
+func (s *flakyEnds) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
+	if w.Run != nil && w.Run.Status.Final() && s.n.Add(-1) >= 0 {
+		return false, &core.BreadError{Code: core.CodeStoreUnavailable, Message: "the connection was terminated"}
+	}
+	return s.Store.WriteRun(ctx, w)
+}
+
 // TestARunsEndIsRecordedThroughAFailedWrite is a violation the chaos
 // harness found (issue 31): pg_terminate_backend under a run's final
 // record write left the completed run running for good (its owner's keeper
-// renewed its lease ever after). The end write is retried.
+// renewed its lease ever after). The end write is retried. The first
+// failed write here held the run's answer too (core.RunWriter): the answer
+// is not stored, so the run fails, and its failed record goes through the
+// second failed write and a retry.
 func TestARunsEndIsRecordedThroughAFailedWrite(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &flakyEnds{Store: memory.New()}
 		store.n.Store(2)
 		tb := newTestbed(t, modeltest.New(modeltest.Text("done")), []*core.Agent{textAgent("a")}, func(c *engine.Config) { c.Store = store })
 		cs, err := tb.run(t, "a", "hi", core.RunOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r := getRun(t, store, cs[0].Base().RunID); r.Status != core.RunCompleted || r.LeaseUntil != 0 {
+		wantCode(t, err, core.CodeStoreUnavailable)
+		if r := getRun(t, store, cs[0].Base().RunID); r.Status != core.RunFailed || r.LeaseUntil != 0 || store.n.Load() >= 0 {
 			t.Fatalf("the run's record after two failed end writes: %+v", r)
 		}
 	})

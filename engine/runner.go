@@ -61,6 +61,14 @@ type run struct {
 	// derived is the cancel of the context runTop derived for this run
 	// alone; bind cancels through it instead of deriving another.
 	derived context.CancelCauseFunc
+	// start is the run's start on a session it creates, not written yet
+	// (writeStart; see runwrites.go); unstarted is set when writing it
+	// failed, so nothing of the run exists to record.
+	start     *core.RunWrite
+	unstarted bool
+	// last holds the messages of the run's last turn until its ended
+	// record is written with them (persistLast).
+	last []core.SessionMessage
 
 	// Built-in runtimes, set up by assembleTools when configured.
 	mu         sync.Mutex
@@ -170,8 +178,16 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 		}
 		defer in.sessions.release(key, hold)
 	}
-	session, err := in.openSession(ctx, rt.ID, opts.Session)
-	if err != nil {
+	var session core.Session
+	var start *core.RunWrite
+	if opts.Session.ID == "" && preset == nil && in.store.WritesRuns() {
+		// A session under an id minted here: it is written with the run's
+		// record and first message (see runwrites.go).
+		if start, err = startOnNewSession(rt.ID, opts.Session); err != nil {
+			return fail(err)
+		}
+		session.ID = start.SessionID
+	} else if session, err = in.openSession(ctx, rt.ID, opts.Session); err != nil {
 		return fail(err)
 	}
 	if hold == nil {
@@ -208,13 +224,23 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 	}
 	r.fresh = preset == nil
 	r.derived = cancel
+	r.start = start
 	return r.execute(ctx, out)
 }
 
 // persist appends messages of this run to its session.
 func (r *run) persist(ctx context.Context, msgs ...core.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
 	r.wrote = true
 	return r.in.persist(ctx, r.sessionID, msgs...)
+}
+
+// persistStored is persist for messages encoded already.
+func (r *run) persistStored(ctx context.Context, sms []core.SessionMessage) error {
+	r.wrote = true
+	return r.in.persistStored(ctx, r.sessionID, sms)
 }
 
 // recordEnd writes how the run ended into its record, before the crumb
@@ -228,14 +254,29 @@ func (r *run) persist(ctx context.Context, msgs ...core.Message) error {
 // It reports false when another instance declared the run lost meanwhile:
 // the caller ends the run with RUN_LOST, as its tails were told, and the
 // choke point neither logs nor publishes that end.
-func (r *run) recordEnd(ctx context.Context, res outcome, err error) bool {
+//
+// A run that holds writes back (its start, its last messages) writes them
+// with its record (writeEnd); when that fails while holding messages, the
+// run has not stored its answer: recordEnd returns the error without
+// settling the checkpoint, and the caller fails the run, which records it
+// again.
+func (r *run) recordEnd(ctx context.Context, res outcome, err error) (ours bool, werr error) {
 	r.recorded = true
-	ours := r.in.records.ended(ctx, r.record(), res, err)
+	switch {
+	case r.unstarted:
+		ours = true
+	case r.start != nil || len(r.last) > 0:
+		if ours, werr = r.writeEnd(ctx, res, err); werr != nil {
+			return true, werr
+		}
+	default:
+		ours = r.in.records.ended(ctx, r.record(), res, err)
+	}
 	if cp := r.resumedFrom; cp != nil {
 		r.resumedFrom = nil
 		r.in.records.settle(ctx, *cp, err)
 	}
-	return ours
+	return ours, nil
 }
 
 // record is the identity part of r's run record; a resumed run names the
@@ -280,6 +321,13 @@ func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
 	if err := r.opts.Client.Validate(); err != nil {
 		return outcome{}, r.fail(ctx, err)
 	}
+	if r.start != nil && (r.hooks.hasBefore() || r.opts.Client.HasState()) {
+		// A hook may read the session, and a client's state is stored
+		// with it: it exists before either.
+		if err := r.writeStart(ctx); err != nil {
+			return outcome{}, r.fail(ctx, err)
+		}
+	}
 	if err := r.applyClientState(ctx); err != nil {
 		return outcome{}, r.fail(ctx, err)
 	}
@@ -288,13 +336,8 @@ func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
 		return outcome{}, r.fail(ctx, err)
 	}
 	r.input = input
-	if f, ok := r.out.(freshSink); ok && r.fresh {
-		f.fresh(r.id, r.agent.ID, r.sessionID)
-	}
-	if !r.emit(&core.AgentRunStart{CrumbBase: r.base(), Input: input, Skill: r.opts.Skill}) {
-		return outcome{}, r.fail(ctx, errConsumerGone)
-	}
 	user := core.Message{Role: core.RoleUser, Parts: []core.Part{core.TextPart(inputText(input))}}
+	msgs := []core.Message{user}
 	if short != nil {
 		// A short-circuit is a normal completion without the model: it is
 		// persisted and still followed by AfterRun.
@@ -302,13 +345,27 @@ func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
 		if err != nil {
 			return outcome{}, r.fail(ctx, err)
 		}
-		if err := r.persist(ctx, user, core.Message{Role: core.RoleAssistant, Parts: []core.Part{core.TextPart(string(reply))}}); err != nil {
+		msgs = append(msgs, core.Message{Role: core.RoleAssistant, Parts: []core.Part{core.TextPart(string(reply))}})
+	}
+	if r.start != nil {
+		// The session, the record and the messages in one write, before
+		// agent:run:start names the session to a client.
+		if err := r.writeStart(ctx, msgs...); err != nil {
 			return outcome{}, r.fail(ctx, err)
 		}
-		return r.finish(ctx, short.Output)
+		msgs = nil
 	}
-	if err := r.persist(ctx, user); err != nil {
+	if f, ok := r.out.(freshSink); ok && r.fresh {
+		f.fresh(r.id, r.agent.ID, r.sessionID)
+	}
+	if !r.emit(&core.AgentRunStart{CrumbBase: r.base(), Input: input, Skill: r.opts.Skill}) {
+		return outcome{}, r.fail(ctx, errConsumerGone)
+	}
+	if err := r.persist(ctx, msgs...); err != nil {
 		return outcome{}, r.fail(ctx, err)
+	}
+	if short != nil {
+		return r.finish(ctx, short.Output)
 	}
 	if r.opts.Session.ID == "" {
 		// openSession minted the session's id just now: it holds this
@@ -332,16 +389,23 @@ func (r *run) bind(ctx context.Context, out sink) (context.Context, func()) {
 	r.cancel, r.out = cancel, out
 	untrack := r.in.trackRun(r.id, cancel)
 	r.recorded = false
-	if !r.claimed {
+	switch {
+	case r.claimed:
 		// A claimed run's record went running with its claim; writing it
 		// again would move its place among the session's claims.
+	case r.start != nil:
+		if r.in.records.keeps {
+			rec := r.in.records.runningRecord(ctx, r.record())
+			r.start.Run = &rec
+		}
+	default:
 		r.in.records.running(ctx, r.record())
 	}
 	return ctx, func() {
 		if !r.recorded {
 			// Every way a run ends records it; this is the net for one that
 			// did not, so its lease is not renewed for ever.
-			r.recordEnd(ctx, outcome{}, &core.BreadError{Code: core.CodeInternalError, Message: "the run ended without a recorded outcome"})
+			_, _ = r.recordEnd(ctx, outcome{}, &core.BreadError{Code: core.CodeInternalError, Message: "the run ended without a recorded outcome"})
 		}
 		untrack()
 		cancel(nil)
@@ -416,7 +480,11 @@ func (r *run) finish(ctx context.Context, output any) (outcome, error) {
 	if err != nil {
 		return outcome{}, r.fail(ctx, err)
 	}
-	if !r.recordEnd(ctx, outcome{output: output}, nil) {
+	ours, werr := r.recordEnd(ctx, outcome{output: output}, nil)
+	if werr != nil {
+		return outcome{}, r.fail(ctx, werr)
+	}
+	if !ours {
 		c, be := r.in.errorCrumb(r.base(), errLeaseLost)
 		r.out.end(c, be)
 		return outcome{}, be
@@ -460,7 +528,7 @@ func (r *run) fail(ctx context.Context, err error) error {
 		// back, and the retry continues the session where it stands).
 		r.in.closeInterrupted(ctx, r.sessionID, 0, be.Code)
 	}
-	if !r.recordEnd(ctx, outcome{}, be) && be.Code != core.CodeRunLost {
+	if ours, _ := r.recordEnd(ctx, outcome{}, be); !ours && be.Code != core.CodeRunLost {
 		c, be = r.in.errorCrumb(r.base(), errLeaseLost)
 	}
 	r.out.end(c, be)
@@ -550,13 +618,15 @@ func (in *Instance) history(ctx context.Context, sessionID string) ([]core.Messa
 // append (SuspendRun without checkpoints), so a process that dies midway
 // never leaves a tool call recorded without its result.
 func (in *Instance) persist(ctx context.Context, sessionID string, msgs ...core.Message) error {
-	sms := make([]core.SessionMessage, len(msgs))
-	for i, m := range msgs {
-		var err error
-		if sms[i], err = toSessionMessage(m); err != nil {
-			return err
-		}
+	sms, err := toSessionMessages(msgs)
+	if err != nil {
+		return err
 	}
+	return in.persistStored(ctx, sessionID, sms)
+}
+
+// persistStored is persist for messages encoded already.
+func (in *Instance) persistStored(ctx context.Context, sessionID string, sms []core.SessionMessage) error {
 	var err error
 	switch len(sms) {
 	case 0:

@@ -300,7 +300,7 @@ func (r *run) chainSuspend(ctx context.Context, fresh []core.Message, pending []
 		}
 	}
 	res := outcome{suspended: true, checkpointID: cp.ID}
-	r.recordEnd(ctx, res, nil) // before any human:required surfaces
+	_, _ = r.recordEnd(ctx, res, nil) // before any human:required surfaces
 	var held []core.Crumb
 	if r.supervisor != nil {
 		held = append(held, r.supervisor.takeHeld()...)

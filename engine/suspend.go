@@ -55,7 +55,7 @@ func (r *run) suspend(ctx context.Context, fresh []core.Message, ts *toolset, ca
 	// The record says suspended before the client can learn it: a process
 	// killed right after human:required must not leave a "running" record
 	// for a sweeper to declare lost.
-	r.recordEnd(ctx, res, nil)
+	_, _ = r.recordEnd(ctx, res, nil)
 	for _, cp := range cps {
 		r.emit(&core.HumanRequired{CrumbBase: r.base(), CheckpointID: cp.ID, ToolName: cp.ToolName, ToolCallID: cp.ToolCallID, Schema: cp.Schema, Prompt: cp.Prompt, Kind: cp.Kind, Set: setIDs})
 		r.hooks.onSuspend(ctx, r.hookContext(core.HookAgent), cp.ToolName, cp.ID)

@@ -157,6 +157,7 @@ func groups() []group {
 		{"Cascade", cascadeCases()},
 		{"Loops", loopCases()},
 		{"Runs", runCases()},
+		{"RunWrite", runWriteCases()},
 		{"TaskRuns", taskRunCases()},
 		{"CrumbLog", crumbLogCases()},
 		{"Knowledge", knowledgeCases()},

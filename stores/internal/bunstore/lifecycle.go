@@ -40,33 +40,51 @@ func (r runRow) record() core.RunRecord {
 // PutRun implements core.RunStore: an upsert on id that never changes the
 // identity columns of an existing run.
 func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
-	if err := s.checkText("a run field", r.ID, r.AgentID, r.SessionID, r.PipelineID, r.StartedBy, string(r.Status), r.Owner, r.CheckpointID, r.ErrorCode); err != nil {
+	row, err := s.runRow(r)
+	if err != nil {
 		return err
 	}
-	row := runRow{
-		ID: r.ID, AgentID: r.AgentID, SessionID: r.SessionID, PipelineID: r.PipelineID, StartedBy: r.StartedBy,
-		Status: string(r.Status), Owner: r.Owner, LeaseUntil: r.LeaseUntil,
-		CheckpointID: r.CheckpointID, Attempt: r.Attempt, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-	}
 	if s.features.Pipeline != nil {
-		q, err := s.appendQuery(onConflictUpdate(s.db, s.db.NewInsert().Model(&row), "id",
-			"status", "owner", "lease_until", "checkpoint_id", "attempt", "error_code", "updated_at"))
+		q, err := s.appendQuery(row.upsert(s.db))
 		if err != nil {
 			return s.mapErr("put run", err, nil)
 		}
 		return s.writeText(ctx, "put run", sessionFK(r.SessionID), &textWrite{stmts: []string{q}})
 	}
-	return s.write(ctx, "put run", sessionFK(r.SessionID), func(ctx context.Context, tx bun.Tx) error {
+	return s.write(ctx, "put run", sessionFK(r.SessionID), row.put(s))
+}
+
+// runRow checks r and returns its row.
+func (s *Store) runRow(r core.RunRecord) (*runRow, error) {
+	if err := s.checkText("a run field", r.ID, r.AgentID, r.SessionID, r.PipelineID, r.StartedBy, string(r.Status), r.Owner, r.CheckpointID, r.ErrorCode); err != nil {
+		return nil, err
+	}
+	return &runRow{
+		ID: r.ID, AgentID: r.AgentID, SessionID: r.SessionID, PipelineID: r.PipelineID, StartedBy: r.StartedBy,
+		Status: string(r.Status), Owner: r.Owner, LeaseUntil: r.LeaseUntil,
+		CheckpointID: r.CheckpointID, Attempt: r.Attempt, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}, nil
+}
+
+// upsert is the statement that inserts row or replaces its mutable fields
+// (see core.RunStore.PutRun).
+func (row *runRow) upsert(db bun.IDB) *bun.InsertQuery {
+	return onConflictUpdate(db, db.NewInsert().Model(row), "id",
+		"status", "owner", "lease_until", "checkpoint_id", "attempt", "error_code", "updated_at")
+}
+
+// put is the write that upserts row.
+func (row *runRow) put(s *Store) func(ctx context.Context, tx bun.Tx) error {
+	return func(ctx context.Context, tx bun.Tx) error {
 		if s.prepared != nil {
 			_, err := s.execHot(ctx, tx, hotPutRun, row.ID, row.AgentID, nullString(row.SessionID), nullString(row.PipelineID),
 				nullString(row.StartedBy), row.Status, nullString(row.Owner), nullInt(row.LeaseUntil), nullString(row.CheckpointID),
 				nullInt(int64(row.Attempt)), nullString(row.ErrorCode), row.CreatedAt, row.UpdatedAt)
 			return err
 		}
-		_, err := onConflictUpdate(tx, tx.NewInsert().Model(&row), "id",
-			"status", "owner", "lease_until", "checkpoint_id", "attempt", "error_code", "updated_at").Exec(ctx)
+		_, err := row.upsert(tx).Exec(ctx)
 		return err
-	})
+	}
 }
 
 // GetRun implements core.RunStore.

@@ -1,0 +1,71 @@
+package memory
+
+import (
+	"context"
+	"maps"
+
+	"github.com/breadai/bread/core"
+)
+
+// WriteRun implements core.RunWriter: every check first, then every
+// change, under one hold of the store's lock, so a refused write changes
+// nothing and readers never see part of one.
+func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
+	var info core.Session
+	if n := w.Session; n != nil {
+		if n.ID == "" || n.ID != w.SessionID {
+			return false, invalid("a run write creates its session under its session id, which must be set")
+		}
+		tags := maps.Clone(n.Tags)
+		if tags == nil {
+			tags = map[string]string{}
+		}
+		info = core.Session{ID: n.ID, Tags: tags, AgentID: n.AgentID, Owner: n.Owner}
+	}
+	prepared := make([]core.SessionMessage, len(w.Messages))
+	for i, m := range w.Messages {
+		var err error
+		if prepared[i], err = prepareMessage(w.SessionID, m); err != nil {
+			return false, err
+		}
+	}
+	if err := s.lock(ctx); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	_, exists := s.sessions[w.SessionID]
+	creates := w.Session != nil
+	switch {
+	case creates && exists:
+		return false, invalid("session %q already exists", w.SessionID)
+	case !creates && !exists && len(prepared) > 0:
+		return false, notFound(core.ErrSessionNotFound, "session %q not found", w.SessionID)
+	}
+	if r := w.Run; r != nil {
+		cur, known := s.runRecords[r.ID]
+		if known && w.Owner != "" && (cur.Status == core.RunLost || (cur.Status == core.RunRunning && cur.Owner != "" && cur.Owner != w.Owner)) {
+			return false, nil // taken from its owner: EndRun's condition
+		}
+		if !known && r.SessionID != "" && s.sessions[r.SessionID] == nil && (!creates || r.SessionID != w.SessionID) {
+			return false, notFound(core.ErrSessionNotFound, "session %q not found", r.SessionID)
+		}
+	}
+	now := s.nowMillis()
+	if creates {
+		info.CreatedAt, info.UpdatedAt = now, now
+		s.sessions[w.SessionID] = &session{info: info, seq: s.next()}
+	}
+	if len(prepared) > 0 {
+		s.sessions[w.SessionID].append(now, prepared...)
+	}
+	if w.Run != nil {
+		if err := s.putRun(*w.Run); err != nil {
+			return false, err // checked above: it cannot fail
+		}
+	}
+	if creates {
+		// After the record: a session with a run not finished is kept.
+		s.noteSession()
+	}
+	return true, nil
+}

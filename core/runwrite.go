@@ -1,0 +1,115 @@
+package core
+
+import "context"
+
+// RunWriter is an optional part of a store: it makes what one moment of a
+// run changes as one atomic unit, in one commit. The engine writes a run's
+// start on a new session (the session, its running record, the user's
+// message) and a run's end (the answer, the ended record) through it, so a
+// short run waits for two commits instead of one per write: on a database
+// whose commit waits for its log to reach the disk (PostgreSQL), those
+// waits are most of a short run's time. Storage.WriteRun makes the same
+// writes one at a time for a store without it.
+type RunWriter interface {
+	// WriteRun makes the writes of w, all or none, and returns once they
+	// are committed: Session, when set, is created as CreateSession
+	// creates it (its ID is set and equals SessionID); Messages are
+	// appended to session SessionID in order and touch its UpdatedAt, as
+	// AddMessage does; Run, when set, is put as RunStore.PutRun puts it,
+	// or, when Owner is set, as RunStore.EndRun writes it for Owner: when
+	// the stored record was taken from Owner, nothing of w is written and
+	// WriteRun reports false. A session that is neither created here nor
+	// stored is ErrSessionNotFound, and nothing is written.
+	WriteRun(ctx context.Context, w RunWrite) (bool, error)
+}
+
+// RunWrite is the input of RunWriter.WriteRun.
+type RunWrite struct {
+	// Session, when set, is created first; its ID must be set.
+	Session *NewSession
+	// SessionID is the session Messages go to (and Session's ID).
+	SessionID string
+	// Messages are appended in order; the store assigns their ID and
+	// SessionID.
+	Messages []SessionMessage
+	// Run, when set, is put last, so its session exists.
+	Run *RunRecord
+	// Owner, when set with Run, makes the write a run's end by its owner
+	// (RunStore.EndRun): it writes nothing when the record was taken from
+	// Owner, so an answer never follows the RUN_LOST another instance
+	// logged.
+	Owner string
+}
+
+// WritesRuns reports whether WriteRun is one atomic write: the store is a
+// RunWriter. Without one, WriteRun makes its writes one at a time, and a
+// failure may leave the first of them written.
+func (s *Storage) WritesRuns() bool { return s.writer != nil }
+
+// empty reports whether w writes nothing.
+func (w RunWrite) empty() bool {
+	return w.Session == nil && len(w.Messages) == 0 && w.Run == nil
+}
+
+// WriteRun makes the writes of w (see RunWriter): in one atomic write when
+// the store is a RunWriter, else one after the other (CreateSession, the
+// messages in one AddMessage or SuspendRun, PutRun or EndRun), each
+// committed before the next begins; then the messages are written even
+// when EndRun finds the record taken. A Session without an ID or with one other than
+// SessionID is VALIDATION_ERROR; a Run on a store without a RunStore is
+// NOT_IMPLEMENTED. Session.Owner is set as CreateSession sets it, and
+// messages for an existing session are refused, under the ownership rule,
+// as AddMessage refuses them.
+func (s *Storage) WriteRun(ctx context.Context, w RunWrite) (bool, error) {
+	if err := s.open(); err != nil {
+		return false, err
+	}
+	if w.empty() {
+		return true, nil
+	}
+	if w.Run != nil {
+		if err := s.can(StoreRuns); err != nil {
+			return false, err
+		}
+	}
+	if w.Session != nil {
+		if w.Session.ID == "" || w.Session.ID != w.SessionID {
+			return false, &BreadError{Code: CodeValidationError, Message: "a run write creates its session under SessionID, which must be set"}
+		}
+		if w.Session.Owner == "" {
+			n := *w.Session
+			n.Owner = OwnerKey(IdentityFrom(ctx))
+			w.Session = &n
+		}
+	} else if len(w.Messages) > 0 {
+		if err := s.mayUseSession(ctx, w.SessionID); err != nil {
+			return false, err
+		}
+	}
+	if s.writer != nil {
+		return s.writer.WriteRun(ctx, w)
+	}
+	if w.Session != nil {
+		if _, err := s.store.CreateSession(ctx, *w.Session); err != nil {
+			return false, err
+		}
+	}
+	switch len(w.Messages) {
+	case 0:
+	case 1:
+		if err := s.store.AddMessage(ctx, w.SessionID, w.Messages[0]); err != nil {
+			return false, err
+		}
+	default:
+		if err := s.store.SuspendRun(ctx, w.SessionID, w.Messages); err != nil {
+			return false, err
+		}
+	}
+	switch {
+	case w.Run == nil:
+		return true, nil
+	case w.Owner != "":
+		return s.runs.EndRun(ctx, *w.Run, w.Owner)
+	}
+	return true, s.runs.PutRun(ctx, *w.Run)
+}

@@ -1,0 +1,202 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"github.com/breadai/bread/core"
+)
+
+// WriteRun implements core.RunWriter: the session, the messages and the
+// run record of w go to the committer as one write, so they share one
+// transaction and one commit (and, where the dialect pipelines, one round
+// trip) instead of one each. An owner's end (w.Owner) first locks the
+// run's record and writes nothing when it was taken (EndRun's condition).
+func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
+	if hasNUL(w.SessionID) {
+		return false, sessionFK(w.SessionID)
+	}
+	if err := s.checkText("a run owner", w.Owner); err != nil {
+		return false, err
+	}
+	var sess *sessionRow
+	if n := w.Session; n != nil {
+		if n.ID == "" || n.ID != w.SessionID {
+			return false, s.errs.validation("a run write creates its session under its session id, which must be set")
+		}
+		if err := s.checkText("a session id, agent id or owner", n.ID, n.AgentID, n.Owner); err != nil {
+			return false, err
+		}
+		if err := s.checkTags(n.Tags); err != nil {
+			return false, err
+		}
+		tags, err := s.marshalTags(n.Tags)
+		if err != nil {
+			return false, err
+		}
+		now := core.NowMillis()
+		sess = &sessionRow{ID: n.ID, CreatedAt: now, UpdatedAt: now, AgentID: n.AgentID, Tags: tags, Owner: n.Owner}
+	}
+	msgs, err := s.messageRows(w.SessionID, w.Messages)
+	if err != nil {
+		return false, err
+	}
+	var run *runRow
+	owner := ""
+	if w.Run != nil {
+		if run, err = s.runRow(*w.Run); err != nil {
+			return false, err
+		}
+		owner = w.Owner
+	}
+	var taken bool
+	if s.features.Pipeline != nil && s.features.WritableCTEs {
+		tw, err := s.runWriteText(w.SessionID, sess, msgs, run, owner, &taken)
+		if err != nil {
+			return false, s.mapErr("write run", err, nil)
+		}
+		if err := s.writeText(ctx, "write run", sessionFK(w.SessionID), tw); err != nil {
+			return false, err
+		}
+		return !taken, nil
+	}
+	err = s.write(ctx, "write run", sessionFK(w.SessionID), func(ctx context.Context, tx bun.Tx) error {
+		taken = false
+		if owner != "" {
+			var cur runRow
+			q := tx.NewSelect().Model(&cur).Column("status", "owner").Where("id = ?", run.ID)
+			if s.db.Dialect().Name() != dialect.SQLite {
+				// SQLite has one writer at a time; the others lock the row
+				// until the commit, so no LoseRun comes in between.
+				q = q.For("UPDATE")
+			}
+			switch err := q.Scan(ctx); {
+			case err == nil:
+				if taken = runTaken(cur.Status, cur.Owner, owner); taken {
+					return nil
+				}
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+		}
+		if sess != nil {
+			if err := sess.insert(s)(ctx, tx); err != nil {
+				return err
+			}
+		}
+		if len(msgs) > 0 {
+			if sess == nil {
+				if err := s.touchSession(ctx, tx, w.SessionID); err != nil {
+					return err
+				}
+			}
+			if err := s.insertMessages(ctx, tx, msgs); err != nil {
+				return err
+			}
+		}
+		if run != nil {
+			return run.put(s)(ctx, tx)
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return !taken, nil
+}
+
+// runWriteText is WriteRun as statements, sent in one round trip: the
+// session's INSERT, each message as addMessageSQL (which touches the
+// session and inserts nothing when it is missing) and the run's upsert.
+// A missing session fails the run's upsert (its foreign key), and without
+// a run the check reports it: then no statement changed a row.
+//
+// An owner's end (owner set) first locks the run's row (SELECT ... FOR
+// UPDATE), then adds each message and upserts the record only when the
+// record was not taken from owner; the row lock makes both conditions see
+// the same record. The upsert changing no row sets *taken: then no
+// statement changed anything.
+func (s *Store) runWriteText(sessionID string, sess *sessionRow, msgs []messageRow, run *runRow, owner string, taken *bool) (*textWrite, error) {
+	stmts := make([]string, 0, 3+len(msgs))
+	if owner != "" {
+		q, err := s.appendQuery(s.db.NewRaw("SELECT 1 FROM bread_runs WHERE id = ? FOR UPDATE", run.ID))
+		if err != nil {
+			return nil, err
+		}
+		stmts = append(stmts, q)
+	}
+	if sess != nil {
+		q, err := s.appendQuery(s.db.NewInsert().Model(sess))
+		if err != nil {
+			return nil, err
+		}
+		stmts = append(stmts, q)
+	}
+	first := len(stmts)
+	now := core.NowMillis()
+	for _, r := range msgs {
+		raw := s.db.NewRaw(addMessageSQL, now, sessionID, r.ID, r.Role, r.Content, r.Timestamp)
+		if owner != "" {
+			raw = s.db.NewRaw(addOwnMessageSQL, now, sessionID, run.ID, string(core.RunLost), string(core.RunRunning), owner, r.ID, r.Role, r.Content, r.Timestamp)
+		}
+		q, err := s.appendQuery(raw)
+		if err != nil {
+			return nil, err
+		}
+		stmts = append(stmts, q)
+	}
+	last := -1
+	if run != nil {
+		up := run.upsert(s.db)
+		if owner != "" {
+			up = up.Where("NOT ("+runTakenSQL+")", string(core.RunLost), string(core.RunRunning), owner)
+		}
+		q, err := s.appendQuery(up)
+		if err != nil {
+			return nil, err
+		}
+		last = len(stmts)
+		stmts = append(stmts, q)
+	}
+	tw := &textWrite{stmts: stmts}
+	tw.check = func(affected []int64) error {
+		*taken = owner != "" && affected[last] == 0
+		if len(msgs) > 0 && !*taken && affected[first] == 0 {
+			return sessionFK(sessionID)
+		}
+		return nil
+	}
+	return tw, nil
+}
+
+// runTakenSQL is runTaken in SQL, over the run's row, with the lost and
+// running statuses and the owner as its arguments.
+const runTakenSQL = `run_row.status = ? OR (run_row.status = ? AND COALESCE(run_row.owner, '') <> '' AND run_row.owner <> ?)`
+
+// addOwnMessageSQL is addMessageSQL for an owner's end: it inserts nothing
+// when the run's record was taken from its owner (runTakenSQL).
+const addOwnMessageSQL = `WITH touched AS (
+  UPDATE bread_sessions SET updated_at = ? WHERE id = ?
+  AND NOT EXISTS (SELECT 1 FROM bread_runs AS run_row WHERE run_row.id = ? AND (` + runTakenSQL + `))
+  RETURNING id
+)
+INSERT INTO bread_session_messages (id, session_id, role, content, timestamp)
+SELECT ?, id, ?, ?, ? FROM touched`
+
+// insertMessages inserts rows, their session touched already.
+func (s *Store) insertMessages(ctx context.Context, tx bun.Tx, rows []messageRow) error {
+	if s.prepared != nil {
+		for _, r := range rows {
+			if _, err := s.execHot(ctx, tx, hotInsertMessage, r.ID, r.SessionID, r.Role, string(r.Content), r.Timestamp); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	_, err := tx.NewInsert().Model(&rows).Exec(ctx)
+	return err
+}
