@@ -46,7 +46,12 @@ func (s *writeLog) PutRun(ctx context.Context, r core.RunRecord) error {
 	return s.Store.PutRun(ctx, r)
 }
 
-func (s *writeLog) WriteRun(ctx context.Context, w core.RunWrite) error {
+func (s *writeLog) EndRun(ctx context.Context, r core.RunRecord, owner string) (bool, error) {
+	s.note("record " + string(r.Status))
+	return s.Store.EndRun(ctx, r, owner)
+}
+
+func (s *writeLog) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 	note := fmt.Sprintf("write: session %t, %d messages", w.Session != nil, len(w.Messages))
 	if w.Run != nil {
 		note += ", record " + string(w.Run.Status)
@@ -146,8 +151,8 @@ func TestARunsStartAndEndAreOneWriteEach(t *testing.T) {
 // failingWrites is the memory store refusing every RunWriter write.
 type failingWrites struct{ *memory.Store }
 
-func (failingWrites) WriteRun(context.Context, core.RunWrite) error {
-	return &core.BreadError{Code: core.CodeStoreUnavailable, Message: "the store is down"}
+func (failingWrites) WriteRun(context.Context, core.RunWrite) (bool, error) {
+	return false, &core.BreadError{Code: core.CodeStoreUnavailable, Message: "the store is down"}
 }
 
 // A run whose start write fails ends with the store's error and leaves
