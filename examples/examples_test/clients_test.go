@@ -117,6 +117,12 @@ func TestOfficialClients(t *testing.T) {
 				answer := transcriptText(t, filepath.Join(dir, "transcripts/planner.jsonl"), 1)
 				runNode(t, node, "agui.mjs", nil, srv.URL+"/ag-ui/run", answer)
 			})
+			t.Run("AG-UI HttpAgent frontend tool and state", func(t *testing.T) {
+				dir := onStore(t, "ag-ui", store)
+				srv := startServer(t, dir, nil)
+				answer := transcriptText(t, filepath.Join(dir, "transcripts/shopper.jsonl"), 2)
+				runNode(t, node, "agui-tools.mjs", nil, srv.URL+"/ag-ui/shop", answer)
+			})
 			t.Run("A2A JS SDK", func(t *testing.T) {
 				dir := onStore(t, "a2a/server", store)
 				srv := startServer(t, dir, nil)

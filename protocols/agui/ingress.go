@@ -2,6 +2,8 @@ package agui
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -82,6 +84,9 @@ func (p *Plugin) serveRun(w http.ResponseWriter, r *http.Request) {
 	}
 	m := NewThreadMapper(turn.ThreadID)
 	m.SetClientTools(clientTools)
+	if len(turn.Resume) > 0 || len(turn.ToolResults) > 0 {
+		m.SetIDSpace(idSpace())
+	}
 	if state := p.startState(ctx, turn); state != nil {
 		m.SetState(state)
 	}
@@ -347,6 +352,13 @@ func statusOf(code string) int {
 func isCode(err error, code string) bool {
 	var be *core.BreadError
 	return errors.As(err, &be) && be.Code == code
+}
+
+// idSpace is a short random id space for a continuing stream's messages.
+func idSpace() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func quote(s string) string {

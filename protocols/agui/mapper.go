@@ -44,6 +44,11 @@ type Mapper struct {
 	messages    []types.Message // the MESSAGES_SNAPSHOT the run starts with, until sent
 	clientTools map[string]bool
 	calling     bool // the run waits on calls of client tools
+
+	// space, when set, is in every message id this Mapper makes: a stream
+	// that continues a bread run another stream began (a resume) must not
+	// reuse that stream's ids, which the client still holds.
+	space string
 }
 
 // NewMapper returns a Mapper for one stream.
@@ -491,8 +496,18 @@ func (m *Mapper) stepFinished(out []events.Event, ts int64, name string) []event
 
 func (m *Mapper) nextID(run string) string {
 	m.seq++
+	if m.space != "" {
+		return run + "#" + m.space + "." + strconv.Itoa(m.seq)
+	}
 	return run + "#" + strconv.Itoa(m.seq)
 }
+
+// SetIDSpace puts space in every message id the Mapper makes
+// ("<run>#<space>.<n>" instead of "<run>#<n>"): a stream that continues a
+// bread run an earlier stream began (a resume, a client tool answered)
+// needs ids that one did not use, since the client keeps both streams'
+// messages in one list. Call it before the first Map.
+func (m *Mapper) SetIDSpace(space string) { m.space = space }
 
 // LoopState is the loop of a STATE_SNAPSHOT: one shape that accretes as
 // the loop goes, under the snapshot's "loop" key.
