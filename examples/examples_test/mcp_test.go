@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/breadai/bread/core"
 )
 
 var bakery struct {
@@ -80,6 +82,24 @@ func TestMCP(t *testing.T) {
 		}
 		defer cs.Close()
 		call(t, cs)
+	})
+
+	t.Run("the bakery asks a human through elicitation", func(t *testing.T) {
+		srv := startServer(t, copyExample(t, "mcp"), env)
+		crumbs := stream(t, srv.URL+"/agents/orderer/run", `{"input":"order focaccia"}`, nil)
+		humans := crumbsOf[*core.HumanRequired](crumbs)
+		if len(humans) != 1 || humans[0].Kind != core.HumanInput || humans[0].Prompt != "How many loaves of focaccia?" ||
+			!strings.Contains(text(humans[0].Schema), `"loaves"`) {
+			t.Fatalf("want the bakery's question as human:required, got %s", crumbTypes(crumbs))
+		}
+		crumbs = stream(t, srv.URL+"/resume/"+humans[0].CheckpointID, `{"response":{"loaves":3}}`, nil)
+		results := crumbsOf[*core.ToolResult](crumbs)
+		if len(results) != 1 || text(results[0].Result) != "ordered 3 loaves of focaccia" {
+			t.Fatalf("want the bakery's result after the answer, got %s", crumbTypes(crumbs))
+		}
+		if out := text(runEnd(t, crumbs, "orderer").Output); out != "Your focaccia order is in." {
+			t.Errorf("output %q", out)
+		}
 	})
 
 	t.Run("bread mcp over stdio", func(t *testing.T) {
