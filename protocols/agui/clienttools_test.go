@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -158,6 +159,19 @@ func TestFrontendToolAndState(t *testing.T) {
 		if !slices.Equal(shape, want) {
 			t.Errorf("MESSAGES_SNAPSHOT\n got %q\nwant %q", shape, want)
 		}
+		// The snapshot itself, its store-made ids and timestamp replaced,
+		// is the same on every store, and a golden file that
+		// TestOfficialClients checks against @ag-ui/core's schemas.
+		snap := evs[2]
+		snap["timestamp"] = 1
+		for i, m := range snap["messages"].([]any) {
+			m.(map[string]any)["id"] = "id-" + strconv.Itoa(i)
+		}
+		line, err := json.Marshal(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "messages_snapshot_history", append(line, '\n'))
 	})
 }
 
