@@ -27,10 +27,10 @@ test:
 test-short:
 	$(GO) test -count=1 work
 
-## chaos: the fault harness (bench/chaos): three replicas under load and faults for CHAOS_DURATION, then the invariants (CHAOS_SEED fixes the randomness)
+## chaos: the fault harness (bench/chaos): three replicas under load and faults for CHAOS_DURATION, then the invariants (CHAOS_SEED fixes the randomness, CHAOS_FAULTS picks the faults)
 CHAOS_DURATION ?= 90s
 chaos:
-	cd bench && CHAOS_DURATION=$(CHAOS_DURATION) CHAOS_SEED=$(CHAOS_SEED) $(GO) test -count=1 -timeout 60m -run '^TestChaos$$' -v ./chaos
+	cd bench && CHAOS_DURATION=$(CHAOS_DURATION) CHAOS_SEED=$(CHAOS_SEED) CHAOS_FAULTS=$(CHAOS_FAULTS) $(GO) test -count=1 -timeout 60m -run '^TestChaos$$' -v ./chaos
 
 ## bench: every benchmark, with allocations
 bench:

@@ -200,6 +200,11 @@ func (s *store) checkOnLost() verdict {
 			// Refused before it started (its job never queued, cancelled
 			// while queued), as the terminal-crumb check counts it: no
 			// attempt was made for onLost to govern.
+		case st == core.RunFailed && r.code == core.CodeStoreUnavailable && starts >= 1 && starts <= max(r.attempt, 1):
+			// Failed on the store (a terminated connection under one of
+			// its writes), once, its end logged (the terminal-crumb check
+			// holds it to one that agrees): an outcome, as for a run a
+			// client streams, not a lost process for onLost to govern.
 		case r.agent == "retrier" && r.status == "completed" && starts >= 1 && starts <= max(r.attempt, 1):
 		case r.agent == "retrier" && r.status == "lost" && r.attempt >= 3 && starts <= r.attempt:
 		case r.agent == "failer" && r.status == "completed" && starts == 1:

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -20,11 +21,56 @@ type faults struct {
 	rng    *rand.Rand
 	logf   func(format string, args ...any)
 
+	kinds []string // the fault kinds injected (CHAOS_FAULTS)
+
 	mu     sync.Mutex
 	counts map[string]int
 }
 
 var faultKinds = []string{"SIGKILL+restart", "redis restart", "pg_terminate_backend", "SIGTERM drain+restart", "SIGSTOP beyond lease+SIGCONT"}
+
+// faultNames are CHAOS_FAULTS' short names of the fault kinds.
+var faultNames = map[string]string{
+	"sigkill": "SIGKILL+restart", "redis": "redis restart", "pg": "pg_terminate_backend",
+	"sigterm": "SIGTERM drain+restart", "sigstop": "SIGSTOP beyond lease+SIGCONT",
+}
+
+// parseFaults reads CHAOS_FAULTS: a comma-separated list of short names
+// (sigkill, redis, pg, sigterm, sigstop), or a list of those to leave out
+// when each is prefixed with "-" ("-sigstop"); empty is every kind.
+func parseFaults(raw string) ([]string, error) {
+	if strings.TrimSpace(raw) == "" {
+		return faultKinds, nil
+	}
+	keep := map[string]bool{}
+	drop := map[string]bool{}
+	for _, f := range strings.Split(raw, ",") {
+		f = strings.TrimSpace(f)
+		name, out := strings.CutPrefix(f, "-")
+		kind, ok := faultNames[name]
+		if !ok {
+			return nil, fmt.Errorf("CHAOS_FAULTS: unknown fault %q (sigkill, redis, pg, sigterm, sigstop)", f)
+		}
+		if out {
+			drop[kind] = true
+		} else {
+			keep[kind] = true
+		}
+	}
+	if len(keep) > 0 && len(drop) > 0 {
+		return nil, fmt.Errorf("CHAOS_FAULTS %q mixes kinds to keep and kinds to leave out", raw)
+	}
+	var kinds []string
+	for _, k := range faultKinds {
+		if (len(keep) > 0 && keep[k]) || (len(drop) > 0 && !drop[k]) {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) == 0 {
+		return nil, fmt.Errorf("CHAOS_FAULTS %q leaves no fault", raw)
+	}
+	return kinds, nil
+}
 
 func (fz *faults) run(ctx context.Context) {
 	for i := 0; ; i++ {
@@ -34,9 +80,9 @@ func (fz *faults) run(ctx context.Context) {
 			return
 		case <-time.After(wait):
 		}
-		kind := faultKinds[fz.rng.IntN(len(faultKinds))]
-		if i < len(faultKinds) {
-			kind = faultKinds[i]
+		kind := fz.kinds[fz.rng.IntN(len(fz.kinds))]
+		if i < len(fz.kinds) {
+			kind = fz.kinds[i]
 		}
 		if err := fz.inject(kind); err != nil {
 			fz.logf("fault %s failed: %v", kind, err)
