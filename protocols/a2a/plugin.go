@@ -218,6 +218,11 @@ func (p *Plugin) serveRPC(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the A2A endpoint is not running", http.StatusServiceUnavailable)
 		return
 	}
+	if r.Header.Get(core.DelegationDepthHeader) != "" {
+		// Another bread server's remote agent: its run's delegation
+		// depth, bounded, is where this task starts.
+		r = r.WithContext(core.DelegationFromHeader(r.Context(), r.Header))
+	}
 	serveWithHeartbeat(p.rpc, flusher{w}, r, p.heartbeat())
 }
 

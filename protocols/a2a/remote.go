@@ -91,6 +91,9 @@ func (s signing) RoundTrip(req *http.Request) (*http.Response, error) {
 	for k, v := range s.headers {
 		req.Header[k] = v
 	}
+	// The calling run's delegation depth (its context reaches the
+	// request): the remote bread server starts its task that deep.
+	core.SetDelegationHeader(req.Context(), req.Header)
 	if s.signer != nil {
 		if err := s.signer.Sign(req.Context(), req.Header); err != nil {
 			return nil, fmt.Errorf("a2a: signing a request: %w", err)

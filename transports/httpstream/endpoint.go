@@ -84,6 +84,9 @@ func (e Endpoint) send(ctx context.Context, method, path string, body []byte, la
 		}
 	}
 	req.Header.Set("Accept", e.Accept)
+	// The calling run's delegation depth: the remote server starts its
+	// run that deep, so a cycle across servers meets the limit.
+	core.SetDelegationHeader(ctx, req.Header)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -134,8 +134,8 @@ func (g *Ingress) Mount(r core.Router, rt core.Runtime) {
 			h.liveness = recordLiveness{st}
 		}
 	}
-	r.Handle(core.ActionRunStart, "POST", "/agents/{id}/run", h.run())
-	r.Handle(core.ActionPipelineStart, "POST", "/pipelines/{id}/run", h.pipeline())
+	r.Handle(core.ActionRunStart, "POST", "/agents/{id}/run", delegated(h.run()))
+	r.Handle(core.ActionPipelineStart, "POST", "/pipelines/{id}/run", delegated(h.pipeline()))
 	r.Handle(core.ActionRunResume, "POST", "/resume/{checkpointId}", h.resume())
 	r.Handle(core.ActionRunStream, "GET", "/runs/{runId}/stream", h.passive())
 }
@@ -167,3 +167,17 @@ func (l recordLiveness) Alive(ctx context.Context, runID string) (bool, error) {
 
 // vary marks a response as chosen by the Accept header, for caches.
 func vary(w http.ResponseWriter) { w.Header().Add("Vary", "Accept") }
+
+// delegated starts the runs of h at the delegation depth the request
+// states (core.DelegationDepthHeader, bounded): another bread server's
+// remote-agent client sends it, so agents that delegate to each other
+// across servers meet the delegation limit. A resume goes on at its
+// checkpoint's depth and needs none.
+func delegated(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get(core.DelegationDepthHeader) != "" {
+			r = r.WithContext(core.DelegationFromHeader(r.Context(), r.Header))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
