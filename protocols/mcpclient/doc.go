@@ -8,4 +8,10 @@
 // in under Agent.Plugins["mcp_client"]; each tool is named
 // <server>__<tool>, so the model sees plugin_mcp_client_<server>__<tool> and
 // permission selectors address plugin:mcp_client/<server>__<tool>.
+//
+// What a server asks back is bread's business too: a question
+// (elicitation, Server.Elicitation) suspends the run with human:required
+// and the resume answers it; sampling is answered with the calling agent's
+// model when AgentConfig.Sampling allows the server; a server's resources
+// and prompts become tools (Server.Resources, Server.Prompts).
 package mcpclient
