@@ -253,10 +253,21 @@ func do(tg target) ([]byte, error) {
 // drive makes n runs against tg from c concurrent clients and returns the
 // wall time they took.
 func drive(b *testing.B, tg target, n, c int) time.Duration {
+	start := time.Now()
+	err := driveErr(tg, n, c)
+	d := time.Since(start)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// driveErr makes n runs against tg from c concurrent clients and returns
+// the first error.
+func driveErr(tg target, n, c int) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var failed atomic.Pointer[error]
-	start := time.Now()
 	for range min(c, n) {
 		wg.Go(func() {
 			for next.Add(1) <= int64(n) {
@@ -268,9 +279,8 @@ func drive(b *testing.B, tg target, n, c int) time.Duration {
 		})
 	}
 	wg.Wait()
-	d := time.Since(start)
 	if err := failed.Load(); err != nil {
-		b.Fatal(*err)
+		return *err
 	}
-	return d
+	return nil
 }
