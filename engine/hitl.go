@@ -137,7 +137,7 @@ func (r *run) answer(ctx context.Context, cp core.CheckpointRecord, response any
 		}
 		part = *p
 	case kind == core.HumanInput:
-		raw, err := asJSON(response)
+		raw, err := core.AsJSON(response)
 		if err != nil {
 			return outcome{}, r.fail(ctx, core.Errorf(core.CodeValidationError, "the response is not JSON: %w", err))
 		}
@@ -303,7 +303,7 @@ func (rt *agentRT) checkResponse(cp core.CheckpointRecord, response any) error {
 		}
 		return nil
 	}
-	raw, err := asJSON(response)
+	raw, err := core.AsJSON(response)
 	if err != nil {
 		return &core.BreadError{Code: core.CodeValidationError, Message: "an approval is not JSON: " + err.Error()}
 	}
@@ -332,7 +332,7 @@ func (rt *agentRT) checkResponse(cp core.CheckpointRecord, response any) error {
 
 // approved reads {"approved": true} from a response of any shape.
 func approved(response any) bool {
-	raw, err := asJSON(response)
+	raw, err := core.AsJSON(response)
 	if err != nil {
 		return false
 	}

@@ -245,7 +245,7 @@ func (l *loopRuntime) iteration(ctx context.Context, emit func(core.Crumb), inpu
 		if err == nil && res.suspended {
 			// The host suspends with the iteration; the pipeline's
 			// completion records the iteration and answers this call.
-			rawInput, _ := asJSON(input)
+			rawInput, _ := core.AsJSON(input)
 			l.held = append(l.held, held...)
 			return nil, &core.BreadError{
 				Code:    core.CodeDelegationSuspended,
@@ -283,7 +283,7 @@ func (l *loopRuntime) iteration(ctx context.Context, emit func(core.Crumb), inpu
 			return nil, be
 		}
 	}
-	rawInput, _ := asJSON(input)
+	rawInput, _ := core.AsJSON(input)
 	final, err := r.in.recordIteration(ctx, emit, r.base(), l.cfg, l.lc(index), rawInput, out, started)
 	if err != nil {
 		return nil, err
@@ -297,7 +297,7 @@ func (l *loopRuntime) iteration(ctx context.Context, emit func(core.Crumb), inpu
 // loop:iteration:end. It is shared by an iteration that ran through and one
 // whose pipeline completed after a human answered (continueWaiting).
 func (in *Instance) recordIteration(ctx context.Context, emit func(core.Crumb), base core.CrumbBase, cfg *core.LoopConfig, lc core.LoopContext, input json.RawMessage, out any, started int64) (any, error) {
-	output, err := asJSON(out)
+	output, err := core.AsJSON(out)
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +329,7 @@ func (l *loopRuntime) close(ctx context.Context, emit func(core.Crumb), status c
 	u := core.LoopUpdate{Status: status, CompletedAt: core.NowMillis()}
 	c := &core.LoopEnd{CrumbBase: l.r.base(), LoopID: a.id, Status: status, Iterations: a.iterations}
 	if withResult {
-		u.Result, _ = asJSON(result)
+		u.Result, _ = core.AsJSON(result)
 		c.Result = result
 	}
 	l.active = nil

@@ -228,7 +228,7 @@ func (in *Instance) parallel(ctx context.Context, out sink, p pipelineRun, index
 		if br.res.suspended {
 			continue
 		}
-		raw, err := asJSON(br.res.output)
+		raw, err := core.AsJSON(br.res.output)
 		if err != nil {
 			return outcome{}, err
 		}
@@ -275,7 +275,7 @@ func (in *Instance) continuePipeline(ctx context.Context, out sink, p *core.Chec
 				Context: map[string]any{"pipelineId": p.PipelineID, "stepIndex": p.StepIndex, "branchIndex": pp.BranchIndex},
 			}
 		}
-		raw, err := asJSON(stepOutput)
+		raw, err := core.AsJSON(stepOutput)
 		if err != nil {
 			return outcome{}, err
 		}
@@ -337,7 +337,7 @@ func rawItems(raws []json.RawMessage) []any {
 func rawList(vs []any) []json.RawMessage {
 	out := make([]json.RawMessage, len(vs))
 	for i, v := range vs {
-		out[i], _ = asJSON(v)
+		out[i], _ = core.AsJSON(v)
 	}
 	return out
 }

@@ -25,7 +25,7 @@ func (rt *agentRT) isHumanTool(leaf string) bool {
 // (the turn suspended on several calls at once) cannot park the set twice:
 // it is the call's TOOL_ERROR.
 func (r *run) answerQuestion(ctx context.Context, cp core.CheckpointRecord, call toolCall, response any) (p *core.Part, res outcome, err error) {
-	raw, err := asJSON(response)
+	raw, err := core.AsJSON(response)
 	if err != nil {
 		return nil, outcome{}, r.fail(ctx, core.Errorf(core.CodeValidationError, "the response is not JSON: %w", err))
 	}

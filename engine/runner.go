@@ -652,23 +652,10 @@ func toSessionMessage(m core.Message) (core.SessionMessage, error) {
 }
 
 // inputText is how a run's input reaches the model: a string as is,
-// anything else as JSON.
+// anything else as JSON (core.JSONText).
 func inputText(input any) string {
-	switch v := input.(type) {
-	case string:
-		return v
-	case json.RawMessage:
-		var s string
-		if json.Unmarshal(v, &s) == nil {
-			return s
-		}
-		return string(v)
-	}
-	b, err := json.Marshal(input)
-	if err != nil {
-		return ""
-	}
-	return string(b)
+	s, _ := core.JSONText(input)
+	return s
 }
 
 func newID() string { return uuid.Must(uuid.NewV7()).String() }

@@ -98,19 +98,6 @@ func toJSONDoc(v any) (any, error) {
 	return jsv.UnmarshalJSON(bytes.NewReader(raw))
 }
 
-// asJSON returns v's JSON encoding; raw JSON passes through.
-func asJSON(v any) (json.RawMessage, error) {
-	switch x := v.(type) {
-	case json.RawMessage:
-		return x, nil
-	case []byte:
-		if json.Valid(x) {
-			return x, nil
-		}
-	}
-	return json.Marshal(v)
-}
-
 // CheckSchema compiles raw as the engine will (nil raw is no schema) and
 // returns INVALID_CONFIG naming what when it does not compile. Loaders call
 // it to place a broken schema at its file and line before the engine is

@@ -342,7 +342,7 @@ func (in *Instance) continueSupervisor(ctx context.Context, out sink, link *core
 			return outcome{}, err
 		}
 	}
-	result, err := asJSON(answer)
+	result, err := core.AsJSON(answer)
 	if err != nil {
 		return outcome{}, err
 	}

@@ -159,7 +159,7 @@ func (in *Instance) callTask(ctx context.Context, t *taskRT, input any, call tas
 	if err != nil {
 		return nil, err
 	}
-	rawInput, err := asJSON(input)
+	rawInput, err := core.AsJSON(input)
 	if err != nil {
 		return nil, core.Errorf(core.CodeValidationError, "the input of task %s is not JSON: %w", t.Name, err)
 	}
@@ -206,7 +206,7 @@ func (in *Instance) callTask(ctx context.Context, t *taskRT, input any, call tas
 		upd.Status, upd.Error = core.TaskFailed, msg
 		end.Status, end.Error = core.TaskFailed, msg
 	} else {
-		upd.Output, _ = asJSON(out)
+		upd.Output, _ = core.AsJSON(out)
 	}
 	if audit {
 		if aerr := in.store.FinishTaskRun(context.WithoutCancel(ctx), id, upd); aerr != nil {

@@ -124,7 +124,7 @@ func (r *run) invokeTool(ctx context.Context, bt *boundTool, call toolCall, send
 		}
 		return toolOutcome{part: resultPart(call, final)}
 	}
-	raw, err := asJSON(args)
+	raw, err := core.AsJSON(args)
 	if err != nil {
 		return failed(core.Errorf(core.CodeValidationError, "arguments of %s are not JSON: %w", bt.leaf, err))
 	}
@@ -225,7 +225,7 @@ func (r *run) drainStream(ctx context.Context, t *core.Tool, raw json.RawMessage
 }
 
 func resultPart(call toolCall, v any) core.Part {
-	out, err := asJSON(v)
+	out, err := core.AsJSON(v)
 	if err != nil {
 		return errorPart(call, core.Errorf(core.CodeToolError, "the result of %s is not JSON: %v", call.Name, err))
 	}

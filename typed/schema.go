@@ -85,7 +85,7 @@ func (c typedCodec[T]) decode(what string, v any) (T, error) {
 	if t, ok := v.(T); ok {
 		out = t
 	} else {
-		raw, err := asJSON(v)
+		raw, err := core.AsJSON(v)
 		if err != nil {
 			return out, &core.BreadError{Code: core.CodeValidationError, Message: what + " is not JSON: " + err.Error(), Cause: err}
 		}
@@ -127,17 +127,4 @@ func (c typedCodec[T]) check(what string, v T) error {
 		msg = fmt.Sprintf("%s is invalid at %s: fails %q=%s", what, field, fe.Tag(), fe.Param())
 	}
 	return &core.BreadError{Code: core.CodeValidationError, Message: msg, Context: map[string]any{"field": field}, Cause: err}
-}
-
-// asJSON returns v's JSON encoding; raw JSON passes through.
-func asJSON(v any) (json.RawMessage, error) {
-	switch x := v.(type) {
-	case json.RawMessage:
-		return x, nil
-	case []byte:
-		if json.Valid(x) {
-			return x, nil
-		}
-	}
-	return json.Marshal(v)
 }

@@ -145,7 +145,7 @@ func inputRequest(checkpointID, kind, tool, prompt string, args any, answer json
 	} else if len(answer) > 0 {
 		data["answerSchema"] = answer
 	}
-	if a := rawJSON(args); a != nil {
+	if a := core.OptionalJSON(args); a != nil {
 		data["args"] = a
 	}
 	msg := a2a.NewMessage(a2a.MessageRoleAgent, a2a.TextPart{Text: prompt}, a2a.DataPart{Data: data})
@@ -175,23 +175,6 @@ func decoded(v any) any {
 		return v
 	}
 	return out
-}
-
-func rawJSON(v any) json.RawMessage {
-	switch a := v.(type) {
-	case nil:
-		return nil
-	case json.RawMessage:
-		if len(a) == 0 || string(a) == "null" {
-			return nil
-		}
-		return a
-	}
-	b, err := json.Marshal(v)
-	if err != nil || string(b) == "null" {
-		return nil
-	}
-	return b
 }
 
 // apply folds an event into a task snapshot: the latest status, the

@@ -1,8 +1,6 @@
 package agui
 
 import (
-	"encoding/json"
-
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/types"
 
 	"github.com/breadai/bread/core"
@@ -52,27 +50,8 @@ func interruptOf(h *core.HumanRequired) types.Interrupt {
 	if in.Message == "" {
 		in.Message = "Input required for " + h.ToolName
 	}
-	if args := rawArgs(h.Schema); args != nil {
+	if args := core.OptionalJSON(h.Schema); args != nil {
 		in.Metadata["args"] = args
 	}
 	return in
-}
-
-// rawArgs is the pending call's arguments as JSON, or nil when there are
-// none.
-func rawArgs(v any) json.RawMessage {
-	switch a := v.(type) {
-	case nil:
-		return nil
-	case json.RawMessage:
-		if len(a) == 0 || string(a) == "null" {
-			return nil
-		}
-		return a
-	}
-	b, err := json.Marshal(v)
-	if err != nil || string(b) == "null" {
-		return nil
-	}
-	return b
 }

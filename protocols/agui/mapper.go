@@ -257,7 +257,7 @@ func (m *Mapper) Map(c core.Crumb) []events.Event {
 				delete(m.streamed, v.ToolCallID)
 				return m.closeMessage(out, ts, v.RunID)
 			}
-			args := rawArgs(v.Schema)
+			args := core.OptionalJSON(v.Schema)
 			if args == nil {
 				args = json.RawMessage(`{}`)
 			}
@@ -580,19 +580,9 @@ func nonNull(v any) any {
 // content is a tool result as TOOL_CALL_RESULT carries it: a string as it
 // is, anything else as JSON.
 func content(v any) string {
-	switch r := v.(type) {
-	case string:
-		return r
-	case json.RawMessage:
-		var s string
-		if json.Unmarshal(r, &s) == nil {
-			return s
-		}
-		return string(r)
-	}
-	b, err := json.Marshal(v)
+	s, err := core.JSONText(v)
 	if err != nil {
 		return "null"
 	}
-	return string(b)
+	return s
 }
