@@ -55,7 +55,13 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 		return outcome{}, checkpointMissing(core.ErrCheckpointNotFound, checkpointID)
 	}
 
-	r := in.newRun(rt, cp.RunID, cp.SessionID, response, core.RunOptions{Skill: cp.Skill, Client: resumeClientFrom(ctx)})
+	opts := core.RunOptions{Skill: cp.Skill}
+	if cp.Parent == nil {
+		// The client's input is the top-level run's: a delegated run or a
+		// pipeline step resumed here never gets the client's tools or state.
+		opts.Client = resumeClientFrom(ctx)
+	}
+	r := in.newRun(rt, cp.RunID, cp.SessionID, response, opts)
 	r.parent = cp.Parent
 	r.resumedFrom = &cp
 	r.restoreUsage(cp.Meta)
