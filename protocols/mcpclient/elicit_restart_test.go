@@ -2,6 +2,7 @@ package mcpclient_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -159,5 +160,52 @@ func TestElicitationTimeout(t *testing.T) {
 	cont := resume(t, in, again.CheckpointID, map[string]any{"seats": 4})
 	if results := find[*core.ToolResult](cont); len(results) != 1 || results[0].Result != "booked 4 seats at 8pm" {
 		t.Fatalf("the call made again completes: %s", mustJSON(t, results))
+	}
+}
+
+// TestTwoQuestionsInOneRound: a server that asks two questions at once
+// (two input requests of one round) gets them one after the other, each a
+// human:required of its own, and its tool completes with both answers.
+func TestTwoQuestionsInOneRound(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "booking", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "book"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		seats, ok1 := req.Params.InputResponses["seats"].(*mcp.ElicitResult)
+		name, ok2 := req.Params.InputResponses["name"].(*mcp.ElicitResult)
+		if !ok1 || !ok2 {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+				"seats": &mcp.ElicitParams{Message: "How many seats?", RequestedSchema: seatsSchema},
+				"name":  &mcp.ElicitParams{Message: "Whose name?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}},
+			}}, nil, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%v seats for %v", seats.Content["seats"], name.Content["name"])}}}, nil, nil
+	})
+	srv := serveHTTP(t, s, nil)
+	p, err := mcpclient.New(mcpclient.Options{Servers: []mcpclient.Server{{Name: "tables", URL: srv.URL, Elicitation: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := modeltest.New(modeltest.ToolCall("plugin_mcp_client_tables__book", map[string]string{}), modeltest.Text("done"))
+	in := start(t, p, model, agentWith("host", mcpclient.AgentConfig{Servers: []string{"tables"}}))
+	cs, err := run(t, in, "host", "book")
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := map[string]any{"How many seats?": map[string]any{"seats": 2}, "Whose name?": map[string]any{"name": "Ada"}}
+	asked := map[string]bool{}
+	hr := endsAsking(t, cs)
+	for range 2 {
+		asked[hr.Prompt] = true
+		cont := resume(t, in, hr.CheckpointID, answers[hr.Prompt])
+		if last, ok := cont[len(cont)-1].(*core.HumanRequired); ok {
+			hr = last
+			continue
+		}
+		cs = cont
+	}
+	if len(asked) != 2 {
+		t.Fatalf("both questions asked: %v", asked)
+	}
+	if results := find[*core.ToolResult](cs); len(results) != 1 || results[0].Result != "2 seats for Ada" {
+		t.Fatalf("the tool completes with both answers: %s (%v)", mustJSON(t, results), crumbTypes(cs))
 	}
 }
