@@ -8,4 +8,9 @@
 // CLI, your own). If you are writing an adapter (a store, a bus, a model
 // provider, a plugin), you need only package core: ports receive a
 // core.Runtime, never the Instance.
+//
+// Three packages beside it import only core and reach the Instance through
+// a small interface each defines: worker (what a queued job means),
+// schedule (the timetable of runs) and webhook (signed, guarded, retried
+// deliveries, which protocols reuse).
 package engine
