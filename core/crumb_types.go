@@ -39,11 +39,16 @@ const (
 	HumanApproval HumanKind = "approval"
 )
 
-// AgentRunStart opens a run.
+// AgentRunStart opens a run. ParentRunID is the run that started this
+// one, when one did and its start was seen (a supervisor's delegation, a
+// loop's iteration, a run started by a tool): what a console nests the
+// run under. A top-level run, and a run resumed from its checkpoint, have
+// none.
 type AgentRunStart struct {
 	CrumbBase
-	Input any    `json:"input"`
-	Skill string `json:"skill,omitempty"`
+	Input       any    `json:"input"`
+	Skill       string `json:"skill,omitempty"`
+	ParentRunID string `json:"parentRunId,omitempty"`
 }
 
 // AgentRunEnd closes a run with its output. Files lists what the model

@@ -54,7 +54,7 @@ func (r *run) observe(ctx context.Context) (context.Context, func()) {
 	if !r.in.observesScopes() {
 		return ctx, noop
 	}
-	return r.in.observeScope(ctx, &core.AgentRunStart{CrumbBase: r.base(), Input: r.input, Skill: r.opts.Skill})
+	return r.in.observeScope(ctx, &core.AgentRunStart{CrumbBase: r.base(), Input: r.input, Skill: r.opts.Skill, ParentRunID: r.parentRunID})
 }
 
 // observesScopes reports whether a plugin observes scopes, so a run without

@@ -33,6 +33,9 @@ type run struct {
 	// parent links a run inside a composition to the rest of it; it is
 	// stored on the checkpoint if the run suspends.
 	parent *core.CheckpointParent
+	// parentRunID is the run this one started in (AgentRunStart's
+	// ParentRunID), "" at top level.
+	parentRunID string
 	// resumedFrom is the checkpoint a resumed run continues from, until
 	// recordEnd settles it.
 	resumedFrom *core.CheckpointRecord
@@ -310,6 +313,11 @@ func (rt *agentRT) validateInput(input any) error {
 // execute runs the agent from its first turn: BeforeRun, agent:run:start,
 // the user message, then the model loop.
 func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
+	// The run whose context this one starts in is its parent (bind marks
+	// ctx with this run from here on).
+	if p, ok := RunFromContext(ctx); ok && p.RunID != r.id {
+		r.parentRunID = p.RunID
+	}
 	ctx, done := r.bind(ctx, out)
 	defer done()
 
@@ -358,7 +366,7 @@ func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
 	if f, ok := r.out.(freshSink); ok && r.fresh {
 		f.fresh(r.id, r.agent.ID, r.sessionID)
 	}
-	if !r.emit(&core.AgentRunStart{CrumbBase: r.base(), Input: input, Skill: r.opts.Skill}) {
+	if !r.emit(&core.AgentRunStart{CrumbBase: r.base(), Input: input, Skill: r.opts.Skill, ParentRunID: r.parentRunID}) {
 		return outcome{}, r.fail(ctx, errConsumerGone)
 	}
 	if err := r.persist(ctx, msgs...); err != nil {

@@ -33,7 +33,7 @@ func fullCrumbs(runID, sessionID string) map[string]core.Crumb {
 	model := core.TaskModelInfo{Provider: "openai", Model: "gpt-x"}
 
 	list := []core.Crumb{
-		&core.AgentRunStart{CrumbBase: base(), Input: payload("input"), Skill: "triage"},
+		&core.AgentRunStart{CrumbBase: base(), Input: payload("input"), Skill: "triage", ParentRunID: "run-of-the-supervisor"},
 		&core.TextDelta{CrumbBase: base(), Delta: "Hello, wörld 🍞 <b>"},
 		&core.ReasoningDelta{CrumbBase: base(), Delta: "thinking…\n\"quoted\""},
 		&core.FileGenerated{CrumbBase: base(), URI: "blob://image-1", MimeType: "image/png", Name: "chart.png"},

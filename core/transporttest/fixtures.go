@@ -30,7 +30,7 @@ func EveryCrumb(run string) []core.Crumb {
 	raw := json.RawMessage(`{"n":12345678901234567890,"nested":{"list":[1,"two",null]},"text":"héllo"}`)
 	be := &core.BreadError{Code: core.CodeToolError, Message: "boom", Context: map[string]any{"attempt": float64(2)}}
 	return []core.Crumb{
-		&core.AgentRunStart{CrumbBase: b, Input: raw, Skill: "deep-research"},
+		&core.AgentRunStart{CrumbBase: b, Input: raw, Skill: "deep-research", ParentRunID: "run-of-the-supervisor"},
 		&core.TextDelta{CrumbBase: b, Delta: "Bread is "},
 		&core.ReasoningDelta{CrumbBase: b, Delta: "thinking"},
 		&core.FileGenerated{CrumbBase: b, URI: "file:///tmp/a.png", MimeType: "image/png", Name: "a.png"},

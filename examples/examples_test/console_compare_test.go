@@ -293,5 +293,39 @@ func TestConsoleCompareAndEvalHistory(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`main a[href="#/evals/flaky"]`)),
 		tb.until("back to the history", `document.querySelectorAll('.eval-history tbody tr').length === 2`))
 
+	// A chief delegating to two supervisors at once, each delegating in
+	// turn: the second supervisor's delegation starts first. The slots
+	// alone would hang it under the oldest open delegation, the first
+	// supervisor's; its start's parentRunId puts it under its own.
+	tb.run("the waterfall nests a run under the parent its start names",
+		chromedp.Navigate(base+"/"),
+		tb.until("the console", `document.querySelectorAll('article.card').length === 3`),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			got, err := chromedp.Evaluate[string](`(async () => {
+			const { Waterfall } = await import('/console/waterfall.js');
+			const w = new Waterfall();
+			const ts = Date.now();
+			const c = (type, runId, agentId, extra) => w.add(Object.assign({ type, runId, agentId, timestamp: ts }, extra));
+			c('agent:run:start', 'top', 'chief', { input: 'go' });
+			c('tool:call', 'top', 'chief', { toolCallId: 'd1', toolName: 'core_delegate', args: {} });
+			c('tool:call', 'top', 'chief', { toolCallId: 'd2', toolName: 'core_delegate', args: {} });
+			c('agent:run:start', 's1', 'boss', { input: 'a', parentRunId: 'top' });
+			c('tool:call', 's1', 'boss', { toolCallId: 't1', toolName: 'core_delegate', args: {} });
+			c('agent:run:start', 's2', 'boss', { input: 'b', parentRunId: 'top' });
+			c('tool:call', 's2', 'boss', { toolCallId: 't2', toolName: 'core_delegate', args: {} });
+			c('agent:run:start', 'w2', 'worker', { input: 'for s2', parentRunId: 's2' });
+			c('agent:run:start', 'w1', 'worker', { input: 'for s1', parentRunId: 's1' });
+			const under = (run, parentRun, tool) => w.runs.get(run).run.parent === w.runs.get(parentRun).tools.get(tool);
+			const ok = under('s1', 'top', 'd1') && under('s2', 'top', 'd2') && under('w2', 's2', 't2') && under('w1', 's1', 't1');
+			w.dispose();
+			const where = (run) => { const p = w.runs.get(run).run.parent; return p ? p.kind + ' ' + (p.toolCallId || p.runId || p.label) : 'top'; };
+			return ok ? 'nested by parentRunId' : 'w2 under ' + where('w2') + ', w1 under ' + where('w1');
+		})()`, func(p *runtime.EvaluateParams) { yes := true; p.AwaitPromise = &yes })(ctx, tg)
+			if err == nil && got != "nested by parentRunId" {
+				err = fmt.Errorf("the delegations' runs: %s", got)
+			}
+			return err
+		}))
+
 	tb.noErrors()
 }

@@ -23,7 +23,7 @@ func TestClientViewsDecideEveryType(t *testing.T) {
 // crumb type fails TestClientSafeShowsDecidedFields until it is listed here,
 // after a look at that type's view: a whole view lets every field through.
 var clientFields = map[string][]string{
-	core.TypeAgentRunStart:      {"input", "skill"},
+	core.TypeAgentRunStart:      {"input", "skill", "parentRunId"},
 	core.TypeTextDelta:          {"delta"},
 	core.TypeReasoningDelta:     {"delta"},
 	core.TypeFileGenerated:      {"uri", "mimeType", "name"},

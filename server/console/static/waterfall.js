@@ -125,6 +125,20 @@ export class Waterfall {
     return best || tool;
   }
 
+  // under is where a run whose start names its parent run nests: the
+  // innermost open delegation, iteration or task of that run expecting
+  // it (or any), else its open tool call with nothing under it (a
+  // delegation), else the parent's run itself. Null when the parent is not
+  // in view: the run nests by the slots, as runs without the field do.
+  under(parentRunId, agentId) {
+    const p = parentRunId && this.runs.get(parentRunId);
+    if (!p || !p.run) return null;
+    const free = (s) => s.end === null && !s.children.some((x) => x.kind === 'run');
+    const slots = p.stack.filter((s) => s.slot && free(s));
+    const tool = [...p.tools.values()].find((t) => free(t) && !t.children.length);
+    return slots.findLast((s) => s.expect === agentId) || slots.pop() || tool || p.run;
+  }
+
   // tool is the oldest tool call still running with nothing under it: a
   // delegation whose crumbs come from another run.
   tool() {
@@ -185,7 +199,7 @@ export class Waterfall {
         break;
       case 'agent:run:start': {
         if (r.run && r.run.end === null) break; // a resumed run goes on
-        const parent = this.slot(c.agentId) || (c.runId && this.runs.size > 1 ? this.container() : null);
+        const parent = this.under(c.parentRunId, c.agentId) || this.slot(c.agentId) || (c.runId && this.runs.size > 1 ? this.container() : null);
         const s = this.span('run', 'run of ' + c.agentId, at, parent, { agentId: c.agentId, runId: c.runId, input: c.input });
         s.crumbs.push(c);
         r.run = s;
