@@ -76,9 +76,9 @@ func (s *Storage) WriteRun(ctx context.Context, w RunWrite) (bool, error) {
 		if w.Session.ID == "" || w.Session.ID != w.SessionID {
 			return false, &BreadError{Code: CodeValidationError, Message: "a run write creates its session under SessionID, which must be set"}
 		}
-		if w.Session.Owner == "" {
+		if owner := OwnerKey(IdentityFrom(ctx)); owner != "" && w.Session.Owner == "" {
 			n := *w.Session
-			n.Owner = OwnerKey(IdentityFrom(ctx))
+			n.Owner = owner
 			w.Session = &n
 		}
 	} else if len(w.Messages) > 0 {

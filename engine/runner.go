@@ -69,6 +69,12 @@ type run struct {
 	// failed, so nothing of the run exists to record.
 	start     *core.RunWrite
 	unstarted bool
+	// The values start and its record point to, kept here so a run's
+	// grouped writes allocate nothing of their own.
+	startWrite   core.RunWrite
+	startSession core.NewSession
+	startRecord  core.RunRecord
+	endRecord    core.RunRecord
 	// last holds the messages of the run's last turn until its ended
 	// record is written with them (persistLast).
 	last []core.SessionMessage
@@ -182,14 +188,14 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 		defer in.sessions.release(key, hold)
 	}
 	var session core.Session
-	var start *core.RunWrite
-	if opts.Session.ID == "" && preset == nil && in.store.WritesRuns() {
+	startNew := opts.Session.ID == "" && preset == nil && in.store.WritesRuns()
+	if startNew {
 		// A session under an id minted here: it is written with the run's
 		// record and first message (see runwrites.go).
-		if start, err = startOnNewSession(rt.ID, opts.Session); err != nil {
+		if err := checkTags(opts.Session.Tags); err != nil {
 			return fail(err)
 		}
-		session.ID = start.SessionID
+		session.ID = newID()
 	} else if session, err = in.openSession(ctx, rt.ID, opts.Session); err != nil {
 		return fail(err)
 	}
@@ -227,7 +233,9 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 	}
 	r.fresh = preset == nil
 	r.derived = cancel
-	r.start = start
+	if startNew {
+		r.startOnNewSession(opts.Session)
+	}
 	return r.execute(ctx, out)
 }
 
@@ -345,7 +353,9 @@ func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
 	}
 	r.input = input
 	user := core.Message{Role: core.RoleUser, Parts: []core.Part{core.TextPart(inputText(input))}}
-	msgs := []core.Message{user}
+	var pair [2]core.Message // the user's message, and a short-circuit's reply
+	pair[0] = user
+	msgs := pair[:1]
 	if short != nil {
 		// A short-circuit is a normal completion without the model: it is
 		// persisted and still followed by AfterRun.
@@ -403,8 +413,8 @@ func (r *run) bind(ctx context.Context, out sink) (context.Context, func()) {
 		// again would move its place among the session's claims.
 	case r.start != nil:
 		if r.in.records.keeps {
-			rec := r.in.records.runningRecord(ctx, r.record())
-			r.start.Run = &rec
+			r.startRecord = r.in.records.runningRecord(ctx, r.record())
+			r.start.Run = &r.startRecord
 		}
 	default:
 		r.in.records.running(ctx, r.record())

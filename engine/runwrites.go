@@ -26,14 +26,13 @@ import (
 // transit would store the answer twice).
 
 // startOnNewSession prepares the start write of a run that creates its
-// session under an id this instance mints: the session is written with the
-// run's record and first message (writeStart), not now.
-func startOnNewSession(agentID string, opts core.SessionOptions) (*core.RunWrite, error) {
-	if err := checkTags(opts.Tags); err != nil {
-		return nil, err
-	}
-	id := newID()
-	return &core.RunWrite{Session: &core.NewSession{ID: id, Tags: opts.Tags, AgentID: agentID}, SessionID: id}, nil
+// session under the id this instance minted for it (r.sessionID): the
+// session is written with the run's record and first message (writeStart),
+// not now.
+func (r *run) startOnNewSession(opts core.SessionOptions) {
+	r.startSession = core.NewSession{ID: r.sessionID, Tags: opts.Tags, AgentID: r.agent.ID}
+	r.startWrite = core.RunWrite{Session: &r.startSession, SessionID: r.sessionID}
+	r.start = &r.startWrite
 }
 
 // writeStart writes the run's pending start with msgs appended to it.
@@ -108,12 +107,12 @@ func (r *run) writeEnd(ctx context.Context, res outcome, err error) (bool, error
 		r.start = nil
 		if rc.keeps {
 			// Nothing of the run is stored: no other instance knows it.
-			rec := rc.finalRecord(rc.runningRecord(ctx, r.record()), res, err)
-			w.Run = &rec
+			r.endRecord = rc.finalRecord(rc.runningRecord(ctx, r.record()), res, err)
+			w.Run = &r.endRecord
 		}
 	} else {
-		rec := rc.finalRecord(r.record(), res, err)
-		w = core.RunWrite{SessionID: r.sessionID, Messages: r.last, Run: &rec, Owner: rc.owner}
+		r.endRecord = rc.finalRecord(r.record(), res, err)
+		w = core.RunWrite{SessionID: r.sessionID, Messages: r.last, Run: &r.endRecord, Owner: rc.owner}
 		r.last = nil
 	}
 	ours, werr := r.in.store.WriteRun(ctx, w)

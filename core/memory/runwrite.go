@@ -22,12 +22,14 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 		}
 		info = core.Session{ID: n.ID, Tags: tags, AgentID: n.AgentID, Owner: n.Owner}
 	}
-	prepared := make([]core.SessionMessage, len(w.Messages))
-	for i, m := range w.Messages {
-		var err error
-		if prepared[i], err = prepareMessage(w.SessionID, m); err != nil {
+	var few [2]core.SessionMessage // a run's start or end has one or two
+	prepared := few[:0]
+	for _, m := range w.Messages {
+		p, err := prepareMessage(w.SessionID, m)
+		if err != nil {
 			return false, err
 		}
+		prepared = append(prepared, p)
 	}
 	if err := s.lock(ctx); err != nil {
 		return false, err
