@@ -166,3 +166,30 @@ func TestStateUpdate(t *testing.T) {
 		t.Errorf("stored state %s", stored)
 	}
 }
+
+// TestClientInputStaysWithTheTopLevelRun: a delegated run's checkpoint
+// resumed with ResumeWith does not give the delegated agent the client's
+// tools or state.
+func TestClientInputStaysWithTheTopLevelRun(t *testing.T) {
+	worker := askAgent()
+	worker.ID = "worker"
+	wm := modeltest.New(modeltest.ToolCall("human_approve_publish", map[string]string{}), modeltest.Text("worker done"))
+	worker.Providers = wm.Registry("mock")
+	boss, _ := supervisorAgent(core.SupervisorConfig{Agents: []core.SubAgent{{AgentID: "worker", Visibility: core.Hidden}}},
+		modeltest.ToolCalls(delegate("d1", "worker", "publish")), modeltest.Text("boss done"))
+	tb := newTestbed(t, modeltest.New(), []*core.Agent{boss, worker})
+	cs, err := tb.run(t, "boss", "go", core.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr := suspendOn(t, cs)
+	client := core.ClientInput{Tools: []core.ClientTool{{Name: "pick_color"}}, State: json.RawMessage(`{"a":1}`)}
+	if _, err := collect(tb.in.ResumeWith(context.Background(), hr.CheckpointID, okAnswer, client)); err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range wm.Requests()[1].Tools {
+		if spec.Name == "pick_color" || spec.Name == engine.StateToolName {
+			t.Errorf("the delegated run was offered %s", spec.Name)
+		}
+	}
+}
