@@ -209,3 +209,45 @@ func TestTwoQuestionsInOneRound(t *testing.T) {
 		t.Fatalf("the tool completes with both answers: %s (%v)", mustJSON(t, results), crumbTypes(cs))
 	}
 }
+
+// TestElicitationCancelledWithItsRun: cancelling a run that waits on a
+// server's question cancels the question at the server, without waiting
+// for the timeout.
+func TestElicitationCancelledWithItsRun(t *testing.T) {
+	cancelled := make(chan struct{}, 1)
+	mcpSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		s := bookingServer()
+		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+					if r, ok := p.InputResponses["seats"].(*mcp.ElicitResult); ok && r.Action == "cancel" {
+						cancelled <- struct{}{}
+					}
+				}
+				return next(ctx, method, req)
+			}
+		})
+		return s
+	}, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(mcpSrv.Close)
+	p, err := mcpclient.New(mcpclient.Options{Servers: []mcpclient.Server{{Name: "tables", URL: mcpSrv.URL, Elicitation: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := modeltest.New(modeltest.ToolCall("plugin_mcp_client_tables__book", map[string]string{"at": "8pm"}), modeltest.Text("done"))
+	in := start(t, p, model, agentWith("host", mcpclient.AgentConfig{Servers: []string{"tables"}}))
+	cs, err := run(t, in, "host", "book")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr := endsAsking(t, cs)
+	found, err := in.CancelSuspended(t.Context(), hr.RunID)
+	if err != nil || !found {
+		t.Fatalf("cancel: %v %v", found, err)
+	}
+	select {
+	case <-cancelled:
+	case <-t.Context().Done():
+		t.Fatal("the question of the cancelled run was never cancelled at the server")
+	}
+}

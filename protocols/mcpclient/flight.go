@@ -18,6 +18,7 @@ import (
 // wait times out.
 type flight struct {
 	key     string // run id and tool call id: the same on the resumed execution
+	runID   string
 	agentID string
 	sess    *mcp.ClientSession
 	ctx     context.Context
@@ -51,6 +52,10 @@ type parkedAsk struct {
 	f     *flight
 	a     *ask
 	timer *time.Timer
+	// ctx ends when the question leaves the park (answered, timed out,
+	// cancelled): the watch on its run stops with it.
+	ctx  context.Context
+	stop context.CancelFunc
 }
 
 func flightKey(tc core.ToolContext) string { return tc.RunID + "\x00" + tc.ToolCallID }
@@ -59,7 +64,7 @@ func flightKey(tc core.ToolContext) string { return tc.RunID + "\x00" + tc.ToolC
 // the flight so the SDK's multi-round-trip path (2026-07-28 servers) hands
 // the server's questions to this call.
 func (fs *flights) start(parent context.Context, sess *mcp.ClientSession, tc core.ToolContext, params *mcp.CallToolParams) *flight {
-	f := &flight{key: flightKey(tc), agentID: tc.AgentID, sess: sess, events: make(chan flightEvent)}
+	f := &flight{key: flightKey(tc), runID: tc.RunID, agentID: tc.AgentID, sess: sess, events: make(chan flightEvent)}
 	f.ctx, f.cancel = context.WithCancel(parent)
 	f.ctx = context.WithValue(f.ctx, flightKeyType{}, f)
 	fs.mu.Lock()
@@ -122,24 +127,34 @@ func (fs *flights) of(ctx context.Context, sess *mcp.ClientSession) *flight {
 // passes; then the question is cancelled at the server (whose tool
 // finishes as it does on a cancel, within grace), and a later answer finds
 // nothing parked (the tool is called again).
-func (fs *flights) park(f *flight, a *ask, timeout, grace time.Duration, onTimeout func()) {
+func (fs *flights) park(f *flight, a *ask, timeout, grace time.Duration, onTimeout func()) *parkedAsk {
 	p := &parkedAsk{f: f, a: a}
+	p.ctx, p.stop = context.WithCancel(f.ctx)
 	fs.mu.Lock()
 	if fs.parked == nil {
 		fs.parked = map[string]*parkedAsk{}
 	}
 	if old := fs.parked[f.key]; old != nil && old != p {
 		old.timer.Stop()
+		old.stop()
 	}
 	fs.parked[f.key] = p
 	p.timer = time.AfterFunc(timeout, func() {
 		if fs.unpark(f.key, p) {
-			a.reply <- &mcp.ElicitResult{Action: "cancel"}
+			fs.cancelParked(p, grace)
 			onTimeout()
-			fs.abandon(f, grace)
 		}
 	})
 	fs.mu.Unlock()
+	return p
+}
+
+// cancelParked cancels an unparked question at its server and lets the
+// request finish within grace.
+func (fs *flights) cancelParked(p *parkedAsk, grace time.Duration) {
+	p.stop()
+	p.a.reply <- &mcp.ElicitResult{Action: "cancel"}
+	fs.abandon(p.f, grace)
 }
 
 // abandon lets a flight nobody waits for any more finish at the server:
@@ -174,6 +189,7 @@ func (fs *flights) unpark(key string, p *parkedAsk) bool {
 		return false
 	}
 	delete(fs.parked, key)
+	cur.timer.Stop()
 	return true
 }
 
@@ -185,6 +201,7 @@ func (fs *flights) take(key string) *parkedAsk {
 	if p != nil {
 		delete(fs.parked, key)
 		p.timer.Stop()
+		p.stop()
 	}
 	return p
 }
@@ -197,6 +214,7 @@ func (fs *flights) closeAll() {
 	fs.mu.Unlock()
 	for _, p := range all {
 		p.timer.Stop()
+		p.stop()
 		p.a.reply <- &mcp.ElicitResult{Action: "cancel"}
 		fs.done(p.f)
 	}

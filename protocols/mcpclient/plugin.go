@@ -32,6 +32,7 @@ type Plugin struct {
 	agents    map[string]*core.Agent // by id, for sampling
 	samplers  map[string]bool        // server names some agent lets sample
 	providers core.ProviderRegistry
+	bus       *core.Bus // to learn that a run waiting on a question ended
 }
 
 var (
@@ -96,6 +97,7 @@ func (p *Plugin) Init(ctx context.Context, rt core.Runtime) error {
 	if p.creds == nil {
 		p.creds = core.EnvCredentials()
 	}
+	p.bus = rt.Bus()
 	p.providers = p.opts.Providers
 	if p.providers == nil {
 		if pp, ok := rt.(interface{ Providers() core.ProviderRegistry }); ok {
@@ -279,6 +281,29 @@ func (p *Plugin) inline(e ExternalServer) (*conn, error) {
 	p.external[key] = c
 	go c.loop()
 	return c, nil
+}
+
+// watchRun cancels a parked question at its server when its run ends
+// while it waits (POST /runs/{id}/cancel ends a suspended run with
+// agent:error, on any replica): the run's frames on the bus, until the
+// question leaves the park. A bus that cannot subscribe watches nothing;
+// the question then lapses after ElicitationTimeout.
+func (p *Plugin) watchRun(pa *parkedAsk) {
+	if p.bus == nil || !p.bus.Has(core.BusSubscribe) {
+		return
+	}
+	for fr, err := range p.bus.Subscribe(pa.ctx, pa.f.runID, 0) {
+		if err != nil {
+			return
+		}
+		if fr.Crumb != nil && core.IsTerminal(fr.Crumb.CrumbType()) {
+			if p.flights.unpark(pa.f.key, pa) {
+				p.log.Info("bread: a run waiting on an MCP server's question ended; cancelled the question at the server", "plugin", PluginName, "runId", pa.f.runID)
+				p.flights.cancelParked(pa, p.opts.ConnectTimeout)
+			}
+			return
+		}
+	}
 }
 
 func (p *Plugin) agent(id string) (*core.Agent, bool) {

@@ -161,9 +161,10 @@ func (c *conn) await(ctx context.Context, f *flight, original string) (any, erro
 		return nil, ctx.Err()
 	case ev := <-f.events:
 		if ev.ask != nil {
-			c.p.flights.park(f, ev.ask, c.p.opts.ElicitationTimeout, c.p.opts.ConnectTimeout, func() {
+			p := c.p.flights.park(f, ev.ask, c.p.opts.ElicitationTimeout, c.p.opts.ConnectTimeout, func() {
 				c.log().Warn("bread: nobody answered an MCP server's question in time; cancelled it at the server", "tool", original, "timeout", c.p.opts.ElicitationTimeout.String())
 			})
+			go c.p.watchRun(p)
 			return nil, ev.ask.question(c.cfg.Name)
 		}
 		c.p.flights.done(f)
