@@ -15,6 +15,12 @@ import (
 	"github.com/breadai/bread/core"
 )
 
+// exposedPrompt is one MCP prompt before registration.
+type exposedPrompt struct {
+	prompt  *mcp.Prompt
+	handler mcp.PromptHandler
+}
+
 // exposed is one MCP tool before registration.
 type exposed struct {
 	tool    *mcp.Tool
@@ -23,13 +29,29 @@ type exposed struct {
 
 // build validates the options against the runtime and registers every tool.
 func (p *Plugin) build() (*mcp.Server, error) {
-	var tools []exposed
+	var (
+		tools   []exposed
+		prompts []exposedPrompt
+		agents  []*core.Agent
+	)
+	p.promptEnums = map[string]map[string][]string{}
+	addPrompt := func(a *core.Agent, name string, skill *core.Skill) {
+		pr, h := p.agentPrompt(a, name, skill)
+		prompts = append(prompts, exposedPrompt{pr, h})
+		if e := enumsOf(a.InputSchema); e != nil {
+			p.promptEnums[name] = e
+		}
+		if !slices.Contains(agents, a) {
+			agents = append(agents, a)
+		}
+	}
 	for _, id := range p.opts.Agents {
 		a, err := p.agent(id)
 		if err != nil {
 			return nil, err
 		}
 		tools = append(tools, p.agentTool(a, id, "", "Run the bread agent "+id+describe(a.Description)))
+		addPrompt(a, id, nil)
 	}
 	for _, ref := range p.opts.Skills {
 		a, err := p.agent(ref.Agent)
@@ -41,6 +63,7 @@ func (p *Plugin) build() (*mcp.Server, error) {
 			return nil, &core.BreadError{Code: core.CodeSkillNotFound, Message: "mcpserver: agent " + ref.Agent + " has no skill " + ref.Skill, Context: map[string]any{"agentId": ref.Agent, "skill": ref.Skill}}
 		}
 		tools = append(tools, p.agentTool(a, ref.Agent+"__"+ref.Skill, ref.Skill, "Run the bread agent "+ref.Agent+" with the skill "+ref.Skill+describe(a.Skills[sk].Description)))
+		addPrompt(a, ref.Agent+"__"+ref.Skill, &a.Skills[sk])
 	}
 	if len(p.opts.Tasks) > 0 {
 		lister, ok := p.rt.(interface{ Tasks() []*core.Task })
@@ -69,9 +92,17 @@ func (p *Plugin) build() (*mcp.Server, error) {
 	}
 
 	s := mcp.NewServer(&mcp.Implementation{Name: p.opts.Name, Version: p.opts.Version}, &mcp.ServerOptions{
-		Logger:       p.log,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
+		Logger: p.log,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{},
+			Prompts: &mcp.PromptCapabilities{}, Resources: &mcp.ResourceCapabilities{Subscribe: true}},
+		CompletionHandler:  p.complete,
+		SubscribeHandler:   p.subscribe,
+		UnsubscribeHandler: p.unsubscribe,
 	})
+	for _, pr := range prompts {
+		s.AddPrompt(pr.prompt, pr.handler)
+	}
+	p.addResources(s, agents)
 	seen := map[string]bool{}
 	for _, e := range tools {
 		if seen[e.tool.Name] {

@@ -155,6 +155,11 @@ func (p *Plugin) runAgent(ctx context.Context, req *mcp.CallToolRequest, agentID
 			for _, f := range o.end.Files {
 				res.Content = append(res.Content, &mcp.ResourceLink{URI: f.URI, Name: cmpOr(f.Name, f.URI), MIMEType: f.MimeType})
 			}
+			if sid := o.end.SessionID; sid != "" && !res.IsError {
+				// The run's session, readable (and subscribable) as a
+				// resource.
+				res.Content = append(res.Content, &mcp.ResourceLink{URI: transcriptURI(sid), Name: "transcript", Title: "The run's session transcript", MIMEType: "application/json"})
+			}
 			return res
 		}
 		h := o.suspended

@@ -127,8 +127,12 @@ type Plugin struct {
 	stateful  http.Handler // nil when Options.Stateless
 	owners    sessionOwners
 	closed    atomic.Bool
-	reqs      sync.Map // request token → *inflight
-	calls     sync.Map // callKey → request token
+
+	watched     watched                        // transcript subscriptions
+	promptEnums map[string]map[string][]string // prompt → argument → enum, for completion
+	stopListen  func()
+	reqs        sync.Map // request token → *inflight
+	calls       sync.Map // callKey → request token
 }
 
 var (
@@ -189,6 +193,7 @@ func (p *Plugin) Init(_ context.Context, rt core.Runtime) error {
 	}
 	p.server.Store(s)
 	p.stateless, p.stateful = p.newHTTPHandlers()
+	p.stopListen = rt.On(p.transcriptChanged)
 	return nil
 }
 
@@ -227,5 +232,8 @@ func (nopWriteCloser) Close() error { return nil }
 // then on.
 func (p *Plugin) Close(context.Context) error {
 	p.closed.Store(true)
+	if p.stopListen != nil {
+		p.stopListen()
+	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -127,6 +128,56 @@ func (contentTools) Tools() []core.Tool {
 	}
 }
 
+// prompted is an agent whose instructions and input schema make an MCP
+// prompt of its name (the plugin declares one per exposed agent).
+func prompted(id, prompt, input string) *core.Agent {
+	a := agent(id, scripted{text: "ok"}, input)
+	a.Prompt = prompt
+	if input == "" {
+		a.InputSchema = nil
+	}
+	return a
+}
+
+// fixtures adds, through the SDK server the plugin built, the resources and
+// prompts whose content the suite fixes and a bread project does not
+// produce: static text and binary resources, a template, and prompts
+// carrying an embedded resource and an image.
+func fixtures(s *mcp.Server) {
+	s.AddResource(&mcp.Resource{URI: "test://static-text", Name: "static-text", Description: "A static text resource.", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "This is the content of the static text resource."}}}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "test://static-binary", Name: "static-binary", Description: "A static PNG.", MIMEType: "image/png"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "image/png", Blob: png}}}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: "test://watched-resource", Name: "watched-resource", Description: "A resource to subscribe to.", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "watched"}}}, nil
+		})
+	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: "test://template/{id}/data", Name: "template", Description: "A template.", MIMEType: "application/json"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			id := strings.TrimSuffix(strings.TrimPrefix(req.Params.URI, "test://template/"), "/data")
+			b, _ := json.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: string(b)}}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "test_prompt_with_embedded_resource", Description: "A prompt embedding a resource.", Arguments: []*mcp.PromptArgument{{Name: "resourceUri", Required: true}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
+				{Role: "user", Content: &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: req.Params.Arguments["resourceUri"], MIMEType: "text/plain", Text: "Embedded resource content for testing."}}},
+				{Role: "user", Content: &mcp.TextContent{Text: "Please process the embedded resource above."}},
+			}}, nil
+		})
+	s.AddPrompt(&mcp.Prompt{Name: "test_prompt_with_image", Description: "A prompt with an image."},
+		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{
+				{Role: "user", Content: &mcp.ImageContent{Data: png, MIMEType: "image/png"}},
+				{Role: "user", Content: &mcp.TextContent{Text: "Please analyze the image above."}},
+			}}, nil
+		})
+}
+
 // sampling is test_sampling: an agent on the mcp-sampling provider, so its
 // one model turn is the client's sampling/createMessage.
 func sampling() *core.Agent {
@@ -168,6 +219,8 @@ func run(ctx context.Context, port int) error {
 		agent("test_error_handling", scripted{failed: &core.BreadError{Code: core.CodeAgentError, Message: "This tool intentionally returns an error for testing"}}, `{"type":"object"}`),
 		agent("json_schema_2020_12_tool", scripted{text: "ok"}, schema2020),
 		sampling(),
+		prompted("test_simple_prompt", "This is a simple prompt for testing.", ""),
+		prompted("test_prompt_with_arguments", "Prompt with arguments.", `{"type":"object","properties":{"arg1":{"type":"string","description":"First test argument","enum":["testValue1","paris","park","party"]},"arg2":{"type":"string","description":"Second test argument"}},"required":["arg1","arg2"]}`),
 		agent("test_tool_with_logging", scripted{text: "Logging test completed."}, `{"type":"object"}`),
 		asking("test_elicitation", "Please provide your information", elicitUser, `{"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}`),
 		asking("test_elicitation_sep1034_defaults", "Please review the defaults", elicitDefaults, `{"type":"object"}`),
@@ -175,7 +228,7 @@ func run(ctx context.Context, port int) error {
 	}
 	p, err := mcpserver.New(mcpserver.Options{
 		Agents: []string{"test_simple_text", "test_tool_with_progress", "test_error_handling", "json_schema_2020_12_tool",
-			"test_sampling", "test_tool_with_logging", "test_elicitation", "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums"},
+			"test_sampling", "test_simple_prompt", "test_prompt_with_arguments", "test_tool_with_logging", "test_elicitation", "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums"},
 		Tools: []mcpserver.ToolRef{{Tool: "test_reconnection"}, {Tool: "test_image_content"}, {Tool: "test_audio_content"}, {Tool: "test_embedded_resource"}, {Tool: "test_multiple_content_types"}},
 	})
 	if err != nil {
@@ -190,6 +243,7 @@ func run(ctx context.Context, port int) error {
 		return err
 	}
 	defer in.Stop(context.WithoutCancel(ctx))
+	fixtures(p.Server())
 	srv, err := server.New(in, server.Options{Host: "localhost", Port: port, Logger: log})
 	if err != nil {
 		return err
