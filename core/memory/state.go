@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -33,11 +34,11 @@ func (s *Store) GetSessionState(ctx context.Context, sessionID string) (json.Raw
 // PutSessionState implements core.SessionStateStore.
 func (s *Store) PutSessionState(ctx context.Context, sessionID string, state json.RawMessage) error {
 	var doc []byte
-	if len(state) > 0 && string(state) != "null" {
-		if !json.Valid(state) {
+	if trimmed := bytes.TrimSpace(state); len(trimmed) > 0 && string(trimmed) != "null" {
+		if !json.Valid(trimmed) {
 			return invalid("the state of session %q is not JSON", sessionID)
 		}
-		doc = slices.Clone(state)
+		doc = slices.Clone(trimmed)
 	}
 	if err := s.lock(ctx); err != nil {
 		return err

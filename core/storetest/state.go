@@ -14,6 +14,7 @@ func stateCases() []testCase {
 		{name: "a null state removes the document", needs: needsSessionState, run: testClearState},
 		{name: "the state of a missing session is ErrSessionNotFound", needs: needsSessionState, run: testStateMissing},
 		{name: "PutSessionState touches UpdatedAt", needs: needsSessionState, run: testPutStateTouches},
+		{name: "a state that is not JSON is VALIDATION_ERROR and changes nothing", needs: needsSessionState, run: testPutStateInvalid},
 		{name: "states of sessions are kept apart and go with their session", needs: needsSessionState, run: testStatePerSession},
 	}
 }
@@ -54,7 +55,7 @@ func testPutState(t *testing.T, s core.BreadStore) {
 func testClearState(t *testing.T, s core.BreadStore) {
 	st := sessionState(s)
 	sess := createSession(t, s, core.NewSession{})
-	for _, clear := range []json.RawMessage{json.RawMessage(`null`), nil} {
+	for _, clear := range []json.RawMessage{json.RawMessage(`null`), json.RawMessage(" null\n"), nil} {
 		noErr(t, st.PutSessionState(t.Context(), sess.ID, json.RawMessage(`{"a":1}`)), "PutSessionState")
 		noErr(t, st.PutSessionState(t.Context(), sess.ID, clear), "PutSessionState(%q)", clear)
 		got, err := st.GetSessionState(t.Context(), sess.ID)
@@ -111,4 +112,15 @@ func testStatePerSession(t *testing.T, s core.BreadStore) {
 	if got != nil {
 		t.Errorf("a session made again under a deleted id: want no state, got %s", got)
 	}
+}
+
+func testPutStateInvalid(t *testing.T, s core.BreadStore) {
+	st := sessionState(s)
+	sess := createSession(t, s, core.NewSession{})
+	noErr(t, st.PutSessionState(t.Context(), sess.ID, json.RawMessage(`{"a":1}`)), "PutSessionState")
+	err := st.PutSessionState(t.Context(), sess.ID, json.RawMessage(`{"a":`))
+	isErr(t, err, core.ErrValidation, "PutSessionState of a value that is not JSON")
+	got, err := st.GetSessionState(t.Context(), sess.ID)
+	noErr(t, err, "GetSessionState")
+	assertCompactEqual(t, "the state after a refused put", []byte(`{"a":1}`), got)
 }
