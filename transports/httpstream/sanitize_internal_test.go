@@ -34,7 +34,7 @@ var clientFields = map[string][]string{
 	core.TypeToolResult:         {"toolCallId", "toolName", "result", "durationMs"},
 	core.TypeToolResultPartial:  {"toolCallId", "toolName", "result"},
 	core.TypeToolError:          {"toolCallId", "toolName", "error", "durationMs"},
-	core.TypeHumanRequired:      {"checkpointId", "toolName", "schema", "prompt", "kind", "set"},
+	core.TypeHumanRequired:      {"checkpointId", "toolName", "toolCallId", "schema", "prompt", "kind", "set"},
 	core.TypeHumanResumed:       {"checkpointId", "response", "kind"},
 	core.TypeSubagentRunStart:   {"parentAgentId", "subagentId"},
 	core.TypeSubagentRunEnd:     {"parentAgentId", "subagentId", "output"},
