@@ -4,4 +4,6 @@ go 1.26.0
 
 require github.com/breadai/bread/core v0.0.0
 
+require github.com/google/uuid v1.6.0 // indirect
+
 replace github.com/breadai/bread/core => ../../../core

@@ -7,4 +7,6 @@ require (
 	github.com/golang-jwt/jwt/v5 v5.3.1
 )
 
+require github.com/google/uuid v1.6.0 // indirect
+
 replace github.com/breadai/bread/core => ../../../core

@@ -12,6 +12,8 @@ require (
 
 require github.com/golang-jwt/jwt/v5 v5.3.1
 
+require github.com/google/uuid v1.6.0 // indirect
+
 replace (
 	github.com/breadai/bread/core => ../../../core
 	github.com/breadai/bread/extensions/auth/jwt => ../jwt
