@@ -45,6 +45,7 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 	// The checkpoint stays until the continuation is recorded, so a process
 	// that dies mid-resume loses no approval: its claim lapses (the keeper
 	// stops renewing it) and the resume can be retried.
+	claimedAt := in.nowMillis()
 	if err := in.records.claim(ctx, checkpointID); err != nil {
 		return outcome{}, checkpointMissing(err, checkpointID)
 	}
@@ -63,7 +64,7 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 	}
 	r := in.newRun(rt, cp.RunID, cp.SessionID, response, opts)
 	r.parent = cp.Parent
-	r.resumedFrom = &cp
+	r.resumedFrom, r.heldSince = &cp, claimedAt
 	r.restoreUsage(cp.Meta)
 	// The run, and a pipeline it is a step of, go on at the depth they
 	// suspended at; a supervisor waiting on it restores its own.

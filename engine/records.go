@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -29,6 +30,15 @@ type records struct {
 	stop   chan struct{}
 	done   chan struct{}
 	closed bool // close ran: only Start and Stop call it, one at a time
+
+	// renewedAt is when the keeper last renewed this instance's claims
+	// (Unix ms): long enough ago, the instance may have been paused or cut
+	// off past its leases, and a run checks it still holds what it writes
+	// for (stillOurs).
+	renewedAt atomic.Int64
+	// gapAt is when the last renewal that followed a gap longer than a
+	// lease succeeded (Unix ms): a run begun before it checks once.
+	gapAt atomic.Int64
 }
 
 func newRecords(in *Instance, owner string) *records {
@@ -43,6 +53,7 @@ func newRecords(in *Instance, owner string) *records {
 // and stopped by close. The first sweep runs at once, so runs a dead
 // process left behind end as soon as their leases lapse.
 func (rc *records) start() {
+	rc.renewedAt.Store(rc.in.nowMillis())
 	rc.stop, rc.done = make(chan struct{}), make(chan struct{})
 	go rc.keep()
 }
@@ -81,8 +92,18 @@ func (rc *records) keep() {
 		case <-renew.C():
 			now := rc.in.clock.Now()
 			until := now.Add(rc.lease).UnixMilli()
-			if _, err := rc.in.store.RenewCheckpointClaims(ctx, rc.owner, until); err != nil && ctx.Err() == nil {
-				rc.in.log.Warn("bread: renewing checkpoint claims failed; another instance may resume them again", "owner", rc.owner, "error", err)
+			if _, err := rc.in.store.RenewCheckpointClaims(ctx, rc.owner, until); err != nil {
+				if ctx.Err() == nil {
+					rc.in.log.Warn("bread: renewing checkpoint claims failed; another instance may resume them again", "owner", rc.owner, "error", err)
+				}
+			} else {
+				if now.UnixMilli()-rc.renewedAt.Load() > rc.lease.Milliseconds() {
+					// Renewals stopped for longer than a lease (paused,
+					// cut off): claims and leases may have lapsed and
+					// been taken; every run older than this checks.
+					rc.gapAt.Store(now.UnixMilli())
+				}
+				rc.renewedAt.Store(now.UnixMilli())
 			}
 			if !rc.keeps {
 				continue

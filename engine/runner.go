@@ -45,6 +45,10 @@ type run struct {
 	// jobAttempt is a background run's attempt (core.RunRecord.Attempt),
 	// 0 for a run started in a request.
 	jobAttempt int
+	// heldSince is when the run last knew it was this instance's (Unix
+	// ms): when it began (a resume: when it claimed its checkpoint), or
+	// when stillOurs last checked.
+	heldSince int64
 	// job is the background run's preset (nil for a run started in a
 	// request): handOver tells its job it was handed back.
 	job *presetRun
@@ -244,12 +248,18 @@ func (r *run) persist(ctx context.Context, msgs ...core.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
+	if err := r.stillOurs(ctx); err != nil {
+		return err
+	}
 	r.wrote = true
 	return r.in.persist(ctx, r.sessionID, msgs...)
 }
 
 // persistStored is persist for messages encoded already.
 func (r *run) persistStored(ctx context.Context, sms []core.SessionMessage) error {
+	if err := r.stillOurs(ctx); err != nil {
+		return err
+	}
 	r.wrote = true
 	return r.in.persistStored(ctx, r.sessionID, sms)
 }
@@ -273,6 +283,11 @@ func (r *run) persistStored(ctx context.Context, sms []core.SessionMessage) erro
 // again.
 func (r *run) recordEnd(ctx context.Context, res outcome, err error) (ours bool, werr error) {
 	r.recorded = true
+	if !r.unstarted && r.stillOurs(ctx) != nil {
+		r.resumedFrom, r.start, r.last = nil, nil, nil
+		r.in.quietEnds.Store(r.id, struct{}{})
+		return false, nil
+	}
 	switch {
 	case r.unstarted:
 		ours = true
@@ -302,7 +317,7 @@ func (r *run) record() core.RunRecord {
 
 func (in *Instance) newRun(rt *agentRT, runID, sessionID string, input any, opts core.RunOptions) *run {
 	r := &run{
-		in: in, agent: rt, id: runID, sessionID: sessionID, input: input, opts: opts,
+		in: in, agent: rt, id: runID, sessionID: sessionID, input: input, opts: opts, heldSince: in.nowMillis(),
 		hooks: in.chain(rt.Hooks), started: time.Now(),
 	}
 	if opts.Skill != "" {
@@ -520,6 +535,16 @@ func (r *run) finish(ctx context.Context, output any) (outcome, error) {
 func (r *run) fail(ctx context.Context, err error) error {
 	if cause := r.cancelCause(ctx); cause != nil && !errors.Is(err, core.ErrRunCancelled) {
 		err = cause
+	}
+	if fenced(err) {
+		// Another instance has the run now (it declared it lost, or resumed
+		// its checkpoint again): nothing more of this attempt is written,
+		// and its end is its caller's alone.
+		r.recorded, r.resumedFrom, r.start, r.last = true, nil, nil, nil
+		r.in.quietEnds.Store(r.id, struct{}{})
+		c, be := r.in.errorCrumb(r.base(), err)
+		r.out.end(c, be)
+		return be
 	}
 	if r.stoppedBackground(err) {
 		if r.handOver(ctx) {

@@ -91,5 +91,8 @@ func (r *run) suspendRun(ctx context.Context, fresh []core.Message, cps ...core.
 		}
 		msgs = append(msgs, sm)
 	}
+	if err := r.stillOurs(ctx); err != nil {
+		return err
+	}
 	return r.in.store.SuspendRun(ctx, r.sessionID, msgs, cps...)
 }
