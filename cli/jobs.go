@@ -18,7 +18,17 @@ func (a *app) schedules() []engine.Schedule {
 		if s.Every > 0 {
 			spec = "@every " + s.Every.String()
 		}
-		out = append(out, engine.Schedule{Name: s.Name, Spec: spec, TimeZone: s.TimeZone, AgentID: s.Agent, Input: s.Input, Session: s.Session, Webhook: s.Webhook})
+		sc := engine.Schedule{Name: s.Name, Spec: spec, TimeZone: s.TimeZone, AgentID: s.Agent, Input: s.Input, Session: s.Session, Webhook: s.Webhook}
+		if ra := s.RunAs; ra != nil {
+			// The identity the strategy would authenticate: its owner key
+			// (core.OwnerKey) is the strategy's name, issuer and subject.
+			claims := map[string]any{ClaimStrategy: ra.Strategy}
+			if ra.Issuer != "" {
+				claims["iss"] = ra.Issuer
+			}
+			sc.RunAs = &core.AuthIdentity{Subject: ra.Subject, Claims: claims}
+		}
+		out = append(out, sc)
 	}
 	return out
 }

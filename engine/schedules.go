@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -62,8 +64,48 @@ type tickStarter struct{ in *Instance }
 // StartBackground starts a tick's run under runID: queued with a job
 // queue, else on an Instance goroutine.
 func (s tickStarter) StartBackground(ctx context.Context, runID, agentID string, input any, opts core.RunOptions, bg core.BackgroundOptions) (core.Detached, error) {
+	if err := s.in.scheduleSession(ctx, agentID, opts.Session.ID); err != nil {
+		return core.Detached{}, err
+	}
 	if s.in.jobs != nil {
 		return s.in.enqueueRun(ctx, runID, agentID, input, opts, bg)
 	}
 	return s.in.runBackground(ctx, runID, agentID, input, opts, bg)
+}
+
+// scheduleSession applies the session ownership rule to the session a
+// schedule names (bread.yaml's own, which no client chose): the tick runs
+// as the schedule's RunAs (the identity of ctx) or, without it, as the
+// operator, and the session must be that one's. A session that does not
+// exist yet is created for RunAs now, whatever its id's form, since the
+// operator named it; a session another identity owns refuses the tick,
+// with SESSION_NOT_FOUND naming what to do, as the operator's to read in
+// the log. Without the rule, or a session, there is nothing to check.
+func (in *Instance) scheduleSession(ctx context.Context, agentID, id string) error {
+	if id == "" || !in.store.SessionsOwned() {
+		return nil
+	}
+	owner := core.OwnerKey(core.IdentityFrom(ctx))
+	op := core.WithIdentity(ctx, nil) // the operator: every session
+	sess, err := in.store.GetSession(op, id)
+	if errors.Is(err, core.ErrSessionNotFound) {
+		if owner == "" {
+			return nil // the run creates it, with no owner
+		}
+		if sess, err = in.store.CreateSession(op, core.NewSession{ID: id, AgentID: agentID, Owner: owner}); err != nil {
+			// Another replica's tick may have created it meanwhile.
+			if sess, err = in.store.GetSession(op, id); err != nil {
+				return err
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if sess.Owner != owner {
+		return &core.BreadError{Code: core.CodeSessionNotFound, Message: fmt.Sprintf(
+			"the schedule's session %q belongs to another identity than the one the schedule runs as: give the schedule runAs that identity, or name another session", id),
+			Context: map[string]any{"sessionId": id}}
+	}
+	return nil
 }

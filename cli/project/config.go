@@ -1,6 +1,7 @@
 package project
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net/url"
@@ -93,6 +94,19 @@ type ScheduleConfig struct {
 	// session per tick.
 	Session string
 	Webhook string
+	// RunAs, when set, is the identity the schedule's runs are started as
+	// (`runAs: {strategy, subject, issuer}`): a server.auth strategy's
+	// name, the subject it authenticates, and the "iss" claim for a
+	// strategy that sets one.
+	RunAs *RunAsConfig
+}
+
+// RunAsConfig names an identity as the server's auth would authenticate
+// it: its strategy's name, its subject and its issuer.
+type RunAsConfig struct {
+	Strategy string
+	Subject  string
+	Issuer   string
 }
 
 // WebhooksConfig is bread.yaml's webhooks section; the CLI passes it to
@@ -314,6 +328,11 @@ type configFile struct {
 		Input    any    `yaml:"input"`
 		Session  string `yaml:"session"`
 		Webhook  string `yaml:"webhook"`
+		RunAs    *struct {
+			Strategy string `yaml:"strategy"`
+			Subject  string `yaml:"subject"`
+			Issuer   string `yaml:"issuer"`
+		} `yaml:"runAs"`
 	} `yaml:"schedules"`
 	Webhooks struct {
 		Secret               string   `yaml:"secret"`
@@ -510,6 +529,15 @@ func (l *loader) loadConfig(path string) (Config, error) {
 				return cfg, f.errorf(at+".every", "every %q is not a duration of at least 1s such as 15m", s.Every)
 			}
 			sc.Every = d
+		}
+		if ra := s.RunAs; ra != nil {
+			if ra.Subject == "" || ra.Strategy == "" {
+				return cfg, f.errorf(at+".runAs", "schedule %q: runAs needs a strategy (a server.auth strategy's name) and a subject", s.Name)
+			}
+			if !slices.ContainsFunc(cfg.Server.Auth, func(c *Component) bool { return cmp.Or(c.String("name"), c.Type) == ra.Strategy }) {
+				return cfg, f.errorf(at+".runAs.strategy", "schedule %q: runAs strategy %q names no server.auth strategy", s.Name, ra.Strategy)
+			}
+			sc.RunAs = &RunAsConfig{Strategy: ra.Strategy, Subject: ra.Subject, Issuer: ra.Issuer}
 		}
 		cfg.Schedules = append(cfg.Schedules, sc)
 	}

@@ -32,6 +32,15 @@ type Schedule struct {
 	Session string `json:"session,omitempty"`
 	// Webhook, when set, is told how each tick's run ended.
 	Webhook string `json:"webhook,omitempty"`
+	// RunAs, when set, is the identity every tick's run is started as,
+	// exactly as if that caller had started it: the run's starter
+	// (core.RunRecord.StartedBy), the owner of the session a tick creates,
+	// and, under the session ownership rule (core.Storage.OwnSessions),
+	// Session must be that identity's. Nil runs as the operator (no
+	// identity), who may continue only sessions no identity owns. Its
+	// Subject is required; its Claims name the strategy ("bread.strategy")
+	// and issuer ("iss") core.OwnerKey reads.
+	RunAs *core.AuthIdentity `json:"runAs,omitempty"`
 
 	when core.Schedule // set by Check
 }
@@ -87,6 +96,8 @@ func Check(schedules []Schedule, agentKnown func(id string) bool) ([]Schedule, e
 			return nil, core.Errorf(core.CodeInvalidConfig, "schedule %q: agent %q not found", s.Name, s.AgentID)
 		case s.Session != "" && !core.ValidID(s.Session):
 			return nil, core.Errorf(core.CodeInvalidConfig, "schedule %q: session %q is not a valid id", s.Name, s.Session)
+		case s.RunAs != nil && s.RunAs.Subject == "":
+			return nil, core.Errorf(core.CodeInvalidConfig, "schedule %q: runAs needs a subject", s.Name)
 		}
 		seen[s.Name] = true
 		when, err := Parse(s.Spec, s.TimeZone)

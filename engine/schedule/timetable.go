@@ -73,6 +73,9 @@ func (tt *Timetable) Work(ctx context.Context, j core.Job) error {
 		return nil
 	}
 	s := tt.schedules[i]
+	// The tick's run is its RunAs's, as if that caller had started it;
+	// without RunAs, the operator's (no identity).
+	ctx = core.WithIdentity(ctx, s.RunAs)
 	opts := core.RunOptions{Session: core.SessionOptions{ID: s.Session}}
 	d, err := tt.start.StartBackground(ctx, TickRunID(j.Key), s.AgentID, s.Input, opts, core.BackgroundOptions{Webhook: s.Webhook})
 	if err != nil {
