@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the test client sets log levels as clients still do (deprecated from 2026-07-28 on)
+
 package mcpserver_test
 
 import (

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 sampling is deprecated from MCP 2026-07-28 on (SEP-2577), and still part of it during the deprecation window and on older revisions, which clients speak
+
 package mcpserver
 
 import (
