@@ -128,11 +128,12 @@ type Plugin struct {
 	owners    sessionOwners
 	closed    atomic.Bool
 
-	watched     watched                        // transcript subscriptions
-	promptEnums map[string]map[string][]string // prompt → argument → enum, for completion
-	stopListen  func()
-	reqs        sync.Map // request token → *inflight
-	calls       sync.Map // callKey → request token
+	watched        watched                        // transcript subscriptions
+	documentAgents map[string]bool                // exposed agents with documents
+	promptEnums    map[string]map[string][]string // prompt → argument → enum, for completion
+	stopListen     func()
+	reqs           sync.Map // request token → *inflight
+	calls          sync.Map // callKey → request token
 }
 
 var (

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 
@@ -17,6 +18,8 @@ const (
 	transcriptTemplate = "bread://sessions/{sessionId}/transcript"
 	transcriptPrefix   = "bread://sessions/"
 	transcriptSuffix   = "/transcript"
+	// documentTemplate is a document an agent ingested (core_doc_*).
+	documentTemplate = "bread://agents/{agentId}/documents/{documentId}"
 )
 
 // transcriptURI names a session's transcript resource.
@@ -40,6 +43,16 @@ func (p *Plugin) addResources(s *mcp.Server, agents []*core.Agent) {
 					return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/markdown", Text: text}}}, nil
 				})
 		}
+	}
+	p.documentAgents = map[string]bool{}
+	for _, a := range agents {
+		if a.Documents != nil {
+			p.documentAgents[a.ID] = true
+		}
+	}
+	if len(p.documentAgents) > 0 {
+		s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: documentTemplate, Name: "document", Title: "Agent document",
+			Description: "A document an exposed agent ingested (its core_doc_* tools), as text.", MIMEType: "text/plain"}, p.readDocument)
 	}
 	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: transcriptTemplate, Name: "transcript", Title: "Session transcript",
 		Description: "The messages of a bread session (a tool call's result links its own), as JSON.", MIMEType: "application/json"}, p.readTranscript)
@@ -67,6 +80,20 @@ func (p *Plugin) readTranscript(ctx context.Context, req *mcp.ReadResourceReques
 		return nil, err
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: string(b)}}}, nil
+}
+
+// readDocument reads a document of an exposed agent that has documents.
+func (p *Plugin) readDocument(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	rest, _ := strings.CutPrefix(req.Params.URI, "bread://agents/")
+	agentID, docID, ok := strings.Cut(rest, "/documents/")
+	if !ok || !p.documentAgents[agentID] || docID == "" || strings.Contains(docID, "/") {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	d, err := p.rt.Storage().ReadDocument(ctx, agentID, docID)
+	if err != nil {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: d.Content}}}, nil
 }
 
 func transcriptSession(uri string) (string, bool) {
@@ -149,6 +176,24 @@ func (p *Plugin) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 	case ref.Type == "ref/prompt":
 		if enum, ok := p.promptEnums[ref.Name][req.Params.Argument.Name]; ok {
 			values = enum
+		}
+	case ref.Type == "ref/resource" && ref.URI == documentTemplate && req.Params.Argument.Name == "agentId":
+		for id := range p.documentAgents {
+			values = append(values, id)
+		}
+		slices.Sort(values)
+	case ref.Type == "ref/resource" && ref.URI == documentTemplate && req.Params.Argument.Name == "documentId":
+		agentID := ""
+		if req.Params.Context != nil {
+			agentID = req.Params.Context.Arguments["agentId"]
+		}
+		if p.documentAgents[agentID] {
+			docs, err := p.rt.Storage().SearchDocuments(ctx, core.DocumentQuery{AgentID: agentID, Limit: 100})
+			if err == nil {
+				for _, d := range docs {
+					values = append(values, d.ID)
+				}
+			}
 		}
 	case ref.Type == "ref/resource" && ref.URI == transcriptTemplate && req.Params.Argument.Name == "sessionId":
 		sessions, err := p.rt.Storage().ListSessions(ctx, core.SessionFilter{})

@@ -22,6 +22,7 @@ import (
 func TestPromptsResourcesAndCompletion(t *testing.T) {
 	w := writer()
 	w.Prompt = "You write titles."
+	w.Documents = &core.DocumentConfig{}
 	w.InputSchema = json.RawMessage(`{"type":"object","properties":{"topic":{"type":"string","description":"What about","enum":["rye","spelt"]},"count":{"type":"integer"}},"required":["topic"]}`)
 	st := newStack(t, setup{model: modeltest.New(modeltest.JSON(map[string]any{"title": "Rye"})), agents: []*core.Agent{w},
 		opts: mcpserver.Options{Agents: []string{"writer"}, Skills: []mcpserver.SkillRef{{Agent: "writer", Skill: "deep"}}},
@@ -51,6 +52,24 @@ func TestPromptsResourcesAndCompletion(t *testing.T) {
 	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "bread://agents/writer/skills/deep"})
 	if err != nil || res.Contents[0].Text != "Think." {
 		t.Errorf("skill resource %v %+v", err, res)
+	}
+
+	// An agent's documents read as resources, their ids completed.
+	doc, err := st.in.Storage().IngestDocument(ctx, core.NewDocument{AgentID: "writer", Title: "Rye notes", Content: "Rye is a grass."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "bread://agents/writer/documents/" + doc.ID})
+	if err != nil || dr.Contents[0].Text != "Rye is a grass." {
+		t.Errorf("document %v %+v", err, dr)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "bread://agents/nobody/documents/" + doc.ID}); err == nil {
+		t.Error("a document of an agent not exposed was read")
+	}
+	comp, err = cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "bread://agents/{agentId}/documents/{documentId}"},
+		Argument: mcp.CompleteParamsArgument{Name: "documentId", Value: doc.ID[:3]}, Context: &mcp.CompleteContext{Arguments: map[string]string{"agentId": "writer"}}})
+	if err != nil || len(comp.Completion.Values) != 1 || comp.Completion.Values[0] != doc.ID {
+		t.Errorf("document completion %v %+v", err, comp)
 	}
 
 	call, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "writer", Arguments: map[string]any{"topic": "rye"}})
