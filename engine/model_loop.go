@@ -210,56 +210,78 @@ func (t modelTurn) message() core.Message {
 // callModel streams one model call, emitting text (when streamText),
 // reasoning, tool-input and file crumbs as they arrive.
 func (r *run) callModel(ctx context.Context, model core.LanguageModel, req core.ModelRequest, streamText bool) (modelTurn, error) {
-	var turn modelTurn
-	var text, reasoning strings.Builder
+	// What the loop body changes lives in one value: a range-over-func
+	// body moves each outer variable it changes to the heap on its own.
+	st := &callState{r: r, ctx: ctx, streamText: streamText}
 	for ev, err := range model.Stream(ctx, req) {
 		if err != nil {
-			return turn, err
+			return st.turn, err
 		}
-		ok := true
-		switch ev.Type {
-		case core.EventTextDelta:
-			text.WriteString(ev.Delta)
-			if streamText && ev.Delta != "" {
-				ok = r.emit(&core.TextDelta{CrumbBase: r.base(), Delta: ev.Delta})
-			}
-		case core.EventReasoningDelta:
-			reasoning.WriteString(ev.Delta)
-			if ev.Delta != "" {
-				ok = r.emit(&core.ReasoningDelta{CrumbBase: r.base(), Delta: ev.Delta})
-			}
-		case core.EventToolInputStart:
-			ok = r.emit(&core.ToolInputStart{CrumbBase: r.base(), ToolCallID: ev.ToolCallID, ToolName: ev.ToolName})
-		case core.EventToolInputDelta:
-			ok = r.emit(&core.ToolInputDelta{CrumbBase: r.base(), ToolCallID: ev.ToolCallID, Delta: ev.Delta})
-		case core.EventToolInputEnd:
-			ok = r.emit(&core.ToolInputEnd{CrumbBase: r.base(), ToolCallID: ev.ToolCallID})
-		case core.EventToolCall:
-			input := ev.Input
-			if len(bytes.TrimSpace(input)) == 0 {
-				input = json.RawMessage(`{}`)
-			}
-			turn.calls = append(turn.calls, toolCall{ID: ev.ToolCallID, Name: ev.ToolName, Input: input})
-		case core.EventFile:
-			if ev.File != nil {
-				if err := r.storeFile(ctx, ev.File); err != nil {
-					return turn, err
-				}
-			}
-		case core.EventFinish:
-			turn.usage = turn.usage.Add(ev.Usage)
-			r.usage = r.usage.Add(ev.Usage)
-		}
-		if !ok {
-			return turn, errConsumerGone
+		if err := st.event(ev); err != nil {
+			return st.turn, err
 		}
 	}
 	if err := r.cancelCause(ctx); err != nil {
-		return turn, err
+		return st.turn, err
 	}
-	r.calls = append(r.calls, turn.usage)
-	turn.text, turn.reasoning = text.String(), reasoning.String()
-	return turn, nil
+	if r.calls == nil {
+		r.calls = r.oneCall[:0]
+	}
+	r.calls = append(r.calls, st.turn.usage)
+	st.turn.text, st.turn.reasoning = st.text.String(), st.reasoning.String()
+	return st.turn, nil
+}
+
+// callState is one model call's progress (callModel).
+type callState struct {
+	r               *run
+	ctx             context.Context
+	streamText      bool
+	turn            modelTurn
+	text, reasoning strings.Builder
+}
+
+// event handles one event of the model's stream.
+func (st *callState) event(ev core.ModelEvent) error {
+	r := st.r
+	ok := true
+	switch ev.Type {
+	case core.EventTextDelta:
+		st.text.WriteString(ev.Delta)
+		if st.streamText && ev.Delta != "" {
+			ok = r.emit(&core.TextDelta{CrumbBase: r.base(), Delta: ev.Delta})
+		}
+	case core.EventReasoningDelta:
+		st.reasoning.WriteString(ev.Delta)
+		if ev.Delta != "" {
+			ok = r.emit(&core.ReasoningDelta{CrumbBase: r.base(), Delta: ev.Delta})
+		}
+	case core.EventToolInputStart:
+		ok = r.emit(&core.ToolInputStart{CrumbBase: r.base(), ToolCallID: ev.ToolCallID, ToolName: ev.ToolName})
+	case core.EventToolInputDelta:
+		ok = r.emit(&core.ToolInputDelta{CrumbBase: r.base(), ToolCallID: ev.ToolCallID, Delta: ev.Delta})
+	case core.EventToolInputEnd:
+		ok = r.emit(&core.ToolInputEnd{CrumbBase: r.base(), ToolCallID: ev.ToolCallID})
+	case core.EventToolCall:
+		input := ev.Input
+		if len(bytes.TrimSpace(input)) == 0 {
+			input = json.RawMessage(`{}`)
+		}
+		st.turn.calls = append(st.turn.calls, toolCall{ID: ev.ToolCallID, Name: ev.ToolName, Input: input})
+	case core.EventFile:
+		if ev.File != nil {
+			if err := r.storeFile(st.ctx, ev.File); err != nil {
+				return err
+			}
+		}
+	case core.EventFinish:
+		st.turn.usage = st.turn.usage.Add(ev.Usage)
+		r.usage = r.usage.Add(ev.Usage)
+	}
+	if !ok {
+		return errConsumerGone
+	}
+	return nil
 }
 
 // splitSuspending separates a turn's calls into those that suspend the run

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"sync"
 	"time"
 
@@ -30,6 +29,9 @@ type run struct {
 	usage     core.Usage
 	// calls is each model call's usage, in order (AgentRunEnd.ModelCalls).
 	calls []core.Usage
+	// oneCall backs calls for a run's first model call, so a run that
+	// makes one allocates nothing for it.
+	oneCall [1]core.Usage
 	// parent links a run inside a composition to the rest of it; it is
 	// stored on the checkpoint if the run suspends.
 	parent *core.CheckpointParent
@@ -525,7 +527,9 @@ func (r *run) finish(ctx context.Context, output any) (outcome, error) {
 	end := &core.AgentRunEnd{CrumbBase: r.base(), Output: output, DurationMs: time.Since(r.started).Milliseconds(), Files: r.files}
 	if r.usage != (core.Usage{}) {
 		usage := r.usage
-		end.Usage, end.ModelCalls = &usage, slices.Clone(r.calls)
+		// The run appends no call after its end: the crumb may share the
+		// array (capped, so nobody appends into it).
+		end.Usage, end.ModelCalls = &usage, r.calls[:len(r.calls):len(r.calls)]
 	}
 	r.out.end(end, nil)
 	return outcome{output: output}, nil
