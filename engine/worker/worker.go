@@ -119,7 +119,7 @@ func (w *Worker) workRun(ctx context.Context, j core.Job) error {
 		return nil
 	}
 	if err != nil {
-		return err
+		return transient(err)
 	}
 	won := false
 	switch rec.Status {
@@ -136,10 +136,10 @@ func (w *Worker) workRun(ctx context.Context, j core.Job) error {
 			return &core.JobSnooze{After: time.Duration(rec.LeaseUntil-now)*time.Millisecond + w.cfg.Lease/3}
 		}
 		if won, err = store.LoseRun(ctx, rec.ID, now); err != nil {
-			return err
+			return transient(err)
 		}
 		if rec, err = store.GetRun(ctx, p.RunID); err != nil {
-			return err
+			return transient(err)
 		}
 	}
 	if rec.Status != core.RunLost {
@@ -155,4 +155,21 @@ func (w *Worker) workRun(ctx context.Context, j core.Job) error {
 	}
 	runs.Notify(p, rec.SessionID)
 	return nil
+}
+
+// transientRetry is how long a job whose store could not be reached waits
+// before a worker takes it again.
+const transientRetry = time.Second
+
+// transient is err as the job's result: a store that cannot be reached
+// (STORE_UNAVAILABLE) snoozes the job, so it is taken again soon and no
+// attempt is counted, instead of failing the attempt into the queue's
+// backoff, which grows to minutes (found by the chaos harness: a tick's
+// run stayed queued long after the database was back).
+func transient(err error) error {
+	var be *core.BreadError
+	if errors.As(err, &be) && be.Code == core.CodeStoreUnavailable {
+		return &core.JobSnooze{After: transientRetry}
+	}
+	return err
 }

@@ -50,6 +50,13 @@ func (t *ticks) Work(_ context.Context, j core.Job) error {
 // recordless is a store without run records: its BreadStore methods only.
 type recordless struct{ core.BreadStore }
 
+// unreachable is a store whose database cannot be reached.
+type unreachable struct{ *memory.Store }
+
+func (unreachable) GetRun(context.Context, string) (core.RunRecord, error) {
+	return core.RunRecord{}, &core.BreadError{Code: core.CodeStoreUnavailable, Message: "the connection was terminated"}
+}
+
 func runJob(t *testing.T, runID string) core.Job {
 	payload, err := json.Marshal(worker.RunJob{RunID: runID, AgentID: "writer", Input: json.RawMessage(`"hi"`)})
 	if err != nil {
@@ -67,13 +74,14 @@ func TestARunJobIsDecidedByItsRecord(t *testing.T) {
 		return &core.RunRecord{ID: "run-1", AgentID: "writer", SessionID: "s", Status: core.RunRunning, Owner: "other", LeaseUntil: leaseUntil.UnixMilli(), Attempt: attempt}
 	}
 	cases := []struct {
-		name      string
-		rec       *core.RunRecord // nil: no record
-		noRecords bool            // a store that keeps no run records
-		retries   bool
-		job       func(*testing.T) core.Job
-		calls     []string
-		snooze    time.Duration // a JobSnooze of this length, else nil
+		name        string
+		rec         *core.RunRecord // nil: no record
+		noRecords   bool            // a store that keeps no run records
+		unreachable bool            // the store's reads fail with STORE_UNAVAILABLE
+		retries     bool
+		job         func(*testing.T) core.Job
+		calls       []string
+		snooze      time.Duration // a JobSnooze of this length, else nil
 	}{
 		{name: "queued: attempt 1 starts", rec: &core.RunRecord{ID: "run-1", AgentID: "writer", Status: core.RunQueued}, calls: []string{"exec run-1 1 hi"}},
 		{name: "queued with an attempt: the sweeper left a lost one to retry", rec: &core.RunRecord{ID: "run-1", AgentID: "writer", Status: core.RunQueued, Attempt: 1}, calls: []string{"retry run-1 after 1"}},
@@ -86,6 +94,10 @@ func TestARunJobIsDecidedByItsRecord(t *testing.T) {
 		{name: "suspended: nothing left", rec: &core.RunRecord{ID: "run-1", AgentID: "writer", Status: core.RunSuspended, CheckpointID: "cp"}},
 		{name: "no record (its session was deleted)"},
 		{name: "a store without run records: it runs", noRecords: true, calls: []string{"exec run-1 1 hi"}},
+		// Found by the chaos harness: an error here counted an attempt and
+		// the queue's backoff (River's grows to minutes) left the run
+		// queued long after the database was back.
+		{name: "the store cannot be reached: snoozed a second, no attempt counted", rec: &core.RunRecord{ID: "run-1", AgentID: "writer", Status: core.RunQueued}, unreachable: true, snooze: time.Second},
 		{name: "a payload that does not decode is dropped", rec: &core.RunRecord{ID: "run-1", Status: core.RunQueued},
 			job: func(*testing.T) core.Job { return core.Job{Kind: core.JobKindRun, Key: "run-1", Payload: []byte("{")} }},
 		{name: "a job of an unknown kind is dropped", rec: &core.RunRecord{ID: "run-1", Status: core.RunQueued},
@@ -97,6 +109,9 @@ func TestARunJobIsDecidedByItsRecord(t *testing.T) {
 			var store core.BreadStore = mem
 			if c.noRecords {
 				store = recordless{mem}
+			}
+			if c.unreachable {
+				store = unreachable{mem}
 			}
 			if _, err := mem.CreateSession(t.Context(), core.NewSession{ID: "s"}); err != nil {
 				t.Fatal(err)
