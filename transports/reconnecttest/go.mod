@@ -8,7 +8,15 @@ require (
 	github.com/breadai/bread/stores/postgres v0.0.0
 	github.com/breadai/bread/stores/teststores v0.0.0
 	github.com/breadai/bread/transports/httpstream v0.0.0
+	github.com/breadai/bread/transports/nats v0.0.0
 	github.com/breadai/bread/transports/redis v0.0.0
+	github.com/nats-io/nats.go v1.56.0
+)
+
+require (
+	github.com/klauspost/compress v1.20.0 // indirect
+	github.com/nats-io/nkeys v0.4.16 // indirect
+	github.com/nats-io/nuid v1.0.1 // indirect
 )
 
 require (
@@ -72,6 +80,7 @@ replace (
 	github.com/breadai/bread/stores/sqlite => ../../stores/sqlite
 	github.com/breadai/bread/stores/teststores => ../../stores/teststores
 	github.com/breadai/bread/transports/httpstream => ../httpstream
+	github.com/breadai/bread/transports/nats => ../nats
 	github.com/breadai/bread/transports/redis => ../redis
 	github.com/breadai/bread/typed => ../../typed
 )

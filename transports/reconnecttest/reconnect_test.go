@@ -3,11 +3,16 @@ package reconnecttest_test
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/modeltest"
@@ -17,6 +22,7 @@ import (
 	"github.com/breadai/bread/transports/httpstream"
 	"github.com/breadai/bread/transports/httpstream/remoteagent"
 	"github.com/breadai/bread/transports/httpstream/streamtest"
+	bnats "github.com/breadai/bread/transports/nats"
 	bredis "github.com/breadai/bread/transports/redis"
 )
 
@@ -49,35 +55,99 @@ func TestReconnectLosesNothingOnEveryStore(t *testing.T) {
 	})
 }
 
-// Across replicas: two engines share one PostgreSQL store and a Redis bus;
-// the run executes on replica A, the client's first connection is to A and
-// every reconnect goes to replica B, which replays the log and follows the
-// run through Redis. Paced 100 deltas ahead (reconnects in the open
-// window, from B's subscription) and 3,000 ahead (B's tail behind the
-// head: it catches up from the log whenever Redis has trimmed past it,
-// and goes on).
-func TestReconnectLosesNothingAcrossReplicasOnRedis(t *testing.T) {
-	redisURL := os.Getenv("BREAD_TEST_REDIS_URL")
-	if redisURL == "" {
-		msg := "BREAD_TEST_REDIS_URL is not set (e.g. redis://127.0.0.1:6379/0): the cross-replica case needs a Redis server"
-		if os.Getenv("BREAD_TEST_REQUIRE") == "1" {
-			t.Fatal(msg + ", and BREAD_TEST_REQUIRE=1 forbids skipping")
-		}
-		t.Skip(msg)
+// Across replicas: two engines share one PostgreSQL store and a bus (each
+// replica with its own connection to it); the run executes on replica A,
+// the client's first connection is to A and every reconnect goes to
+// replica B, which replays the log and follows the run through the bus.
+// Paced 100 deltas ahead (reconnects in the open window, from B's
+// subscription) and 3,000 ahead (B's tail behind the head: on Redis it
+// catches up from the log whenever Redis has trimmed past it, and goes on).
+func TestReconnectLosesNothingAcrossReplicas(t *testing.T) {
+	for _, bus := range buses {
+		t.Run(bus.name, func(t *testing.T) {
+			url := os.Getenv(bus.env)
+			if url == "" {
+				msg := bus.env + " is not set (e.g. " + bus.example + "): the cross-replica case on " + bus.name + " needs its server"
+				if os.Getenv("BREAD_TEST_REQUIRE") == "1" {
+					t.Fatal(msg + ", and BREAD_TEST_REQUIRE=1 forbids skipping")
+				}
+				t.Skip(msg)
+			}
+			for _, lead := range []int{100, 3000} {
+				for _, format := range formats {
+					t.Run(format.String()+"/"+strconv.Itoa(lead), func(t *testing.T) {
+						pgURL := teststores.PostgresURL(t)
+						// Registered before the engines start, so it runs
+						// after their Stop has closed both buses.
+						newReplica := bus.open(t, url)
+						run := streamtest.NewLongRun(deltas, lead)
+						a := start(t, openPostgres(t, pgURL, true), newReplica(), run.Turn())
+						b := start(t, openPostgres(t, pgURL, false), newReplica())
+						urlA := streamtest.Serve(t, httpstream.New(httpstream.Options{}), a).URL
+						urlB := streamtest.Serve(t, httpstream.New(httpstream.Options{}), b).URL
+						relay(t, run, format, urlA, urlB)
+					})
+				}
+			}
+		})
 	}
-	for _, lead := range []int{100, 3000} {
-		for _, format := range formats {
-			t.Run(format.String()+"/"+strconv.Itoa(lead), func(t *testing.T) {
-				pgURL := teststores.PostgresURL(t)
-				prefix := "bread:test:reconnect:" + rand.Text()[:12] + ":"
-				run := streamtest.NewLongRun(deltas, lead)
-				a := start(t, openPostgres(t, pgURL, true), newBus(t, redisURL, prefix), run.Turn())
-				b := start(t, openPostgres(t, pgURL, false), newBus(t, redisURL, prefix))
-				urlA := streamtest.Serve(t, httpstream.New(httpstream.Options{}), a).URL
-				urlB := streamtest.Serve(t, httpstream.New(httpstream.Options{}), b).URL
-				relay(t, run, format, urlA, urlB)
-			})
+}
+
+// busCase is a bus the cross-replica case runs on: open gives a test its
+// own namespace on the server at url (removed when the test ends) and
+// returns a function making one replica's bus in it; the engine's Stop
+// closes each.
+type busCase struct {
+	name, env, example string
+	open               func(t *testing.T, url string) func() core.BreadBus
+}
+
+var buses = []busCase{
+	{name: "redis", env: "BREAD_TEST_REDIS_URL", example: "redis://127.0.0.1:6379/0", open: openRedis},
+	{name: "nats", env: "BREAD_TEST_NATS_URL", example: "nats://127.0.0.1:4222", open: openNATS},
+}
+
+// openRedis: one key prefix per test; the run's keys expire a minute
+// after it ends.
+func openRedis(t *testing.T, url string) func() core.BreadBus {
+	prefix := "bread:test:reconnect:" + rand.Text()[:12] + ":"
+	return func() core.BreadBus {
+		t.Helper()
+		tr, err := bredis.New(bredis.Options{URL: url, KeyPrefix: prefix, TTL: time.Minute})
+		if err != nil {
+			t.Fatal(err)
 		}
+		return tr
+	}
+}
+
+// openNATS: one stream and subject prefix per test, the stream deleted
+// when the test ends.
+func openNATS(t *testing.T, url string) func() core.BreadBus {
+	id := strings.ToLower(rand.Text()[:12])
+	stream, subjects := "BREAD_TEST_RECONNECT_"+id, "bread.test.reconnect."+id
+	t.Cleanup(func() {
+		nc, err := nats.Connect(url)
+		if err != nil {
+			t.Logf("cleanup: %v", err)
+			return
+		}
+		defer nc.Close()
+		js, err := jetstream.New(nc)
+		if err == nil {
+			err = js.DeleteStream(context.Background(), stream)
+		}
+		if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			t.Logf("cleanup: deleting stream %s: %v", stream, err)
+		}
+	})
+	return func() core.BreadBus {
+		t.Helper()
+		tr, err := bnats.New(bnats.Options{URL: url, Stream: stream, SubjectPrefix: subjects})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
 	}
 }
 
@@ -150,17 +220,6 @@ func openPostgres(t *testing.T, url string, migrate bool) core.BreadStore {
 		}
 	}
 	return s
-}
-
-// newBus is one replica's Redis bus under prefix; the run's keys expire a
-// minute after it ends. The engine's Stop closes it.
-func newBus(t *testing.T, url, prefix string) core.BreadBus {
-	t.Helper()
-	tr, err := bredis.New(bredis.Options{URL: url, KeyPrefix: prefix, TTL: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
 }
 
 func firstDiff(a, b string) int {
