@@ -32,6 +32,10 @@ const DefaultPath = "/mcp"
 // DefaultSessionTimeout closes an idle stateful session.
 const DefaultSessionTimeout = 30 * time.Minute
 
+// DefaultStreamLifetime ends a session's GET stream, which its client then
+// reopens.
+const DefaultStreamLifetime = 30 * time.Second
+
 // The transports of Options.Transport.
 const (
 	TransportHTTP  = "http"
@@ -80,6 +84,11 @@ type Options struct {
 	// SessionTimeout closes a stateful session idle for that long (default
 	// 30 minutes; Go only); its client then initializes a new one.
 	SessionTimeout time.Duration `json:"-"`
+	// StreamLifetime ends a session's GET stream (default 30 seconds; Go
+	// only): the client reconnects with Last-Event-ID and loses nothing, and
+	// a server shutting down (or a `bread dev` reload) is not held open by
+	// an idle stream.
+	StreamLifetime time.Duration `json:"-"`
 
 	// Name and Version identify the server to clients (default "bread").
 	Name    string `json:"name,omitempty"`
@@ -163,6 +172,9 @@ func New(opts Options) (*Plugin, error) {
 	}
 	if opts.SessionTimeout == 0 {
 		opts.SessionTimeout = DefaultSessionTimeout
+	}
+	if opts.StreamLifetime <= 0 {
+		opts.StreamLifetime = DefaultStreamLifetime
 	}
 	if opts.Name == "" {
 		opts.Name = "bread"

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"net/http"
 	"sync"
 	"time"
@@ -93,6 +94,16 @@ func (p *Plugin) serveStateful(w http.ResponseWriter, r *http.Request) {
 	if !p.owners.allowed(id, key) {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
+	}
+	if r.Method == http.MethodGet {
+		// A GET stream ends after StreamLifetime and the client
+		// reconnects, with Last-Event-ID, to whichever server then
+		// answers: an idle stream never holds a draining server or a
+		// retiring `bread dev` generation open. What was sent meanwhile
+		// waits in the event store.
+		ctx, cancel := context.WithTimeout(r.Context(), p.opts.StreamLifetime)
+		defer cancel()
+		r = r.WithContext(ctx)
 	}
 	p.stateful.ServeHTTP(w, r)
 	if r.Method == http.MethodDelete {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -182,5 +183,29 @@ func TestStatefulStreamResumes(t *testing.T) {
 			}
 			return
 		}
+	}
+}
+
+// A session's GET stream ends after StreamLifetime (the client reopens
+// it), so an idle stream never holds a draining server open.
+func TestGETStreamEnds(t *testing.T) {
+	st := newStack(t, setup{agents: []*core.Agent{echo()}, opts: mcpserver.Options{Agents: []string{"echo"}, StreamLifetime: 50 * time.Millisecond}})
+	id := st.open(t, nil)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, st.srv.URL+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", id)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET answered %d", resp.StatusCode)
+	}
+	// The read returns when the server ends the stream; the test's own
+	// deadline is the only bound.
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		t.Fatalf("the stream broke instead of ending: %v", err)
 	}
 }
