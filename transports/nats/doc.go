@@ -10,7 +10,10 @@
 // a lost acknowledgement is stored once. Subscribe replays the run's
 // subject from the stream with an ordered consumer (frames with
 // seq <= afterSeq are skipped), then keeps following it live, in per-run
-// order.
+// order. A subscription that wanted frames the stream has discarded
+// (MaxBytes, MaxAge) ends with ErrSubscriberLagged (SUBSCRIBER_LAGGED)
+// rather than skip them: each message names its place in the run
+// (the Bread-Pos header), so a gap shows.
 //
 // The store is the durable history; the stream is liveness plus a replay
 // of everything the store does not hold yet, kept for MaxAge (every frame,

@@ -11,6 +11,7 @@ type pending struct {
 	n       uint64 // enqueue order, from 1
 	subject string // the run's subject
 	payload []byte
+	pos     string // the Bread-Pos header (see runPos)
 }
 
 // outbox is the bounded FIFO between Publish and the publisher goroutine.

@@ -36,7 +36,7 @@ func (t *Transport) Publish(ctx context.Context, f core.Frame) error {
 	if t.degraded.Load() {
 		wait = 0
 	}
-	res := t.out.push(ctx, pending{subject: t.Subject(f.RunID), payload: payload}, wait)
+	res := t.out.push(ctx, pending{subject: t.Subject(f.RunID), payload: payload, pos: t.position(f)}, wait)
 	if res.timedOut {
 		// NATS is too slow to keep up; stop making every Publish wait
 		// until a write succeeds again.
@@ -111,7 +111,7 @@ func (t *Transport) write(batch []pending) (uint64, error) {
 	futures := make([]jetstream.PubAckFuture, 0, len(batch))
 	var sendErr error
 	for _, p := range batch {
-		msg := &nats.Msg{Subject: p.subject, Data: p.payload}
+		msg := &nats.Msg{Subject: p.subject, Data: p.payload, Header: nats.Header{posHeader: []string{p.pos}}}
 		f, err := t.js.PublishMsgAsync(msg, jetstream.WithMsgID(t.idPrefix+strconv.FormatUint(p.n, 10)), jetstream.WithExpectStream(t.opts.Stream))
 		if err != nil {
 			sendErr = err

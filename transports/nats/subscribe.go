@@ -61,6 +61,11 @@ type subscription struct {
 	passed      bool   // a frame with Seq > afterSeq was yielded
 	streamSeq   uint64 // the stream sequence of the last message read
 	lastDurable int64  // seq of the last non-delta frame yielded
+
+	// The position (posHeader) of the last message read that had one.
+	read  bool
+	epoch string
+	index uint64
 }
 
 // run consumes until ctx ends (false) or the consumer stops ranging (true).
@@ -69,6 +74,10 @@ func (s *subscription) run(ctx context.Context, yield func(core.Frame, error) bo
 	for ctx.Err() == nil {
 		stopped, err := s.consume(ctx, yield)
 		if stopped {
+			return true
+		}
+		if errors.Is(err, ErrSubscriberLagged) {
+			yield(core.Frame{}, err)
 			return true
 		}
 		if ctx.Err() != nil {
@@ -128,6 +137,13 @@ func (s *subscription) consume(ctx context.Context, yield func(core.Frame, error
 			s.t.log.warn("malformed", "nats transport: skipped a malformed message", "subject", s.subject, "streamSeq", s.streamSeq, "error", err)
 			continue
 		}
+		switch s.follows(msg.Headers().Get(posHeader), f) {
+		case posLagged:
+			return false, ErrSubscriberLagged
+		case posDuplicate:
+			s.t.stats.duplicates.Add(1)
+			continue
+		}
 		if !s.wanted(f) {
 			continue
 		}
@@ -135,6 +151,49 @@ func (s *subscription) consume(ctx context.Context, yield func(core.Frame, error
 			return true, nil
 		}
 	}
+}
+
+type posCheck int
+
+const (
+	posNext      posCheck = iota // the message follows the last one read
+	posDuplicate                 // a second copy of a message already read
+	posLagged                    // the stream discarded frames the subscription wanted
+)
+
+// follows checks f's position (its posHeader value) against the last
+// message read: a frame the stream discarded (MaxBytes, MaxAge) before the
+// subscription read it would otherwise be skipped without a trace. A gap
+// matters only when a missing frame is one the subscriber asked for
+// (Seq > afterSeq); the missing ones of an epoch have seqs up to the
+// prevSeq of the frame after them. The first frame of an epoch links to
+// nothing: as the first message a subscription reads it is the run's
+// first frame the stream still holds, which follows afterSeq only when its
+// Seq is at most afterSeq+1 (a run's frames start at 1; an epoch resumed
+// later continues from the last seq of the one before). The tail of an
+// epoch discarded just before the next epoch's first frame is not seen.
+// Messages without a position (another writer's) are not checked.
+func (s *subscription) follows(v string, f core.Frame) posCheck {
+	epoch, i, prevSeq, ok := parsePos(v)
+	if !ok {
+		return posNext
+	}
+	sameEpoch := s.read && epoch == s.epoch
+	if sameEpoch && i <= s.index {
+		return posDuplicate
+	}
+	var lagged bool
+	switch {
+	case sameEpoch && i > s.index+1, !sameEpoch && i > 1:
+		lagged = prevSeq > s.afterSeq
+	case !s.read:
+		lagged = f.Seq > max(s.afterSeq, 0)+1
+	}
+	if lagged {
+		return posLagged
+	}
+	s.read, s.epoch, s.index = true, epoch, i
+	return posNext
 }
 
 // wanted filters the frames the subscriber asked to skip and the second

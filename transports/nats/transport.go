@@ -28,6 +28,12 @@ type Transport struct {
 	// frames never collide in the stream's duplicate window.
 	idPrefix string
 
+	// positions numbers the frames each run publishes through this
+	// transport (see runPos); an entry lives until the call's last frame.
+	posMu     sync.Mutex
+	positions map[string]*runPos
+	epochs    uint64
+
 	out        *outbox
 	pubOnce    sync.Once
 	pubStarted atomic.Bool
@@ -71,13 +77,14 @@ func New(opts Options) (*Transport, error) {
 		return nil, err
 	}
 	t := &Transport{
-		opts:     opts,
-		log:      newLimitedLog(opts.Logger, logEvery),
-		out:      newOutbox(opts.QueueSize, opts.QueueBytes),
-		pubStop:  make(chan struct{}),
-		pubDone:  make(chan struct{}),
-		tailing:  make(map[string]int),
-		idPrefix: rand.Text()[:13] + "-",
+		opts:      opts,
+		log:       newLimitedLog(opts.Logger, logEvery),
+		out:       newOutbox(opts.QueueSize, opts.QueueBytes),
+		pubStop:   make(chan struct{}),
+		pubDone:   make(chan struct{}),
+		tailing:   make(map[string]int),
+		positions: make(map[string]*runPos),
+		idPrefix:  rand.Text()[:13] + "-",
 	}
 	if opts.Conn != nil {
 		t.conn = opts.Conn
