@@ -200,9 +200,9 @@ func (s *store) checkOnLost() verdict {
 			// Refused before it started (its job never queued, cancelled
 			// while queued), as the terminal-crumb check counts it: no
 			// attempt was made for onLost to govern.
-		case st == core.RunFailed && r.code == core.CodeStoreUnavailable && starts >= 1 && starts <= max(r.attempt, 1):
+		case st == core.RunFailed && r.code == core.CodeStoreUnavailable && starts <= max(r.attempt, 1):
 			// Failed on the store (a terminated connection under one of
-			// its writes), once, its end logged (the terminal-crumb check
+			// its writes, its start's among them), once, its end logged (the terminal-crumb check
 			// holds it to one that agrees): an outcome, as for a run a
 			// client streams, not a lost process for onLost to govern.
 		case r.agent == "retrier" && r.status == "completed" && starts >= 1 && starts <= max(r.attempt, 1):
