@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -395,7 +396,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		js(`(() => { const s = document.querySelector('.timeline select'); s.value = ''; s.dispatchEvent(new Event('change')); })()`),
 		shot("chat"))
 	echoSession, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('main a[href^="#/sessions/"]').textContent`))
-	if err != nil || !strings.HasPrefix(echoSession, "console-") {
+	// The console names a new session with a random UUID: under the session
+	// ownership rule (bread start with auth) no other id is accepted.
+	if err != nil || !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(echoSession) {
 		t.Fatalf("the chat's session: %q %v", echoSession, err)
 	}
 
@@ -540,10 +543,15 @@ func TestConsoleInBrowser(t *testing.T) {
 		})()`),
 		// The click is repeated until the pick shows: on a loaded machine
 		// a late redraw can replace the bar between the click and the pick.
+		// The branches start together, so either may be drawn first: the
+		// writer's model call is the model row after the writer's run row.
 		until("the writer's model call, its text", `(() => {
 			const pick = document.querySelector('.wf-pick');
 			if (pick && pick.querySelector('h3') && pick.querySelector('h3').textContent === 'model call' && pick.innerText.includes('streamed text')) return true;
-			[...document.querySelectorAll('.wf .row.model')].pop().dispatchEvent(new MouseEvent('click', {bubbles: true}));
+			const rows = [...document.querySelectorAll('.wf .row')];
+			const writer = rows.findIndex(r => r.classList.contains('run') && r.textContent.includes('run of writer'));
+			const model = rows.slice(writer + 1).find(r => r.classList.contains('model'));
+			if (writer >= 0 && model) model.dispatchEvent(new MouseEvent('click', {bubbles: true}));
 			return false;
 		})()`),
 		shot("waterfall-parallel"))

@@ -74,10 +74,17 @@ async function home() {
   }
 }
 
+// sessionId is a random UUID (version 4): under the session ownership
+// rule a caller may name a new session only so. Built from getRandomValues
+// because crypto.randomUUID exists only in secure contexts (not on a plain
+// http:// LAN address).
 function sessionId() {
-  const b = new Uint8Array(8);
+  const b = new Uint8Array(16);
   crypto.getRandomValues(b);
-  return 'console-' + Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const x = Array.from(b, (v) => v.toString(16).padStart(2, '0')).join('');
+  return x.slice(0, 8) + '-' + x.slice(8, 12) + '-' + x.slice(12, 16) + '-' + x.slice(16, 20) + '-' + x.slice(20);
 }
 
 // chat is an agent's or pipeline's page, or a run's (#/runs/{id}, opened
