@@ -1,0 +1,219 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/a2aproject/a2a-go/a2a"
+
+	"github.com/breadai/bread/engine/webhook"
+)
+
+// maxPushConfigs bounds the push configurations one task keeps, so a
+// client cannot grow a replica's memory without bound through one task.
+const maxPushConfigs = 10
+
+// pushStore keeps the push notification configurations of tasks in memory:
+// they are lost when the process restarts and not shared across replicas
+// (core.Storage has no generic key-value capability to keep them in).
+type pushStore struct {
+	mu   sync.Mutex
+	next int
+	cfgs map[a2a.TaskID][]*a2a.PushConfig
+}
+
+func newPushStore() *pushStore { return &pushStore{cfgs: map[a2a.TaskID][]*a2a.PushConfig{}} }
+
+// save adds cfg to task, or replaces the config of the same id; a config
+// without id gets one. It stores and returns a copy.
+func (s *pushStore) save(task a2a.TaskID, cfg a2a.PushConfig) (*a2a.PushConfig, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cfg.ID == "" {
+		s.next++
+		cfg.ID = "push-" + strconv.Itoa(s.next)
+	}
+	list := s.cfgs[task]
+	for i, c := range list {
+		if c.ID == cfg.ID {
+			list[i] = &cfg
+			out := cfg
+			return &out, nil
+		}
+	}
+	if len(list) >= maxPushConfigs {
+		return nil, fmt.Errorf("task %s has %d push notification configs already, the most it may have: %w", quote(string(task)), maxPushConfigs, a2a.ErrInvalidParams)
+	}
+	s.cfgs[task] = append(list, &cfg)
+	out := cfg
+	return &out, nil
+}
+
+// get is task's config of id, nil when there is none.
+func (s *pushStore) get(task a2a.TaskID, id string) *a2a.PushConfig {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.cfgs[task] {
+		if c.ID == id {
+			out := *c
+			return &out
+		}
+	}
+	return nil
+}
+
+// list is a copy of task's configs, in the order they were set.
+func (s *pushStore) list(task a2a.TaskID) []*a2a.PushConfig {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*a2a.PushConfig, 0, len(s.cfgs[task]))
+	for _, c := range s.cfgs[task] {
+		cp := *c
+		out = append(out, &cp)
+	}
+	return out
+}
+
+// remove deletes task's config of id and reports whether it was there.
+func (s *pushStore) remove(task a2a.TaskID, id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.cfgs[task]
+	for i, c := range list {
+		if c.ID == id {
+			list = append(list[:i:i], list[i+1:]...)
+			if len(list) == 0 {
+				delete(s.cfgs, task)
+			} else {
+				s.cfgs[task] = list
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// forget drops every config of task (its run ended and was delivered).
+func (s *pushStore) forget(task a2a.TaskID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.cfgs, task)
+}
+
+// pushHeader is the header a delivery to cfg carries: the config's token as
+// X-A2A-Notification-Token (the receiver checks it is its own), and the
+// credentials of its authentication as Authorization for the first scheme
+// bread can use (Bearer or Basic; credentials sent as given).
+func pushHeader(cfg *a2a.PushConfig) http.Header {
+	h := http.Header{}
+	if cfg.Token != "" {
+		h.Set("X-A2A-Notification-Token", cfg.Token)
+	}
+	if cfg.Auth != nil && cfg.Auth.Credentials != "" {
+		for _, s := range cfg.Auth.Schemes {
+			if strings.EqualFold(s, "bearer") || strings.EqualFold(s, "basic") {
+				h.Set("Authorization", canonicalScheme(s)+" "+cfg.Auth.Credentials)
+				break
+			}
+		}
+	}
+	return h
+}
+
+func canonicalScheme(s string) string {
+	if strings.EqualFold(s, "bearer") {
+		return "Bearer"
+	}
+	return "Basic"
+}
+
+// pushAuthSupported reports whether bread can authenticate to cfg's
+// receiver: no authentication asked, or one of its schemes is Bearer or
+// Basic with credentials.
+func pushAuthSupported(cfg *a2a.PushConfig) bool {
+	return cfg.Auth == nil || len(cfg.Auth.Schemes) == 0 || pushHeader(cfg).Get("Authorization") != ""
+}
+
+// pusher delivers task snapshots to the configured receivers through a
+// webhook.Sender: one goroutine per task with work queued, so the
+// deliveries of a task arrive in the order they were queued and a slow
+// receiver never blocks the run (enqueue only appends to a queue).
+type pusher struct {
+	send  *webhook.Sender
+	store *pushStore
+	log   *slog.Logger
+	ctx   context.Context // ended by close: abandons retries
+	stop  context.CancelFunc
+
+	mu     sync.Mutex
+	queues map[a2a.TaskID][]*a2a.Task
+	wg     sync.WaitGroup
+	closed bool
+}
+
+func newPusher(send *webhook.Sender, store *pushStore, log *slog.Logger) *pusher {
+	ctx, stop := context.WithCancel(context.Background())
+	return &pusher{send: send, store: store, log: log, ctx: ctx, stop: stop, queues: map[a2a.TaskID][]*a2a.Task{}}
+}
+
+// enqueue queues t (a snapshot the caller no longer changes) for every
+// receiver of its task; a task's first queued snapshot starts its worker.
+func (p *pusher) enqueue(t *a2a.Task) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	q, busy := p.queues[t.ID]
+	p.queues[t.ID] = append(q, t)
+	if busy {
+		return
+	}
+	p.wg.Add(1)
+	go p.drain(t.ID)
+}
+
+// drain delivers task's queued snapshots one after the other, each to every
+// config the task has when its turn comes, and ends when the queue is empty.
+func (p *pusher) drain(task a2a.TaskID) {
+	defer p.wg.Done()
+	for {
+		p.mu.Lock()
+		q := p.queues[task]
+		if len(q) == 0 || p.closed {
+			delete(p.queues, task)
+			p.mu.Unlock()
+			return
+		}
+		t := q[0]
+		p.queues[task] = q[1:]
+		p.mu.Unlock()
+		body, err := json.Marshal(t)
+		if err != nil {
+			p.log.Error("a2a: encoding a push notification failed", "task", string(task), "error", err)
+			continue
+		}
+		for _, cfg := range p.store.list(task) {
+			n, err := p.send.Send(p.ctx, webhook.Delivery{URL: cfg.URL, Body: body, Header: pushHeader(cfg)})
+			if err != nil {
+				p.log.Warn("a2a: a push notification was not delivered", "task", string(task), "config", cfg.ID, "attempts", n, "error", err)
+			}
+		}
+	}
+}
+
+// close abandons the deliveries waiting to retry, drops the queued ones and
+// waits for the workers to end.
+func (p *pusher) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.stop()
+	p.wg.Wait()
+}
