@@ -134,6 +134,41 @@ func TestAStoppingInstanceGivesItsResumeBack(t *testing.T) {
 	}
 }
 
+// TestAResumeCancelledByItsUserEnds: a resumed run the user cancels ends
+// for good, and its checkpoint goes with it. Only a stop gives the claim
+// back (the test above): ErrCancelRequested has the code of
+// ErrInstanceStopped, and taking one for the other left the checkpoint to
+// be resumed again (issue 31).
+func TestAResumeCancelledByItsUserEnds(t *testing.T) {
+	g := newGatedSetup(t)
+	g.block = make(chan struct{})
+	in := g.instance(t, modeltest.Text("never"))
+	done := make(chan error, 1)
+	go func() {
+		_, err := collect(in.Resume(context.Background(), g.hr.CheckpointID, map[string]bool{"approved": true}))
+		done <- err
+	}()
+	<-g.block
+	g.mu.Lock()
+	g.block = nil
+	g.mu.Unlock()
+	if !in.Cancel(g.hr.RunID) {
+		t.Fatal("the resumed run is not running here")
+	}
+	wantCode(t, <-done, core.CodeRunCancelled)
+	if cp, err := g.store.GetCheckpoint(context.Background(), g.hr.CheckpointID); !isCode(err, core.CodeCheckpointNotFound) {
+		t.Fatalf("the cancelled resume's checkpoint is still there: %+v, %v", cp, err)
+	}
+	_, err := collect(in.Resume(context.Background(), g.hr.CheckpointID, map[string]bool{"approved": true}))
+	wantCode(t, err, core.CodeCheckpointNotFound)
+	if rec, err := g.store.GetRun(context.Background(), g.hr.RunID); err != nil || rec.Status != core.RunCancelled {
+		t.Errorf("the run's record: %+v, %v; want cancelled", rec, err)
+	}
+	if len(g.keys) != 1 {
+		t.Errorf("the tool ran %d times, want once", len(g.keys))
+	}
+}
+
 // keepOpenStore is the shared store as one instance sees it: stopping that
 // instance does not close it for the others.
 type keepOpenStore struct{ *memory.Store }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -24,10 +23,7 @@ const stopHandOver = time.Second
 // harness: a SIGTERM drain cancelled background runs instead of handing
 // them over).
 func (r *run) stoppedBackground(err error) bool {
-	// Not errors.Is: a BreadError matches any of its code, and a Cancel
-	// is RUN_CANCELLED too.
-	var be *core.BreadError
-	return r.jobAttempt > 0 && r.in.jobs != nil && r.in.stopped.Load() && errors.As(err, &be) && be == ErrInstanceStopped
+	return r.jobAttempt > 0 && r.in.jobs != nil && r.in.stopped.Load() && stoppedByInstance(err)
 }
 
 // handOver gives a background run its instance's stop cut back to the

@@ -438,6 +438,33 @@ func (in *Instance) Accepting() bool {
 // ErrInstanceStopped is the cause of runs cancelled by Stop.
 var ErrInstanceStopped = &core.BreadError{Code: core.CodeRunCancelled, Message: "the instance stopped"}
 
+// stoppedByInstance reports whether err is, or wraps, ErrInstanceStopped
+// itself. Not errors.Is: a BreadError matches any error of its code, and a
+// user's Cancel, a newer run's interrupt or a consumer gone are
+// RUN_CANCELLED too; taking those for a stop would give a cancelled
+// resume's checkpoint back to be resumed again (issue 31).
+func stoppedByInstance(err error) bool {
+	for err != nil {
+		if be, ok := err.(*core.BreadError); ok && be == ErrInstanceStopped {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if stoppedByInstance(e) {
+					return true
+				}
+			}
+			return false
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 // On registers a listener for every crumb and returns a function that
 // removes it.
 func (in *Instance) On(l core.Listener) (remove func()) {

@@ -261,7 +261,7 @@ func (rc *records) claim(ctx context.Context, checkpointID string) error {
 // it at once.
 func (rc *records) settle(ctx context.Context, cp core.CheckpointRecord, err error) {
 	ctx = context.WithoutCancel(ctx)
-	if err != nil && errors.Is(err, ErrInstanceStopped) {
+	if stoppedByInstance(err) {
 		cp.ClaimedBy, cp.ClaimedUntil = "", 0
 		if serr := rc.in.store.SaveCheckpoint(ctx, cp); serr != nil {
 			rc.in.log.Warn("bread: releasing a checkpoint at stop failed; it is resumable once its claim lapses", append(runAttrs(cp.RunID, cp.AgentID, cp.SessionID), "checkpoint_id", cp.ID, "error", serr)...)

@@ -568,7 +568,7 @@ func (r *run) fail(ctx context.Context, err error) error {
 		}
 		r.in.log.Warn("bread: run failed", attrs...)
 	}
-	if r.wrote && (r.resumedFrom == nil || !errors.Is(err, ErrInstanceStopped)) {
+	if r.wrote && (r.resumedFrom == nil || !stoppedByInstance(err)) {
 		// Only a session this attempt touched needs closing: a resume cut
 		// short before it answered leaves the pending call for its retry,
 		// and so does one whose instance stopped (its checkpoint is given
