@@ -49,7 +49,7 @@ func (p *Plugin) Card(rpcURL string) *a2a.AgentCard {
 		PreferredTransport: a2a.TransportProtocolJSONRPC,
 		ProtocolVersion:    ProtocolVersion,
 		Version:            p.opts.Version,
-		Capabilities:       a2a.AgentCapabilities{Streaming: true},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: p.push != nil},
 		DefaultInputModes:  in,
 		DefaultOutputModes: out,
 	}

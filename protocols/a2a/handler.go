@@ -247,10 +247,15 @@ func (h *handler) OnSendMessage(ctx context.Context, params *a2a.MessageSendPara
 	if !blocking {
 		ctx = context.WithoutCancel(ctx)
 	}
+	push, err := h.sendPush(ctx, params)
+	if err != nil {
+		return nil, err
+	}
 	s, err := h.start(ctx, params)
 	if err != nil {
 		return nil, err
 	}
+	h.registerPush(s.info, push)
 	t := s.task()
 	if !blocking {
 		go func() {
@@ -272,11 +277,17 @@ func (h *handler) OnSendMessage(ctx context.Context, params *a2a.MessageSendPara
 // that goes away cancels the run, as on bread's own run route.
 func (h *handler) OnSendMessageStream(ctx context.Context, params *a2a.MessageSendParams) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
+		push, err := h.sendPush(ctx, params)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
 		s, err := h.start(ctx, params)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
+		h.registerPush(s.info, push)
 		if !yield(s.task(), nil) {
 			s.stop()
 			return
@@ -315,24 +326,6 @@ func (h *handler) OnResubscribeToTask(ctx context.Context, params *a2a.TaskIDPar
 		}
 		h.p.follow(ctx, rec.ID, h.p.newMapper(info), func(ev a2a.Event) bool { return yield(ev, nil) })
 	}
-}
-
-// OnGetTaskPushConfig and the other push-notification methods are not
-// supported (-32003).
-func (h *handler) OnGetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigParams) (*a2a.TaskPushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
-}
-
-func (h *handler) OnListTaskPushConfig(context.Context, *a2a.ListTaskPushConfigParams) ([]*a2a.TaskPushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
-}
-
-func (h *handler) OnSetTaskPushConfig(context.Context, *a2a.TaskPushConfig) (*a2a.TaskPushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
-}
-
-func (h *handler) OnDeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigParams) error {
-	return a2a.ErrPushNotificationNotSupported
 }
 
 // OnGetExtendedAgentCard: there is no extended card (-32007).

@@ -13,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv"
 
 	"github.com/breadai/bread/core"
+	"github.com/breadai/bread/engine/webhook"
 )
 
 // PluginName is the plugin's name.
@@ -89,6 +90,13 @@ type Options struct {
 	// idle timeout keep the connection. Default DefaultHeartbeat; negative
 	// sends none.
 	Heartbeat time.Duration `json:"-"`
+	// Push delivers push notifications (Go only; v0.3 binding): with it
+	// the card advertises capabilities.pushNotifications and
+	// tasks/pushNotificationConfig/* and message/send's
+	// configuration.pushNotificationConfig work; receivers are checked by
+	// its guard, deliveries signed when it has a secret and retried as it
+	// says. The plugin does not close it. nil: push is not supported.
+	Push *webhook.Sender `json:"-"`
 }
 
 // Plugin is the A2A plugin: the card and JSON-RPC routes over a Runtime.
@@ -101,6 +109,7 @@ type Plugin struct {
 	log     *slog.Logger
 	rpc     http.Handler
 	closed  atomic.Bool
+	push    *pusher // nil without Options.Push
 }
 
 var (
@@ -191,6 +200,9 @@ func (p *Plugin) Init(_ context.Context, rt core.Runtime) error {
 	if p.log == nil {
 		p.log = slog.Default()
 	}
+	if p.opts.Push != nil && p.opts.SpecVersion == SpecV03 {
+		p.push = newPusher(p.opts.Push, newPushStore(), p.log)
+	}
 	if p.opts.SpecVersion == SpecV1 {
 		p.rpc = v1{&handler{p: p}}
 	} else {
@@ -209,6 +221,9 @@ func (p *Plugin) Routes(r core.Router) {
 // Close implements core.PluginCloser: the routes answer 503 from then on.
 func (p *Plugin) Close(context.Context) error {
 	p.closed.Store(true)
+	if p.push != nil {
+		p.push.close()
+	}
 	return nil
 }
 
@@ -222,6 +237,10 @@ func (p *Plugin) serveRPC(w http.ResponseWriter, r *http.Request) {
 		// Another bread server's remote agent: its run's delegation
 		// depth, bounded, is where this task starts.
 		r = r.WithContext(core.DelegationFromHeader(r.Context(), r.Header))
+	}
+	if p.push != nil {
+		serveDelete(p.rpc, w, r, func(r *http.Request) { serveWithHeartbeat(p.rpc, flusher{w}, r, p.heartbeat()) })
+		return
 	}
 	serveWithHeartbeat(p.rpc, flusher{w}, r, p.heartbeat())
 }

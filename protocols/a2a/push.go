@@ -151,15 +151,19 @@ type pusher struct {
 	ctx   context.Context // ended by close: abandons retries
 	stop  context.CancelFunc
 
-	mu     sync.Mutex
-	queues map[a2a.TaskID][]*a2a.Task
-	wg     sync.WaitGroup
-	closed bool
+	mu       sync.Mutex
+	queues   map[a2a.TaskID][]*a2a.Task
+	watching map[a2a.TaskID]bool // a watch goroutine follows the task
+	sent     map[a2a.TaskID]int  // status events of the task queued so far
+	last     map[a2a.TaskID]a2a.TaskState
+	wg       sync.WaitGroup
+	closed   bool
 }
 
 func newPusher(send *webhook.Sender, store *pushStore, log *slog.Logger) *pusher {
 	ctx, stop := context.WithCancel(context.Background())
-	return &pusher{send: send, store: store, log: log, ctx: ctx, stop: stop, queues: map[a2a.TaskID][]*a2a.Task{}}
+	return &pusher{send: send, store: store, log: log, ctx: ctx, stop: stop, queues: map[a2a.TaskID][]*a2a.Task{},
+		watching: map[a2a.TaskID]bool{}, sent: map[a2a.TaskID]int{}, last: map[a2a.TaskID]a2a.TaskState{}}
 }
 
 // enqueue queues t (a snapshot the caller no longer changes) for every
@@ -170,6 +174,12 @@ func (p *pusher) enqueue(t *a2a.Task) {
 	if p.closed {
 		return
 	}
+	if t.Status.State == a2a.TaskStateWorking && p.last[t.ID] == a2a.TaskStateWorking {
+		// Working again, as a resumed run's log says after the answer
+		// queued it: one change, one notification.
+		return
+	}
+	p.last[t.ID] = t.Status.State
 	q, busy := p.queues[t.ID]
 	p.queues[t.ID] = append(q, t)
 	if busy {
@@ -205,6 +215,15 @@ func (p *pusher) drain(task a2a.TaskID) {
 				p.log.Warn("a2a: a push notification was not delivered", "task", string(task), "config", cfg.ID, "attempts", n, "error", err)
 			}
 		}
+		if t.Status.State.Terminal() {
+			// The task will not change again: its configs and count go,
+			// so finished tasks hold no memory.
+			p.store.forget(task)
+			p.mu.Lock()
+			delete(p.sent, task)
+			delete(p.last, task)
+			p.mu.Unlock()
+		}
 	}
 }
 
@@ -216,4 +235,55 @@ func (p *pusher) close() {
 	p.mu.Unlock()
 	p.stop()
 	p.wg.Wait()
+}
+
+// watch follows task's run (when it has push configs and nobody follows it
+// yet) and queues a snapshot of the task at each state change, until the
+// run reaches a state it stops on. A run resumed later is watched again:
+// the events a former watcher already saw (the replayed log) are skipped by
+// count, so each state change goes out once.
+func (p *Plugin) watch(task a2a.TaskInfo) {
+	ps := p.push
+	if ps == nil || len(ps.store.list(task.TaskID)) == 0 {
+		return
+	}
+	ps.mu.Lock()
+	if ps.closed || ps.watching[task.TaskID] {
+		ps.mu.Unlock()
+		return
+	}
+	ps.watching[task.TaskID] = true
+	ps.wg.Add(1)
+	ps.mu.Unlock()
+	go func() {
+		defer ps.wg.Done()
+		defer func() {
+			ps.mu.Lock()
+			delete(ps.watching, task.TaskID)
+			ps.mu.Unlock()
+		}()
+		t := &a2a.Task{ID: task.TaskID, ContextID: task.ContextID}
+		seen := 0
+		p.follow(ps.ctx, string(task.TaskID), p.newMapper(task), func(ev a2a.Event) bool {
+			st, ok := ev.(*a2a.TaskStatusUpdateEvent)
+			if !ok {
+				apply(t, ev)
+				return true
+			}
+			apply(t, ev)
+			seen++
+			ps.mu.Lock()
+			fresh := seen > ps.sent[task.TaskID]
+			if fresh {
+				ps.sent[task.TaskID] = seen
+			}
+			ps.mu.Unlock()
+			if fresh {
+				snap := *t
+				snap.Status = st.Status
+				ps.enqueue(&snap)
+			}
+			return true
+		})
+	}()
 }

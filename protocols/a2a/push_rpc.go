@@ -1,0 +1,187 @@
+package a2a
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/a2aproject/a2a-go/a2a"
+
+	"github.com/breadai/bread/core"
+)
+
+// OnGetTaskPushConfig and the other push methods answer
+// push-not-supported (-32003) without Options.Push.
+func (h *handler) OnGetTaskPushConfig(ctx context.Context, q *a2a.GetTaskPushConfigParams) (*a2a.TaskPushConfig, error) {
+	if h.p.push == nil {
+		return nil, a2a.ErrPushNotificationNotSupported
+	}
+	if q == nil {
+		return nil, invalidParams("params are required")
+	}
+	if _, err := h.record(ctx, q.TaskID); err != nil {
+		return nil, err
+	}
+	c := h.p.push.store.get(q.TaskID, q.ConfigID)
+	if c == nil && q.ConfigID == "" {
+		if all := h.p.push.store.list(q.TaskID); len(all) > 0 {
+			c = all[0]
+		}
+	}
+	if c == nil {
+		return nil, invalidParams("task " + quote(string(q.TaskID)) + " has no push notification config " + quote(q.ConfigID))
+	}
+	return &a2a.TaskPushConfig{TaskID: q.TaskID, Config: *c}, nil
+}
+
+func (h *handler) OnListTaskPushConfig(ctx context.Context, q *a2a.ListTaskPushConfigParams) ([]*a2a.TaskPushConfig, error) {
+	if h.p.push == nil {
+		return nil, a2a.ErrPushNotificationNotSupported
+	}
+	if q == nil {
+		return nil, invalidParams("params are required")
+	}
+	if _, err := h.record(ctx, q.TaskID); err != nil {
+		return nil, err
+	}
+	out := []*a2a.TaskPushConfig{}
+	for _, c := range h.p.push.store.list(q.TaskID) {
+		out = append(out, &a2a.TaskPushConfig{TaskID: q.TaskID, Config: *c})
+	}
+	return out, nil
+}
+
+func (h *handler) OnSetTaskPushConfig(ctx context.Context, q *a2a.TaskPushConfig) (*a2a.TaskPushConfig, error) {
+	if h.p.push == nil {
+		return nil, a2a.ErrPushNotificationNotSupported
+	}
+	if q == nil {
+		return nil, invalidParams("params are required")
+	}
+	rec, err := h.record(ctx, q.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Status.Final() {
+		return nil, fmt.Errorf("task %s is %s: no update will follow: %w", quote(rec.ID), stateOf(rec.Status), a2a.ErrUnsupportedOperation)
+	}
+	c, err := h.pushConfig(ctx, &q.Config)
+	if err != nil {
+		return nil, err
+	}
+	saved, err := h.p.push.store.save(q.TaskID, *c)
+	if err != nil {
+		return nil, err
+	}
+	h.p.watch(taskInfo(rec.ID, rec.SessionID))
+	return &a2a.TaskPushConfig{TaskID: q.TaskID, Config: *saved}, nil
+}
+
+func (h *handler) OnDeleteTaskPushConfig(ctx context.Context, q *a2a.DeleteTaskPushConfigParams) error {
+	if h.p.push == nil {
+		return a2a.ErrPushNotificationNotSupported
+	}
+	if q == nil {
+		return invalidParams("params are required")
+	}
+	if _, err := h.record(ctx, q.TaskID); err != nil {
+		return err
+	}
+	if !h.p.push.store.remove(q.TaskID, q.ConfigID) {
+		return invalidParams("task " + quote(string(q.TaskID)) + " has no push notification config " + quote(q.ConfigID))
+	}
+	return nil
+}
+
+// pushConfig checks a push config a client gives: a receiver the guard
+// accepts and an authentication bread can send.
+func (h *handler) pushConfig(ctx context.Context, c *a2a.PushConfig) (*a2a.PushConfig, error) {
+	if h.p.push == nil {
+		return nil, a2a.ErrPushNotificationNotSupported
+	}
+	u, err := h.p.push.send.Check(ctx, c.URL)
+	if err != nil {
+		return nil, invalidParams("pushNotificationConfig.url: " + core.Sanitize(err).Message)
+	}
+	if !pushAuthSupported(c) {
+		return nil, invalidParams("pushNotificationConfig.authentication: bread authenticates with Bearer or Basic credentials only")
+	}
+	out := *c
+	out.URL = u
+	return &out, nil
+}
+
+// sendPush is the checked configuration.pushNotificationConfig of a
+// message, nil when it has none.
+func (h *handler) sendPush(ctx context.Context, params *a2a.MessageSendParams) (*a2a.PushConfig, error) {
+	if params == nil || params.Config == nil || params.Config.PushConfig == nil {
+		return nil, nil
+	}
+	return h.pushConfig(ctx, params.Config.PushConfig)
+}
+
+// registerPush keeps c (if any) for the task a message started or resumed
+// and watches the task when it has configs: a resumed task's configs,
+// set before, get its new states.
+func (h *handler) registerPush(info a2a.TaskInfo, c *a2a.PushConfig) {
+	if h.p.push == nil {
+		return
+	}
+	if c != nil {
+		if _, err := h.p.push.store.save(info.TaskID, *c); err != nil {
+			h.p.log.Warn("a2a: a message's push notification config was not kept", "task", string(info.TaskID), "error", err)
+		}
+	}
+	if len(h.p.push.store.list(info.TaskID)) > 0 {
+		// The run starts (or resumes) working: the crumbs it logs carry
+		// its next state, not this one.
+		now := time.Now().UTC()
+		h.p.push.enqueue(&a2a.Task{ID: info.TaskID, ContextID: info.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: &now}})
+	}
+	h.p.watch(info)
+}
+
+// serveDelete serves tasks/pushNotificationConfig/delete through rpc and
+// writes the JSON-RPC answer a2a-go v0.3.3's handler leaves out on success
+// (it writes nothing for a nil result, so a client reads an empty body):
+// {"result": null} with the request's id.
+// Any other request goes to next with its body intact.
+func serveDelete(rpc http.Handler, w http.ResponseWriter, r *http.Request, next func(*http.Request)) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, "the request body could not be read", http.StatusBadRequest)
+		return
+	}
+	var req struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &req) != nil || req.Method != "tasks/pushNotificationConfig/delete" || len(req.ID) == 0 {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next(r)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	rw := &wroteWriter{ResponseWriter: w}
+	rpc.ServeHTTP(rw, r)
+	if !rw.wrote {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":null}`+"\n", req.ID)
+	}
+}
+
+// wroteWriter records whether anything was written.
+type wroteWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *wroteWriter) WriteHeader(code int) { w.wrote = true; w.ResponseWriter.WriteHeader(code) }
+
+func (w *wroteWriter) Write(b []byte) (int, error) { w.wrote = true; return w.ResponseWriter.Write(b) }
+
+func (w *wroteWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
