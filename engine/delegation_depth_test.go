@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/memory"
@@ -145,4 +147,31 @@ func TestDelegationDepthSurvivesAResume(t *testing.T) {
 			t.Errorf("leaf2 ran, three levels deep under a limit of 2")
 		}
 	}
+}
+
+// TestDelegationDepthCrossesTheJobQueue: a background run queued by a
+// request that is already two delegations deep (Bread-Delegation-Depth: 2,
+// or a delegating run) starts that deep on the worker, instead of at the
+// top (issue 29): with a maximum of 3, a → b is its last delegation.
+func TestDelegationDepthCrossesTheJobQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int64
+		a := recursing("a", "core_delegate", map[string]any{"agentId": "b", "input": "x"}, &calls)
+		a.Supervisor = &core.SupervisorConfig{Agents: []core.SubAgent{{AgentID: "b"}}}
+		b := recursing("b", "core_delegate", map[string]any{"agentId": "a", "input": "x"}, &calls)
+		b.Supervisor = &core.SupervisorConfig{Agents: []core.SubAgent{{AgentID: "a"}}}
+		tb := newTestbed(t, modeltest.New(), []*core.Agent{a, b}, withQueue(1), func(c *engine.Config) { c.MaxDelegationDepth = 3 })
+		ctx := core.DelegationFromHeader(t.Context(), http.Header{core.DelegationDepthHeader: {"2"}})
+		d, err := tb.in.RunBackground(ctx, "a", "go", core.RunOptions{}, core.BackgroundOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := waitRecord(t, tb.store, d.RunID, status(core.RunFailed))
+		if rec.ErrorCode != core.CodeDelegationDepth {
+			t.Fatalf("the queued run ended %+v, want DELEGATION_DEPTH_EXCEEDED", rec)
+		}
+		if n := calls.Load(); n != 2 {
+			t.Errorf("the models were called %d times, want 2 (levels 2 and 3 of 3)", n)
+		}
+	})
 }

@@ -44,7 +44,7 @@ func (in *Instance) enqueueRun(ctx context.Context, runID, agentID string, input
 				// no job). A queue adds no second job under one key, so
 				// enqueueing again is safe.
 				opts.Session = core.SessionOptions{ID: rec.SessionID}
-				p := runJob{RunID: runID, AgentID: agentID, Input: raw, Options: opts, Webhook: bg.Webhook, Identity: core.IdentityFrom(ctx)}
+				p := runJob{RunID: runID, AgentID: agentID, Input: raw, Options: opts, Webhook: bg.Webhook, Identity: core.IdentityFrom(ctx), Delegation: delegationChain(ctx)}
 				if err := in.enqueueJob(ctx, p, rt.OnLost.Attempts()+core.DefaultJobAttempts); err != nil {
 					return core.Detached{}, err
 				}
@@ -58,7 +58,7 @@ func (in *Instance) enqueueRun(ctx context.Context, runID, agentID string, input
 	}
 	opts.Session = core.SessionOptions{ID: session.ID}
 	rec := core.RunRecord{ID: runID, AgentID: agentID, SessionID: session.ID}
-	p := runJob{RunID: runID, AgentID: agentID, Input: raw, Options: opts, Webhook: bg.Webhook, Identity: core.IdentityFrom(ctx)}
+	p := runJob{RunID: runID, AgentID: agentID, Input: raw, Options: opts, Webhook: bg.Webhook, Identity: core.IdentityFrom(ctx), Delegation: delegationChain(ctx)}
 	// The queue's own attempts cover a worker that fails to start the run
 	// (a store that is down) and the rescues of attempts lost with their
 	// process, which the agent's onLost policy counts.
@@ -235,7 +235,7 @@ func (in *Instance) attemptStart(ctx context.Context, rec core.RunRecord) int64 
 // run.
 func (in *Instance) execRun(ctx context.Context, p runJob, attempt int) error {
 	input := p.DecodeInput()
-	ctx = withWebhook(core.WithIdentity(ctx, p.Identity), p.Webhook)
+	ctx = withWebhook(core.WithIdentity(in.jobDelegation(ctx, p), p.Identity), p.Webhook)
 	preset := &presetRun{runID: p.RunID, attempt: attempt}
 	sessionID := p.Options.Session.ID
 	for c := range in.Run(context.WithValue(ctx, presetKey{}, preset), p.AgentID, input, p.Options) {
@@ -248,6 +248,19 @@ func (in *Instance) execRun(ctx context.Context, p runJob, attempt int) error {
 	}
 	in.sendWebhook(p, sessionID)
 	return nil
+}
+
+// jobDelegation returns ctx at the depth the job's caller was
+// (RunJob.Delegation), bounded by the limit as a checkpoint's chain is: a
+// worker's context is top level, and a run queued from a
+// Bread-Delegation-Depth request or a delegating run would otherwise start
+// the delegation limit again.
+func (in *Instance) jobDelegation(ctx context.Context, p runJob) context.Context {
+	chain := p.Delegation
+	if max := in.maxDelegationDepth(); len(chain) > max {
+		chain = chain[:max]
+	}
+	return core.WithDelegationChain(ctx, chain)
 }
 
 // sendWebhook tells a background run's webhook, if it has one, how it

@@ -41,7 +41,7 @@ func (in *Instance) RunPipelineBackground(ctx context.Context, pipelineID string
 		return core.Detached{}, err
 	}
 	runID := newID()
-	p := runJob{RunID: runID, PipelineID: pipelineID, Input: raw, Webhook: bg.Webhook, Identity: core.IdentityFrom(ctx)}
+	p := runJob{RunID: runID, PipelineID: pipelineID, Input: raw, Webhook: bg.Webhook, Identity: core.IdentityFrom(ctx), Delegation: delegationChain(ctx)}
 	if in.jobs == nil {
 		detached := context.WithoutCancel(ctx)
 		if !in.bg.goFn(func() {
@@ -81,7 +81,7 @@ func (in *Instance) execPipeline(ctx context.Context, p runJob, attempt int, fro
 		input = from.input
 		ctx = context.WithValue(ctx, pipelineStartKey{}, from)
 	}
-	ctx = core.WithIdentity(ctx, p.Identity)
+	ctx = core.WithIdentity(in.jobDelegation(ctx, p), p.Identity)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	untrack := in.trackRun(p.RunID, cancel)

@@ -18,6 +18,12 @@ type RunJob struct {
 	Options    core.RunOptions    `json:"options,omitzero"`
 	Webhook    string             `json:"webhook,omitempty"`
 	Identity   *core.AuthIdentity `json:"identity,omitempty"`
+	// Delegation is the chain of agents that delegated down to the caller
+	// (core.DelegationChainFrom: a Bread-Delegation-Depth header's
+	// "(remote)" levels, a delegating run's agent ids): the run starts that
+	// deep, so queueing it does not restart the delegation limit. Empty at
+	// top level, and in jobs queued before it existed.
+	Delegation []string `json:"delegation,omitempty"`
 }
 
 // DecodeInput is the run's input, decoded from the payload (which holds
