@@ -255,7 +255,7 @@ func (h *handler) OnSendMessage(ctx context.Context, params *a2a.MessageSendPara
 	if err != nil {
 		return nil, err
 	}
-	h.registerPush(s.info, push)
+	h.registerPush(s.info, push, s.soFar != nil)
 	t := s.task()
 	if !blocking {
 		go func() {
@@ -287,7 +287,7 @@ func (h *handler) OnSendMessageStream(ctx context.Context, params *a2a.MessageSe
 			yield(nil, err)
 			return
 		}
-		h.registerPush(s.info, push)
+		h.registerPush(s.info, push, s.soFar != nil)
 		if !yield(s.task(), nil) {
 			s.stop()
 			return

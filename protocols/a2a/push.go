@@ -154,6 +154,7 @@ type pusher struct {
 	mu       sync.Mutex
 	queues   map[a2a.TaskID][]*a2a.Task
 	watching map[a2a.TaskID]bool // a watch goroutine follows the task
+	again    map[a2a.TaskID]bool // follow the task again when its watcher ends
 	sent     map[a2a.TaskID]int  // status events of the task queued so far
 	last     map[a2a.TaskID]a2a.TaskState
 	wg       sync.WaitGroup
@@ -163,7 +164,7 @@ type pusher struct {
 func newPusher(send *webhook.Sender, store *pushStore, log *slog.Logger) *pusher {
 	ctx, stop := context.WithCancel(context.Background())
 	return &pusher{send: send, store: store, log: log, ctx: ctx, stop: stop, queues: map[a2a.TaskID][]*a2a.Task{},
-		watching: map[a2a.TaskID]bool{}, sent: map[a2a.TaskID]int{}, last: map[a2a.TaskID]a2a.TaskState{}}
+		watching: map[a2a.TaskID]bool{}, again: map[a2a.TaskID]bool{}, sent: map[a2a.TaskID]int{}, last: map[a2a.TaskID]a2a.TaskState{}}
 }
 
 // enqueue queues t (a snapshot the caller no longer changes) for every
@@ -248,7 +249,15 @@ func (p *Plugin) watch(task a2a.TaskInfo) {
 		return
 	}
 	ps.mu.Lock()
-	if ps.closed || ps.watching[task.TaskID] {
+	if ps.closed {
+		ps.mu.Unlock()
+		return
+	}
+	if ps.watching[task.TaskID] {
+		// A watcher still follows the run's former stretch (an answer
+		// came before it saw the input request): it follows again when
+		// it ends, skipping what it delivered.
+		ps.again[task.TaskID] = true
 		ps.mu.Unlock()
 		return
 	}
@@ -257,11 +266,24 @@ func (p *Plugin) watch(task a2a.TaskInfo) {
 	ps.mu.Unlock()
 	go func() {
 		defer ps.wg.Done()
-		defer func() {
-			ps.mu.Lock()
+		for p.watchOnce(task) {
+		}
+	}()
+}
+
+// watchOnce follows task's run once and reports whether to follow again.
+func (p *Plugin) watchOnce(task a2a.TaskInfo) (again bool) {
+	ps := p.push
+	defer func() {
+		ps.mu.Lock()
+		again = ps.again[task.TaskID] && !ps.closed
+		delete(ps.again, task.TaskID)
+		if !again {
 			delete(ps.watching, task.TaskID)
-			ps.mu.Unlock()
-		}()
+		}
+		ps.mu.Unlock()
+	}()
+	{
 		t := &a2a.Task{ID: task.TaskID, ContextID: task.ContextID}
 		seen := 0
 		p.follow(ps.ctx, string(task.TaskID), p.newMapper(task), func(ev a2a.Event) bool {
@@ -285,5 +307,6 @@ func (p *Plugin) watch(task a2a.TaskInfo) {
 			}
 			return true
 		})
-	}()
+	}
+	return false
 }

@@ -127,7 +127,7 @@ func (h *handler) sendPush(ctx context.Context, params *a2a.MessageSendParams) (
 // registerPush keeps c (if any) for the task a message started or resumed
 // and watches the task when it has configs: a resumed task's configs,
 // set before, get its new states.
-func (h *handler) registerPush(info a2a.TaskInfo, c *a2a.PushConfig) {
+func (h *handler) registerPush(info a2a.TaskInfo, c *a2a.PushConfig, resumed bool) {
 	if h.p.push == nil {
 		return
 	}
@@ -136,9 +136,10 @@ func (h *handler) registerPush(info a2a.TaskInfo, c *a2a.PushConfig) {
 			h.p.log.Warn("a2a: a message's push notification config was not kept", "task", string(info.TaskID), "error", err)
 		}
 	}
-	if len(h.p.push.store.list(info.TaskID)) > 0 {
-		// The run starts (or resumes) working: the crumbs it logs carry
-		// its next state, not this one.
+	if !resumed && len(h.p.push.store.list(info.TaskID)) > 0 {
+		// A new run starts working: the crumbs it logs carry its next
+		// state, not this one (a resumed run's log says working itself,
+		// after the input request a watcher may not have queued yet).
 		now := time.Now().UTC()
 		h.p.push.enqueue(&a2a.Task{ID: info.TaskID, ContextID: info.ContextID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: &now}})
 	}
