@@ -167,4 +167,9 @@ type ScheduleInfo struct {
 	Session  string `json:"session,omitempty"`
 	// Next is the schedule's next tick.
 	Next time.Time `json:"next"`
+	// Owner is the OwnerKey of the identity its ticks run as (its runAs),
+	// empty without one. Not listed: under the session ownership rule,
+	// GET /schedules shows Session only to whoever may act on that
+	// owner's sessions (Storage.SeesSessionsOf).
+	Owner string `json:"-"`
 }

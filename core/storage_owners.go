@@ -72,6 +72,17 @@ func (s *Storage) sessionScope(ctx context.Context) (owner string, all bool) {
 	return OwnerKey(id), false
 }
 
+// SeesSessionsOf reports whether the caller of ctx may act on the sessions
+// whose Owner is owner (an OwnerKey; empty for sessions created without an
+// identity): always with the rule off, for a call without an identity and
+// for an admin; else only when owner is the caller's own key. A listing of
+// what names sessions without reading them (the schedules of bread.yaml)
+// asks it.
+func (s *Storage) SeesSessionsOf(ctx context.Context, owner string) bool {
+	mine, all := s.sessionScope(ctx)
+	return all || (mine != "" && mine == owner)
+}
+
 // sessionHidden is the refusal of a session the caller may not see: the
 // code and message a store gives for a missing one.
 func sessionHidden(id string) error {

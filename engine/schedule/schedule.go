@@ -114,7 +114,7 @@ func Check(schedules []Schedule, agentKnown func(id string) bool) ([]Schedule, e
 func Infos(schedules []Schedule, now time.Time) []core.ScheduleInfo {
 	out := make([]core.ScheduleInfo, 0, len(schedules))
 	for _, s := range schedules {
-		info := core.ScheduleInfo{Name: s.Name, Spec: s.Spec, TimeZone: s.TimeZone, AgentID: s.AgentID, Session: s.Session}
+		info := core.ScheduleInfo{Name: s.Name, Spec: s.Spec, TimeZone: s.TimeZone, AgentID: s.AgentID, Session: s.Session, Owner: core.OwnerKey(s.RunAs)}
 		if s.when != nil {
 			info.Next = s.when.Next(now).UTC()
 		}

@@ -3,6 +3,7 @@ package enginetest_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -209,5 +210,49 @@ func TestStreamTokenKeys(t *testing.T) {
 	}
 	if req.URL.RawQuery != "after=3" || strings.Contains(req.RequestURI, "access_token") {
 		t.Errorf("the token stays in the request: %q %q", req.URL.RawQuery, req.RequestURI)
+	}
+}
+
+// TestSchedulesShowTheirSessionToItsOwner: under the session ownership
+// rule, GET /schedules lists every schedule but names a schedule's session
+// only to the identity its ticks run as (runAs) and to admins; a schedule
+// without runAs runs as the operator, and its session is the admins'
+// (issue 29). Without the rule (auth off) every session is listed.
+func TestSchedulesShowTheirSessionToItsOwner(t *testing.T) {
+	shared := core.NewStorage(memory.New())
+	own := &server.Ownership{Store: shared, Admin: func(id *core.AuthIdentity) bool { return id.Subject == "root" }, Sessions: true}
+	f := newFixture(t, engine.Config{Store: shared, Schedules: []engine.Schedule{
+		{Name: "alice-report", Spec: "@every 1h", AgentID: "writer", Session: "report-of-alice", RunAs: &core.AuthIdentity{Subject: "alice"}},
+		{Name: "bob-report", Spec: "@every 1h", AgentID: "writer", Session: "report-of-bob", RunAs: &core.AuthIdentity{Subject: "bob"}},
+		{Name: "ops", Spec: "@every 1h", AgentID: "writer", Session: "operators"},
+	}})
+	allow := func(context.Context, *core.AuthIdentity, string, map[string]string) bool { return true }
+	ts := f.serve(t, server.Options{Auth: &server.Auth{Strategies: []core.BreadAuthStrategy{headerAuth{}}, Authorize: own.Authorize(allow)}})
+	sessions := func(who string) map[string]string {
+		t.Helper()
+		r := do(t, ts.URL, http.MethodGet, "/schedules", "", "X-Identity", who)
+		if r.status != http.StatusOK {
+			t.Fatalf("GET /schedules as %s: %d %s", who, r.status, r.body)
+		}
+		var list []core.ScheduleInfo
+		r.decode(t, &list)
+		out := map[string]string{}
+		for _, s := range list {
+			out[s.Name] = s.Session
+		}
+		return out
+	}
+	for who, want := range map[string]map[string]string{
+		"alice": {"alice-report": "report-of-alice", "bob-report": "", "ops": ""},
+		"bob":   {"alice-report": "", "bob-report": "report-of-bob", "ops": ""},
+		"root":  {"alice-report": "report-of-alice", "bob-report": "report-of-bob", "ops": "operators"},
+	} {
+		if got := sessions(who); !maps.Equal(got, want) {
+			t.Errorf("GET /schedules as %s: sessions %v, want %v", who, got, want)
+		}
+	}
+	open := do(t, newFixture(t, engine.Config{Schedules: []engine.Schedule{{Name: "ops", Spec: "@every 1h", AgentID: "writer", Session: "operators"}}}).serve(t, server.Options{}).URL, http.MethodGet, "/schedules", "")
+	if !strings.Contains(string(open.body), `"session":"operators"`) {
+		t.Errorf("GET /schedules without auth: %d %s, want the session listed", open.status, open.body)
 	}
 }
