@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -87,13 +88,35 @@ func TestLeasesRunOnTheConfiguredClock(t *testing.T) {
 }
 
 // sweepOnce is the real time, whose tickers never tick: the lease keeper
-// sweeps once, at Start, and never renews.
-type sweepOnce struct{}
+// sweeps once, at Start, and never renews. Swept is closed once that sweep
+// is over: the keeper asks its tickers for their channels only after it
+// (records.keep), and nothing else in the engine uses a ticker. A test
+// that lays out a lapsed run after Swept knows no sweep will find it,
+// where one racing the sweep at Start saw it end the run first ("crumb
+// log already holds seq 1").
+type sweepOnce struct {
+	Swept chan struct{}
+	once  sync.Once
+}
 
-func (sweepOnce) Now() time.Time { return time.Now() }
-func (sweepOnce) NewTimer(d time.Duration) engine.Timer {
+func newSweepOnce() *sweepOnce { return &sweepOnce{Swept: make(chan struct{})} }
+
+func (*sweepOnce) Now() time.Time { return time.Now() }
+func (*sweepOnce) NewTimer(d time.Duration) engine.Timer {
 	return engine.RealClock().NewTimer(d)
 }
-func (sweepOnce) NewTicker(time.Duration) engine.Ticker {
-	return stillTicker{make(chan time.Time)}
+func (s *sweepOnce) NewTicker(time.Duration) engine.Ticker {
+	return sweptTicker{stillTicker{make(chan time.Time)}, s}
+}
+
+// sweptTicker is a stillTicker that tells its sweepOnce the keeper is past
+// its first sweep.
+type sweptTicker struct {
+	stillTicker
+	s *sweepOnce
+}
+
+func (t sweptTicker) C() <-chan time.Time {
+	t.s.once.Do(func() { close(t.s.Swept) })
+	return t.stillTicker.C()
 }

@@ -243,10 +243,13 @@ func TestLostBackgroundRunEndsPerItsPolicy(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			model := modeltest.New(modeltest.Text("must not run"))
-			// The lease keeper sweeps once, at Start: the job's worker,
-			// not the sweeper, finds the lapsed lease.
-			tb := newTestbed(t, model, []*core.Agent{c.agent}, withQueue(1), withWebhooks, func(c *engine.Config) { c.Clock = sweepOnce{} })
+			// The lease keeper sweeps once, at Start, and the lapsed run
+			// is laid out only after that sweep: the job's worker, not the
+			// sweeper, finds the lapsed lease.
+			clock := newSweepOnce()
+			tb := newTestbed(t, model, []*core.Agent{c.agent}, withQueue(1), withWebhooks, func(c *engine.Config) { c.Clock = clock })
 			hook := newWebhookReceiver(t)
+			<-clock.Swept
 			lostAttempt(t, tb, "run-1", "writer", c.attempt)
 			if err := tb.in.WorkJobForTest(t.Context(), engine.RunJobForTest("run-1", "writer", "the job", "s", hook.srv.URL)); err != nil {
 				t.Fatal(err)
