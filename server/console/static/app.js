@@ -76,8 +76,8 @@ async function home() {
 
 // sessionId is a random UUID (version 4): under the session ownership
 // rule a caller may name a new session only so. Built from getRandomValues
-// because crypto.randomUUID exists only in secure contexts (not on a plain
-// http:// LAN address).
+// because crypto.randomUUID exists only in secure contexts (not on a page
+// served over plain HTTP on a LAN address).
 function sessionId() {
   const b = new Uint8Array(16);
   crypto.getRandomValues(b);
