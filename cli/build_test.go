@@ -51,6 +51,24 @@ func TestBuildRefusesWhatCannotServe(t *testing.T) {
 		{name: "mysql store with background runs", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
 			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: mysql, url: \"bread:pw@tcp(db:3306)/bread\"}\nworkers: {concurrency: 2}", 1)
 		}}, wantErr: "bread.yaml:5: INVALID_CONFIG: a mysql store cannot hold the job queue"},
+		{name: "mysql store with schedules", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
+			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: mysql, url: \"bread:pw@tcp(db:3306)/bread\"}\nschedules: [{name: t, every: 1m, agent: publisher, input: x}]", 1)
+		}}, wantErr: "bread.yaml:5: INVALID_CONFIG: a mysql store cannot hold the job queue that workers: and schedules: need (River, the durable queue, has no MySQL driver, and an in-process queue would run each job or tick on every replica): put the queue on a postgres or sqlite database of its own with workers.database"},
+		{name: "mysql store with its queue on postgres", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
+			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: mysql, url: \"bread:pw@tcp(db:3306)/bread\"}\nworkers:\n  database: {type: postgres, url: \"postgres://q@db:5432/jobs\", schema: jobs}\nschedules: [{name: t, every: 1m, agent: publisher, input: x}]", 1)
+		}}},
+		{name: "mysql store with its queue on sqlite", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
+			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: mysql, url: \"bread:pw@tcp(db:3306)/bread\"}\nworkers: {concurrency: 2, database: {type: sqlite, path: ./bread.db}}", 1)
+		}}},
+		{name: "misspelt workers.database option", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
+			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: mysql, url: \"bread:pw@tcp(db:3306)/bread\"}\nworkers:\n  concurrency: 2\n  database: {type: postgres, ulr: \"postgres://q@db/jobs\"}", 1)
+		}}, wantErr: `bread.yaml:8: INVALID_CONFIG: postgres options: json: unknown field "ulr"`},
+		{name: "workers.database without its url", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
+			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: mysql, url: \"bread:pw@tcp(db:3306)/bread\"}\nworkers:\n  database: postgres", 1)
+		}}, wantErr: "bread.yaml:7: INVALID_CONFIG: workers.database of type postgres needs a url"},
+		{name: "workers.database on mysql", edit: map[string]func(string) string{"bread.yaml": func(s string) string {
+			return strings.Replace(s, "store: {type: sqlite, path: ./bread.db}", "store: {type: mysql, url: \"bread:pw@tcp(db:3306)/bread\"}\nworkers:\n  database: {type: mysql, url: \"bread:pw@tcp(db:3306)/jobs\"}", 1)
+		}}, wantErr: `bread.yaml:7: INVALID_CONFIG: unknown workers.database type "mysql" (River, the job queue, runs on postgres or sqlite); known: postgres, sqlite`},
 		{name: "missing transcript", remove: "transcripts/publisher.jsonl", wantErr: `agents/publisher/agent.yaml:4: INVALID_CONFIG: replay transcript`},
 		{name: "malformed transcript", edit: map[string]func(string) string{"transcripts/publisher.jsonl": func(s string) string { return s + "{bad\n" }},
 			wantErr: "not a JSON event"},

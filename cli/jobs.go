@@ -34,22 +34,31 @@ func (a *app) schedules() []engine.Schedule {
 }
 
 // jobs wires bread.yaml's workers and schedules into c. A durable queue
-// (jobs/river, on the project's sqlite or postgres database) is used when
-// bread.yaml has a workers section, or schedules on a SQL store: with
-// several replicas only a shared queue fires each tick once. A memory store
-// with workers gets the in-process queue; schedules alone on it are fired
-// by the engine in-process.
+// (jobs/river) is used when bread.yaml has a workers section, or schedules
+// on a SQL store: with several replicas only a shared queue fires each tick
+// once. It lives on workers.database when that is set, else on the
+// project's sqlite or postgres database. A memory store with workers (and
+// no workers.database) gets the in-process queue; schedules alone on it
+// are fired by the engine in-process.
 //
 // A terminal command only enqueues (`invoke --background`): its queue is
 // never started, so it neither works jobs nor fires ticks, and it keeps no
 // schedules. `bread build` opens no queue (it checks the schedules itself:
-// checkSchedules).
+// checkSchedules), but it checks workers.database's type and options.
 func (a *app) jobs(ctx context.Context, c *engine.Config, m mode) error {
 	cfg := a.project.Config
-	if cfg.Store != nil && cfg.Store.Type == "mysql" && (cfg.Workers != nil || len(cfg.Schedules) > 0) {
+	w := cfg.Workers
+	var qdb queueDB
+	if w != nil && w.Database != nil {
+		var err error
+		if qdb, err = a.workersDatabase(w.Database); err != nil {
+			return err
+		}
+	} else if cfg.Store != nil && cfg.Store.Type == "mysql" && (w != nil || len(cfg.Schedules) > 0) {
 		return located(cfg.Store, &core.BreadError{Code: core.CodeInvalidConfig,
 			Message: "a mysql store cannot hold the job queue that workers: and schedules: need (River, the durable queue, has no MySQL driver, " +
-				"and an in-process queue would run each job or tick on every replica): use a sqlite or postgres store for a project with background runs or schedules"})
+				"and an in-process queue would run each job or tick on every replica): put the queue on a postgres or sqlite database of its own " +
+				"with workers.database (workers: {database: {type: postgres, url: ...}}), or use a sqlite or postgres store"})
 	}
 	if m == modeBuild {
 		return nil
@@ -57,25 +66,29 @@ func (a *app) jobs(ctx context.Context, c *engine.Config, m mode) error {
 	if m == modeServe {
 		c.Schedules = a.schedules()
 	}
-	dialect, dsn, err := a.jobsDatabase(cfg.Store)
-	if err != nil {
-		return err
+	where := cfg.Store
+	if qdb.dialect != "" {
+		where = w.Database
+	} else {
+		var err error
+		if qdb, err = a.jobsDatabase(cfg.Store); err != nil {
+			return err
+		}
 	}
-	w := cfg.Workers
 	switch {
-	case dialect == "" && w != nil && m == modeServe:
+	case qdb.dialect == "" && w != nil && m == modeServe:
 		c.Jobs = memory.NewQueue(memory.QueueOptions{Concurrency: w.Concurrency, Logger: a.log})
 		return nil
-	case dialect == "" || (w == nil && len(cfg.Schedules) == 0):
+	case qdb.dialect == "" || (w == nil && len(cfg.Schedules) == 0):
 		return nil
 	}
 	if w == nil {
 		w = &project.WorkersConfig{}
 	}
-	q, err := riverjobs.Open(ctx, riverjobs.Options{Dialect: dialect, DSN: dsn, Concurrency: w.Concurrency, Queue: w.Queue,
+	q, err := riverjobs.Open(ctx, riverjobs.Options{Dialect: qdb.dialect, DSN: qdb.dsn, Schema: qdb.schema, Concurrency: w.Concurrency, Queue: w.Queue,
 		PollInterval: w.PollInterval, RescueAfter: w.RescueAfter, Logger: a.log})
 	if err != nil {
-		return located(cfg.Store, err)
+		return located(where, err)
 	}
 	a.durableJobs = true
 	if m == modeTerminal {
@@ -86,18 +99,59 @@ func (a *app) jobs(ctx context.Context, c *engine.Config, m mode) error {
 	return nil
 }
 
-// jobsDatabase is the River dialect and DSN of the project's store, or ""
-// for a store River cannot share (memory, a Go extension's).
-func (a *app) jobsDatabase(c *project.Component) (riverjobs.Dialect, string, error) {
+// queueDB is where a River queue lives: dialect "" is no database River
+// can use.
+type queueDB struct {
+	dialect riverjobs.Dialect
+	dsn     string
+	schema  string
+}
+
+// jobsDatabase is the River database of the project's store, or none for
+// a store River cannot share (memory, mysql, a Go extension's).
+func (a *app) jobsDatabase(c *project.Component) (queueDB, error) {
 	switch c.Type {
 	case "sqlite":
 		o, err := sqliteOptions(c, a.project)
-		return riverjobs.SQLite, o.Path, err
+		return queueDB{dialect: riverjobs.SQLite, dsn: o.Path}, err
 	case "postgres":
 		o, err := a.postgresOptions(c)
-		return riverjobs.Postgres, o.URL, err
+		return queueDB{dialect: riverjobs.Postgres, dsn: o.URL}, err
 	}
-	return "", "", nil
+	return queueDB{}, nil
+}
+
+// workersDatabase reads workers.database, the queue's own database: a
+// postgres URL (and schema) or a sqlite path, checked without connecting.
+// Its options are its own: it takes no default from the store or from
+// $DATABASE_URL, which name the store's database.
+func (a *app) workersDatabase(c *project.Component) (queueDB, error) {
+	switch c.Type {
+	case "postgres":
+		var o struct {
+			URL    string `json:"url"`
+			Schema string `json:"schema"`
+		}
+		if err := decode(c, &o); err != nil {
+			return queueDB{}, err
+		}
+		if o.URL == "" {
+			return queueDB{}, c.Errorf(core.CodeInvalidConfig, "workers.database of type postgres needs a url")
+		}
+		return queueDB{dialect: riverjobs.Postgres, dsn: o.URL, schema: o.Schema}, nil
+	case "sqlite":
+		var o struct {
+			Path string `json:"path"`
+		}
+		if err := decode(c, &o); err != nil {
+			return queueDB{}, err
+		}
+		if o.Path == "" {
+			return queueDB{}, c.Errorf(core.CodeInvalidConfig, "workers.database of type sqlite needs a path")
+		}
+		return queueDB{dialect: riverjobs.SQLite, dsn: projectPath(a.project, o.Path)}, nil
+	}
+	return queueDB{}, c.Errorf(core.CodeInvalidConfig, "unknown workers.database type %q (River, the job queue, runs on postgres or sqlite); known: postgres, sqlite", c.Type)
 }
 
 // enqueueOnly is a queue a terminal command enqueues on but never starts:

@@ -230,6 +230,8 @@ func TestBuildChecksTheWiring(t *testing.T) {
 		{"streams: {heartbeat: 1s}\ntransport: {type: httpchunked, heartbeat: 2s}\n", "the heartbeat is set twice"},
 		{"streams: {format: xml}\n", `bread.yaml:3: INVALID_CONFIG: format "xml" is not a stream format; known: ndjson, sse`},
 		{"streams: {format: ndjson}\ntransport: httpsse\n", "the stream format is set twice"},
+		{"workers:\n  database: {type: sqlite, pth: jobs.db}\n", `bread.yaml:4: INVALID_CONFIG: sqlite options: json: unknown field "pth"`},
+		{"workers: {database: {type: redis}}\n", `bread.yaml:3: INVALID_CONFIG: unknown workers.database type "redis"`},
 	} {
 		dir := project(t, basic(map[string]string{"bread.yaml": "entrypoints: [echo]\nstore: memory\n" + c.yaml}))
 		for _, cmd := range [][]string{{"build"}, {"invoke", "echo", "hi"}} {

@@ -79,6 +79,10 @@ type WorkersConfig struct {
 	// RescueAfter is how long a job may run before the queue hands it out
 	// again as stuck; 0 is the queue's default.
 	RescueAfter time.Duration
+	// Database, when set, is the database the queue lives in
+	// (`database: {type: postgres | sqlite, ...}`) instead of the store's:
+	// for a store River cannot share (mysql, memory, a Go extension's).
+	Database *Component
 }
 
 // ScheduleConfig is one entry of bread.yaml's schedules: exactly one of
@@ -691,10 +695,11 @@ func (l *loader) providers(f *yamlFile, raw any, out map[string]*Component) erro
 }
 
 type workersFile struct {
-	Concurrency  int    `yaml:"concurrency"`
-	Queue        string `yaml:"queue"`
-	PollInterval string `yaml:"pollInterval"`
-	RescueAfter  string `yaml:"rescueAfter"`
+	Concurrency  int           `yaml:"concurrency"`
+	Queue        string        `yaml:"queue"`
+	PollInterval string        `yaml:"pollInterval"`
+	RescueAfter  string        `yaml:"rescueAfter"`
+	Database     *rawComponent `yaml:"database"`
 }
 
 // workersConfig reads bread.yaml's workers section.
@@ -703,6 +708,11 @@ func workersConfig(f *yamlFile, raw *workersFile) (*WorkersConfig, error) {
 		return nil, nil
 	}
 	w := &WorkersConfig{Concurrency: raw.Concurrency, Queue: raw.Queue}
+	db, err := f.component("$.workers.database", raw.Database, "")
+	if err != nil {
+		return nil, err
+	}
+	w.Database = db
 	if raw.Concurrency < 0 || raw.Concurrency > 10_000 {
 		return nil, f.errorf("$.workers.concurrency", "concurrency %d is not between 1 and 10000 (leave it out for the default)", raw.Concurrency)
 	}
