@@ -115,3 +115,10 @@ func (in *Instance) endRecord(ctx context.Context, d core.Detached, last core.Cr
 	}
 	return rec
 }
+
+// WebhookSender is the Instance's Sender (Config.Webhooks: its secret,
+// host allow-list, private-network guard, attempts and backoff), for a
+// plugin that delivers webhooks of its own (protocols/a2a's push
+// notifications) under the same rules. The Instance closes it in Stop; a
+// plugin must not.
+func (in *Instance) WebhookSender() *webhook.Sender { return in.bg.webhooks }

@@ -5,7 +5,10 @@
 // configured URL, action ActionRPC).
 //
 // Options.SpecVersion "1.0" serves the spec v1.0 JSON-RPC binding instead
-// (SendMessage, SendStreamingMessage, GetTask, CancelTask, SubscribeToTask).
+// (SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask,
+// SubscribeToTask, the push config methods, GetExtendedAgentCard) and, under
+// the same path, its HTTP+JSON binding, whose routes call the same
+// operations.
 // NewRemote is the client side: any A2A agent as a core.RemoteAgent.
 //
 // A task is a bread run and its context is the run's session; both are read

@@ -328,11 +328,6 @@ func (h *handler) OnResubscribeToTask(ctx context.Context, params *a2a.TaskIDPar
 	}
 }
 
-// OnGetExtendedAgentCard: there is no extended card (-32007).
-func (h *handler) OnGetExtendedAgentCard(context.Context) (*a2a.AgentCard, error) {
-	return nil, a2a.ErrAuthenticatedExtendedCardNotConfigured
-}
-
 // started is a run (or resumption) that passed the engine's checks: its
 // first crumb is read, so its task id is known.
 type started struct {

@@ -90,13 +90,28 @@ type Options struct {
 	// idle timeout keep the connection. Default DefaultHeartbeat; negative
 	// sends none.
 	Heartbeat time.Duration `json:"-"`
-	// Push delivers push notifications (Go only; v0.3 binding): with it
-	// the card advertises capabilities.pushNotifications and
-	// tasks/pushNotificationConfig/* and message/send's
-	// configuration.pushNotificationConfig work; receivers are checked by
-	// its guard, deliveries signed when it has a secret and retried as it
-	// says. The plugin does not close it. nil: push is not supported.
+	// Push delivers push notifications (Go only): with it the card
+	// advertises capabilities.pushNotifications and the push notification
+	// config methods (v0.3 tasks/pushNotificationConfig/*, v1.0
+	// *TaskPushNotificationConfig*) and a message's push config work;
+	// receivers are checked by its guard, deliveries signed when it has a
+	// secret and retried as it says. The plugin does not close it. nil:
+	// see PushNotifications.
 	Push *webhook.Sender `json:"-"`
+	// PushNotifications, when Push is nil, delivers push notifications
+	// through the engine's webhook sender (engine.Instance.WebhookSender,
+	// configured by bread.yaml's webhooks section: secret, allowHosts,
+	// allowPrivateNetworks, maxAttempts, backoff). False and no Push: push
+	// is not supported.
+	PushNotifications bool `json:"pushNotifications,omitempty"`
+	// ExtendedCard serves the authenticated extended Agent Card: the public
+	// card then shows the agent's name and description with one skill
+	// naming the agent, and says the extended card exists; an identified
+	// caller's extended card adds the agent's skills and its input and
+	// output JSON Schemas. A caller without an identity is refused (HTTP
+	// 401). False: the method answers not configured (v0.3, -32007) or
+	// unsupported (v1.0, -32004), and the public card shows everything.
+	ExtendedCard bool `json:"extendedCard,omitempty"`
 }
 
 // Plugin is the A2A plugin: the card and JSON-RPC routes over a Runtime.
@@ -163,6 +178,11 @@ func New(opts Options) (*Plugin, error) {
 	default:
 		return nil, core.Errorf(core.CodeInvalidConfig, "a2a: specVersion %q is not one of %q, %q", opts.SpecVersion, SpecV03, SpecV1)
 	}
+	if opts.SpecVersion == SpecV1 && rpcPath == "/" {
+		// The HTTP+JSON routes go under the url's path: at / they would be
+		// /tasks and /tasks/{id}, bread's own routes.
+		return nil, core.Errorf(core.CodeInvalidConfig, "a2a: a specVersion 1.0 mount needs a url with a path other than /, such as /a2a: its HTTP+JSON routes (/tasks, /message:send) go under it")
+	}
 	return &Plugin{opts: opts, rpcPath: rpcPath}, nil
 }
 
@@ -200,22 +220,43 @@ func (p *Plugin) Init(_ context.Context, rt core.Runtime) error {
 	if p.log == nil {
 		p.log = slog.Default()
 	}
-	if p.opts.Push != nil && p.opts.SpecVersion == SpecV03 {
-		p.push = newPusher(p.opts.Push, newPushStore(), p.log)
+	send := p.opts.Push
+	if send == nil && p.opts.PushNotifications {
+		ws, ok := rt.(webhookSenderOf)
+		if !ok || ws.WebhookSender() == nil {
+			return core.Errorf(core.CodeInvalidConfig, "a2a: pushNotifications needs the engine's webhook sender; this runtime has none (pass Options.Push)")
+		}
+		send = ws.WebhookSender()
 	}
 	if p.opts.SpecVersion == SpecV1 {
+		if send != nil {
+			p.push = newPusher(send, newPushStore(), func(t *a2a.Task) ([]byte, error) { return json.Marshal(map[string]any{"task": v1Task(t)}) }, p.log)
+		}
 		p.rpc = v1{&handler{p: p}}
 	} else {
+		if send != nil {
+			p.push = newPusher(send, newPushStore(), func(t *a2a.Task) ([]byte, error) { return json.Marshal(t) }, p.log)
+		}
 		p.rpc = a2asrv.NewJSONRPCHandler(&handler{p: p})
 	}
 	return nil
 }
 
+// webhookSenderOf is a runtime that lends its webhook sender
+// (*engine.Instance).
+type webhookSenderOf interface {
+	WebhookSender() *webhook.Sender
+}
+
 // Routes implements core.RoutesProvider: GET CardPath under ActionCard and
-// POST at the path of URL under ActionRPC.
+// POST at the path of URL under ActionRPC; a v1.0 mount adds the routes of
+// the HTTP+JSON binding under that path, under ActionRPC too.
 func (p *Plugin) Routes(r core.Router) {
 	r.Handle(ActionCard, http.MethodGet, p.opts.CardPath, http.HandlerFunc(p.serveCard))
 	r.Handle(ActionRPC, http.MethodPost, p.rpcPath, http.HandlerFunc(p.serveRPC))
+	if p.opts.SpecVersion == SpecV1 {
+		p.restRoutes(r)
+	}
 }
 
 // Close implements core.PluginCloser: the routes answer 503 from then on.
@@ -238,11 +279,15 @@ func (p *Plugin) serveRPC(w http.ResponseWriter, r *http.Request) {
 		// depth, bounded, is where this task starts.
 		r = r.WithContext(core.DelegationFromHeader(r.Context(), r.Header))
 	}
-	if p.push != nil {
-		serveDelete(p.rpc, w, r, func(r *http.Request) { serveWithHeartbeat(p.rpc, flusher{w}, r, p.heartbeat()) })
+	r = r.WithContext(withCardURL(r.Context(), p.advertised(r)))
+	serve := func(r *http.Request) { serveWithHeartbeat(p.rpc, flusher{w}, r, p.heartbeat()) }
+	if p.opts.SpecVersion == SpecV03 && (p.push != nil || p.opts.ExtendedCard) {
+		// a2a-go answers these two methods in ways the spec does not:
+		// see servePeeked.
+		p.servePeeked(w, r, serve)
 		return
 	}
-	serveWithHeartbeat(p.rpc, flusher{w}, r, p.heartbeat())
+	serve(r)
 }
 
 // flusher gives a2a-go's SSE writer the http.Flusher it asserts, whatever

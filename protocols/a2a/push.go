@@ -2,7 +2,6 @@ package a2a
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -147,9 +146,12 @@ func pushAuthSupported(cfg *a2a.PushConfig) bool {
 type pusher struct {
 	send  *webhook.Sender
 	store *pushStore
-	log   *slog.Logger
-	ctx   context.Context // ended by close: abandons retries
-	stop  context.CancelFunc
+	// encode is a snapshot as the mount's spec version delivers it: the
+	// Task (v0.3), or a StreamResponse holding it (v1.0).
+	encode func(*a2a.Task) ([]byte, error)
+	log    *slog.Logger
+	ctx    context.Context // ended by close: abandons retries
+	stop   context.CancelFunc
 
 	mu       sync.Mutex
 	queues   map[a2a.TaskID][]*a2a.Task
@@ -161,9 +163,9 @@ type pusher struct {
 	closed   bool
 }
 
-func newPusher(send *webhook.Sender, store *pushStore, log *slog.Logger) *pusher {
+func newPusher(send *webhook.Sender, store *pushStore, encode func(*a2a.Task) ([]byte, error), log *slog.Logger) *pusher {
 	ctx, stop := context.WithCancel(context.Background())
-	return &pusher{send: send, store: store, log: log, ctx: ctx, stop: stop, queues: map[a2a.TaskID][]*a2a.Task{},
+	return &pusher{send: send, store: store, encode: encode, log: log, ctx: ctx, stop: stop, queues: map[a2a.TaskID][]*a2a.Task{},
 		watching: map[a2a.TaskID]bool{}, again: map[a2a.TaskID]bool{}, sent: map[a2a.TaskID]int{}, last: map[a2a.TaskID]a2a.TaskState{}}
 }
 
@@ -205,7 +207,7 @@ func (p *pusher) drain(task a2a.TaskID) {
 		t := q[0]
 		p.queues[task] = q[1:]
 		p.mu.Unlock()
-		body, err := json.Marshal(t)
+		body, err := p.encode(t)
 		if err != nil {
 			p.log.Error("a2a: encoding a push notification failed", "task", string(task), "error", err)
 			continue

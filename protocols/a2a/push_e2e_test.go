@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -21,7 +22,10 @@ import (
 // pushReceiver records, per path, the states delivered to it; its first
 // delivery is answered 500 (the sender must retry it).
 type pushReceiver struct {
-	t      *testing.T
+	t *testing.T
+	// v1 reads a v1.0 delivery (a StreamResponse holding the task)
+	// instead of a v0.3 one (the task).
+	v1     bool
 	mu     sync.Mutex
 	calls  int
 	states map[string][]string
@@ -41,13 +45,32 @@ func (rc *pushReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := webhook.Verify("s3cret", r.Header.Get(webhook.SignatureHeader), body, time.Now(), time.Minute); err != nil {
 		rc.t.Errorf("%s: signature: %v", r.URL.Path, err)
 	}
-	var task a2a.Task
-	if err := json.Unmarshal(body, &task); err != nil {
-		rc.t.Errorf("%s: body %s: %v", r.URL.Path, body, err)
+	var state string
+	var terminal bool
+	if rc.v1 {
+		var res struct {
+			Task struct {
+				ID     string `json:"id"`
+				Status struct {
+					State string `json:"state"`
+				} `json:"status"`
+			} `json:"task"`
+		}
+		if err := json.Unmarshal(body, &res); err != nil || res.Task.ID == "" {
+			rc.t.Errorf("%s: body %s: %v", r.URL.Path, body, err)
+		}
+		state = res.Task.Status.State
+		terminal = state == "TASK_STATE_COMPLETED" || state == "TASK_STATE_FAILED" || state == "TASK_STATE_CANCELED"
+	} else {
+		var task a2a.Task
+		if err := json.Unmarshal(body, &task); err != nil {
+			rc.t.Errorf("%s: body %s: %v", r.URL.Path, body, err)
+		}
+		state, terminal = string(task.Status.State), task.Status.State.Terminal()
 	}
-	rc.states[r.URL.Path] = append(rc.states[r.URL.Path], string(task.Status.State))
+	rc.states[r.URL.Path] = append(rc.states[r.URL.Path], state)
 	rc.auth[r.URL.Path] = r.Header.Get("X-A2A-Notification-Token") + "|" + r.Header.Get("Authorization")
-	if task.Status.State.Terminal() {
+	if terminal {
 		close(rc.done[r.URL.Path])
 	}
 }
@@ -119,6 +142,83 @@ func TestPushNotifications(t *testing.T) {
 	// delete (the resume's working and completed) may reach it.
 	for _, st := range rc.states["/c"] {
 		if st != "input-required" {
+			t.Errorf("/c, deleted before the answer, got %v", rc.states["/c"])
+			break
+		}
+	}
+}
+
+// TestV1PushNotifications: the same deliveries over the v1.0 binding, each
+// a StreamResponse holding the task: a config given with SendMessage, one
+// created over HTTP+JSON with Bearer credentials, one created over JSON-RPC
+// and deleted over HTTP+JSON; each config method answers alike on both
+// bindings; the first delivery is answered 500 and arrives on the retry,
+// signed.
+func TestV1PushNotifications(t *testing.T) {
+	rc := &pushReceiver{t: t, v1: true, states: map[string][]string{}, auth: map[string]string{}, done: map[string]chan struct{}{"/a": make(chan struct{}), "/b": make(chan struct{})}}
+	recv := httptest.NewServer(rc)
+	defer recv.Close()
+	send := webhook.New(webhook.Options{Secret: "s3cret", AllowPrivateNetworks: true, Backoff: time.Millisecond})
+	defer send.Close()
+	ask := modeltest.ToolCall("human_confirm", map[string]string{"url": "https://bread.dev"})
+	s := newStack(t, setup{agents: []*core.Agent{humanAgent(ask, modeltest.Text("Published."))},
+		opts: a2ap.Options{SpecVersion: a2ap.SpecV1, URL: "/a2a/v1", CardPath: "/.well-known/agent-card-v1.json", Push: send}})
+	rpc, rest := s.url+"/a2a/v1", s.url+"/a2a/v1"
+	n := &normalizer{ids: map[string]string{}}
+	_, card := n.restCall(t, http.MethodGet, s.url+"/.well-known/agent-card-v1.json", nil, nil)
+	if card.(map[string]any)["capabilities"].(map[string]any)["pushNotifications"] != true {
+		t.Fatalf("the card does not advertise push notifications: %v", card)
+	}
+	msg := v1Text("publish")
+	msg["configuration"] = map[string]any{"taskPushNotificationConfig": map[string]any{"url": recv.URL + "/a", "token": "tok-a"}}
+	sent := result(t, n.call(t, rpc, "SendMessage", msg, nil)).(map[string]any)["task"].(map[string]any)
+	if st := sent["status"].(map[string]any)["state"]; st != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("task %v", sent)
+	}
+	id := key(n, sent["id"].(string))
+	configs := rest + "/tasks/" + id + "/pushNotificationConfigs"
+	code, b := n.restCall(t, http.MethodPost, configs, map[string]any{"id": "b", "url": recv.URL + "/b", "authentication": map[string]any{"scheme": "Bearer", "credentials": "xyz"}}, nil)
+	if code != http.StatusOK || b.(map[string]any)["id"] != "b" || b.(map[string]any)["taskId"] != sent["id"] {
+		t.Fatalf("create over REST: %d %v", code, b)
+	}
+	result(t, n.call(t, rpc, "CreateTaskPushNotificationConfig", map[string]any{"taskId": id, "id": "c", "url": recv.URL + "/c"}, nil))
+	if code, got := n.restCall(t, http.MethodDelete, configs+"/c", nil, nil); code != http.StatusOK || len(got.(map[string]any)) != 0 {
+		t.Fatalf("delete over REST: %d %v", code, got)
+	}
+	_, got := n.restCall(t, http.MethodGet, configs+"/b", nil, nil)
+	if rpcGot := result(t, n.call(t, rpc, "GetTaskPushNotificationConfig", map[string]any{"taskId": id, "id": "b"}, nil)); !reflect.DeepEqual(got, rpcGot) || !reflect.DeepEqual(got, b) {
+		t.Fatalf("get: REST %v, JSON-RPC %v, created %v", got, rpcGot, b)
+	}
+	_, list := n.restCall(t, http.MethodGet, configs, nil, nil)
+	if rpcList := result(t, n.call(t, rpc, "ListTaskPushNotificationConfigs", map[string]any{"taskId": id}, nil)); !reflect.DeepEqual(list, rpcList) || len(list.(map[string]any)["configs"].([]any)) != 2 {
+		t.Fatalf("list: REST %v, JSON-RPC %v", list, rpcList)
+	}
+	if code, got := n.restCall(t, http.MethodPost, configs, map[string]any{"url": "ftp://x/y"}, nil); code != http.StatusBadRequest {
+		t.Fatalf("a receiver the guard refuses: %d %v", code, got)
+	}
+	if code, got := n.restCall(t, http.MethodGet, configs+"/c", nil, nil); code != http.StatusBadRequest {
+		t.Fatalf("the deleted config: %d %v", code, got)
+	}
+	// The answer, over HTTP+JSON, resumes the task to its end.
+	answer := map[string]any{"message": map[string]any{"messageId": "m2", "role": "ROLE_USER", "taskId": id, "parts": []any{map[string]any{"data": map[string]any{"url": "https://bread.dev"}}}}}
+	if code, got := n.restCall(t, http.MethodPost, rest+"/message:send", answer, nil); code != http.StatusOK {
+		t.Fatalf("answer: %d %v", code, got)
+	}
+	<-rc.done["/a"]
+	<-rc.done["/b"]
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if got := strings.Join(rc.states["/a"], " "); got != "TASK_STATE_WORKING TASK_STATE_INPUT_REQUIRED TASK_STATE_WORKING TASK_STATE_COMPLETED" {
+		t.Errorf("/a got %s", got)
+	}
+	if got := strings.Join(rc.states["/b"], " "); !strings.HasSuffix(got, "TASK_STATE_WORKING TASK_STATE_COMPLETED") {
+		t.Errorf("/b got %s", got)
+	}
+	if rc.auth["/a"] != "tok-a|" || rc.auth["/b"] != "|Bearer xyz" {
+		t.Errorf("auth %v", rc.auth)
+	}
+	for _, st := range rc.states["/c"] {
+		if st != "TASK_STATE_INPUT_REQUIRED" {
 			t.Errorf("/c, deleted before the answer, got %v", rc.states["/c"])
 			break
 		}

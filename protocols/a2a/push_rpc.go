@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -146,32 +147,45 @@ func (h *handler) registerPush(info a2a.TaskInfo, c *a2a.PushConfig, resumed boo
 	h.p.watch(info)
 }
 
-// serveDelete serves tasks/pushNotificationConfig/delete through rpc and
-// writes the JSON-RPC answer a2a-go v0.3.3's handler leaves out on success
-// (it writes nothing for a nil result, so a client reads an empty body):
-// {"result": null} with the request's id.
-// Any other request goes to next with its body intact.
-func serveDelete(rpc http.Handler, w http.ResponseWriter, r *http.Request, next func(*http.Request)) {
+// servePeeked reads a v0.3 request's method before a2a-go's handler does,
+// for the two answers it would get wrong. tasks/pushNotificationConfig/delete:
+// a2a-go v0.3.3 writes nothing for its nil result, so a client reads an
+// empty body; this writes {"result": null} with the request's id.
+// agent/getAuthenticatedExtendedCard from a caller without an identity:
+// the spec's answer is HTTP 401, which a2a-go cannot give; this writes it,
+// with a -32000 error naming UNAUTHENTICATED. Any other request goes to
+// next with its body intact.
+func (p *Plugin) servePeeked(w http.ResponseWriter, r *http.Request, next func(*http.Request)) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, "the request body could not be read", http.StatusBadRequest)
 		return
 	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	var req struct {
 		Method string          `json:"method"`
 		ID     json.RawMessage `json:"id"`
 	}
-	if json.Unmarshal(body, &req) != nil || req.Method != "tasks/pushNotificationConfig/delete" || len(req.ID) == 0 {
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	if json.Unmarshal(body, &req) != nil || len(req.ID) == 0 {
 		next(r)
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	rw := &wroteWriter{ResponseWriter: w}
-	rpc.ServeHTTP(rw, r)
-	if !rw.wrote {
+	switch {
+	case req.Method == "agent/getAuthenticatedExtendedCard" && p.opts.ExtendedCard && core.IdentityFrom(r.Context()) == nil:
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":null}`+"\n", req.ID)
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		w.WriteHeader(http.StatusUnauthorized)
+		detail, _ := json.Marshal(strings.TrimSuffix(errUnauthenticated.Error(), ": "+a2a.ErrServerError.Error()))
+		_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"Server error","data":{"error":%s}}}`+"\n", req.ID, detail)
+	case req.Method == "tasks/pushNotificationConfig/delete" && p.push != nil:
+		rw := &wroteWriter{ResponseWriter: w}
+		p.rpc.ServeHTTP(rw, r)
+		if !rw.wrote {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":null}`+"\n", req.ID)
+		}
+	default:
+		next(r)
 	}
 }
 

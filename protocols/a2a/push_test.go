@@ -113,7 +113,7 @@ func TestPusherDelivers(t *testing.T) {
 	if _, err := store.save("t1", a2a.PushConfig{URL: recv.URL, Token: "tok"}); err != nil {
 		t.Fatal(err)
 	}
-	p := newPusher(send, store, slog.New(slog.DiscardHandler))
+	p := newPusher(send, store, func(t *a2a.Task) ([]byte, error) { return json.Marshal(t) }, slog.New(slog.DiscardHandler))
 	defer p.close()
 	for _, s := range []a2a.TaskState{a2a.TaskStateWorking, a2a.TaskStateInputRequired, a2a.TaskStateWorking, a2a.TaskStateCompleted} {
 		p.enqueue(&a2a.Task{ID: "t1", ContextID: "c", Status: a2a.TaskStatus{State: s}})

@@ -2,11 +2,13 @@ package a2a
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -40,6 +42,8 @@ type v1Error struct {
 	message string
 	reason  string
 	detail  string
+	// http overrides the HTTP status the HTTP+JSON binding answers with.
+	http int
 }
 
 func (h v1) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -55,92 +59,142 @@ func (h v1) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeV1(w, req.ID, nil, v1Err(a2a.ErrInvalidRequest))
 		return
 	}
-	if v := r.Header.Get("A2A-Version"); v != "" && v != "1" && !strings.HasPrefix(v, "1.0") {
-		writeV1(w, req.ID, nil, &v1Error{code: -32009, message: "Version not supported", reason: "VERSION_NOT_SUPPORTED", detail: "this endpoint speaks A2A 1.0, not " + quote(v)})
+	if e := v1VersionError(r); e != nil {
+		writeV1(w, req.ID, nil, e)
 		return
 	}
-	switch req.Method {
-	case "SendMessage":
-		p, err := decodeV1Send(req.Params)
+	streaming, known := v1Methods[req.Method]
+	switch {
+	case !known:
+		writeV1(w, req.ID, nil, v1Err(fmt.Errorf("%s: %w", quote(req.Method), a2a.ErrMethodNotFound)))
+	case streaming:
+		events, err := h.stream(ctx, req.Method, req.Params)
 		if err != nil {
 			writeV1(w, req.ID, nil, v1Err(err))
 			return
+		}
+		writeSSE(ctx, h.h.p.log, w, events, func(err error) { writeV1(w, req.ID, nil, v1Err(err)) },
+			func(ev a2a.Event, err error) (string, any) {
+				if err != nil {
+					return "", v1Envelope(req.ID, nil, v1Err(err))
+				}
+				return "", v1Envelope(req.ID, v1Event(ev), nil)
+			})
+	default:
+		res, err := h.call(ctx, req.Method, req.Params)
+		if err != nil {
+			writeV1(w, req.ID, nil, v1Err(err))
+			return
+		}
+		writeV1(w, req.ID, res, nil)
+	}
+}
+
+// v1VersionError refuses an A2A-Version header other than 1.x; a request
+// without one is served as 1.0.
+func v1VersionError(r *http.Request) *v1Error {
+	v := r.Header.Get("A2A-Version")
+	if v == "" || v == "1" || strings.HasPrefix(v, "1.") {
+		return nil
+	}
+	return &v1Error{code: -32009, message: "Version not supported", reason: "VERSION_NOT_SUPPORTED", detail: "this endpoint speaks A2A 1.0, not " + quote(v)}
+}
+
+// v1Methods are the v1.0 operations by name, true for those that answer
+// with an event stream. The JSON-RPC and HTTP+JSON bindings both call them
+// (call and stream), so a task reads the same on either.
+var v1Methods = map[string]bool{
+	"SendMessage": false, "GetTask": false, "ListTasks": false, "CancelTask": false,
+	"CreateTaskPushNotificationConfig": false, "GetTaskPushNotificationConfig": false,
+	"ListTaskPushNotificationConfigs": false, "DeleteTaskPushNotificationConfig": false,
+	"GetExtendedAgentCard": false,
+	"SendStreamingMessage": true, "SubscribeToTask": true,
+}
+
+// call runs a unary v1.0 operation on its request message (params) and
+// answers its response message, in the v1.0 shapes.
+func (h v1) call(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	switch method {
+	case "SendMessage":
+		p, err := decodeV1Send(params)
+		if err != nil {
+			return nil, err
 		}
 		res, err := h.h.OnSendMessage(ctx, p)
 		if err != nil {
-			writeV1(w, req.ID, nil, v1Err(err))
-			return
+			return nil, err
 		}
-		writeV1(w, req.ID, v1SendResult(res), nil)
+		return v1SendResult(res), nil
 	case "GetTask":
 		var p struct {
 			ID            string `json:"id"`
 			HistoryLength *int   `json:"historyLength"`
 		}
-		if err := json.Unmarshal(orEmpty(req.Params), &p); err != nil {
-			writeV1(w, req.ID, nil, v1Err(fmt.Errorf("params: %w", a2a.ErrInvalidParams)))
-			return
+		if err := json.Unmarshal(orEmpty(params), &p); err != nil {
+			return nil, fmt.Errorf("params: %w", a2a.ErrInvalidParams)
 		}
 		t, err := h.h.OnGetTask(ctx, &a2a.TaskQueryParams{ID: a2a.TaskID(p.ID), HistoryLength: p.HistoryLength})
 		if err != nil {
-			writeV1(w, req.ID, nil, v1Err(err))
-			return
+			return nil, err
 		}
-		writeV1(w, req.ID, v1Task(t), nil)
+		return v1Task(t), nil
 	case "ListTasks":
 		var p listTasksParams
-		if err := json.Unmarshal(orEmpty(req.Params), &p); err != nil {
-			writeV1(w, req.ID, nil, v1Err(fmt.Errorf("params: %w", a2a.ErrInvalidParams)))
-			return
+		if err := json.Unmarshal(orEmpty(params), &p); err != nil {
+			return nil, fmt.Errorf("params: %w", a2a.ErrInvalidParams)
 		}
 		page, err := h.h.listTasks(ctx, p)
 		if err != nil {
-			writeV1(w, req.ID, nil, v1Err(err))
-			return
+			return nil, err
 		}
 		tasks := make([]any, len(page.tasks))
 		for i, t := range page.tasks {
 			tasks[i] = v1Task(t)
 		}
-		writeV1(w, req.ID, map[string]any{"tasks": tasks, "nextPageToken": page.next, "pageSize": page.pageSize, "totalSize": page.total}, nil)
+		return map[string]any{"tasks": tasks, "nextPageToken": page.next, "pageSize": page.pageSize, "totalSize": page.total}, nil
 	case "CancelTask":
-		id, err := decodeV1ID(req.Params)
+		id, err := decodeV1ID(params)
 		if err != nil {
-			writeV1(w, req.ID, nil, v1Err(err))
-			return
+			return nil, err
 		}
 		t, err := h.h.OnCancelTask(ctx, &a2a.TaskIDParams{ID: id})
 		if err != nil {
-			writeV1(w, req.ID, nil, v1Err(err))
-			return
+			return nil, err
 		}
-		writeV1(w, req.ID, v1Task(t), nil)
-	case "SendStreamingMessage":
-		p, err := decodeV1Send(req.Params)
-		if err != nil {
-			writeV1(w, req.ID, nil, v1Err(err))
-			return
-		}
-		h.stream(ctx, w, req.ID, h.h.OnSendMessageStream(ctx, p))
-	case "SubscribeToTask":
-		id, err := decodeV1ID(req.Params)
-		if err != nil {
-			writeV1(w, req.ID, nil, v1Err(err))
-			return
-		}
-		h.stream(ctx, w, req.ID, h.h.OnResubscribeToTask(ctx, &a2a.TaskIDParams{ID: id}))
+		return v1Task(t), nil
 	case "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig", "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig":
-		writeV1(w, req.ID, nil, v1Err(a2a.ErrPushNotificationNotSupported))
+		return h.pushCall(ctx, method, params)
 	case "GetExtendedAgentCard":
-		writeV1(w, req.ID, nil, v1Err(a2a.ErrAuthenticatedExtendedCardNotConfigured))
-	default:
-		writeV1(w, req.ID, nil, v1Err(fmt.Errorf("%s: %w", quote(req.Method), a2a.ErrMethodNotFound)))
+		return h.extendedCard(ctx)
 	}
+	return nil, fmt.Errorf("%s: %w", quote(method), a2a.ErrMethodNotFound)
 }
 
-// stream writes events as SSE, one JSON-RPC envelope each. An error before
-// the first event is a plain JSON-RPC error; after it, an error envelope.
-func (h v1) stream(ctx context.Context, w http.ResponseWriter, id any, events iter.Seq2[a2a.Event, error]) {
+// stream starts a streaming v1.0 operation. An error is a refusal before
+// the first event.
+func (h v1) stream(ctx context.Context, method string, params json.RawMessage) (iter.Seq2[a2a.Event, error], error) {
+	switch method {
+	case "SendStreamingMessage":
+		p, err := decodeV1Send(params)
+		if err != nil {
+			return nil, err
+		}
+		return h.h.OnSendMessageStream(ctx, p), nil
+	case "SubscribeToTask":
+		id, err := decodeV1ID(params)
+		if err != nil {
+			return nil, err
+		}
+		return h.h.OnResubscribeToTask(ctx, &a2a.TaskIDParams{ID: id}), nil
+	}
+	return nil, fmt.Errorf("%s: %w", quote(method), a2a.ErrMethodNotFound)
+}
+
+// writeSSE writes events as Server-Sent Events, frame giving each event's
+// SSE event name ("" for none) and data; an error after the first event is
+// framed too and ends the stream. An error before the first event goes to
+// refuse instead, as a plain response.
+func writeSSE(ctx context.Context, log *slog.Logger, w http.ResponseWriter, events iter.Seq2[a2a.Event, error], refuse func(error), frame func(a2a.Event, error) (string, any)) {
 	next, stop := iter.Pull2(events)
 	defer stop()
 	ev, err, ok := next()
@@ -148,7 +202,7 @@ func (h v1) stream(ctx context.Context, w http.ResponseWriter, id any, events it
 		return
 	}
 	if err != nil {
-		writeV1(w, id, nil, v1Err(err))
+		refuse(err)
 		return
 	}
 	hd := w.Header()
@@ -158,16 +212,16 @@ func (h v1) stream(ctx context.Context, w http.ResponseWriter, id any, events it
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	for ok {
-		var env map[string]any
-		if err != nil {
-			env = v1Envelope(id, nil, v1Err(err))
-		} else {
-			env = v1Envelope(id, v1Event(ev), nil)
-		}
-		b, merr := json.Marshal(env)
+		name, data := frame(ev, err)
+		b, merr := json.Marshal(data)
 		if merr != nil {
-			h.h.p.log.ErrorContext(ctx, "a2a: encoding a v1.0 event failed", "error", merr)
+			log.ErrorContext(ctx, "a2a: encoding a v1.0 event failed", "error", merr)
 			return
+		}
+		if name != "" {
+			if _, werr := fmt.Fprintf(w, "event: %s\n", name); werr != nil {
+				return
+			}
 		}
 		if _, werr := fmt.Fprintf(w, "data: %s\n\n", b); werr != nil {
 			return
@@ -223,9 +277,12 @@ func decodeV1Send(raw json.RawMessage) (*a2a.MessageSendParams, error) {
 	var p struct {
 		Message       *v1Message `json:"message"`
 		Configuration *struct {
-			AcceptedOutputModes []string `json:"acceptedOutputModes"`
-			HistoryLength       *int     `json:"historyLength"`
-			ReturnImmediately   bool     `json:"returnImmediately"`
+			AcceptedOutputModes []string      `json:"acceptedOutputModes"`
+			HistoryLength       *int          `json:"historyLength"`
+			ReturnImmediately   bool          `json:"returnImmediately"`
+			Push                *v1PushConfig `json:"taskPushNotificationConfig"`
+			// PushAlias is the name the spec's prose example uses.
+			PushAlias *v1PushConfig `json:"pushNotificationConfig"`
 		} `json:"configuration"`
 		Metadata map[string]any `json:"metadata"`
 	}
@@ -255,6 +312,10 @@ func decodeV1Send(raw json.RawMessage) (*a2a.MessageSendParams, error) {
 	if c := p.Configuration; c != nil {
 		blocking := !c.ReturnImmediately
 		out.Config = &a2a.MessageSendConfig{AcceptedOutputModes: c.AcceptedOutputModes, HistoryLength: c.HistoryLength, Blocking: &blocking}
+		if pc := cmp.Or(c.Push, c.PushAlias); pc != nil {
+			cfg := pc.config()
+			out.Config.PushConfig = &cfg
+		}
 	}
 	return out, nil
 }
@@ -429,6 +490,9 @@ func v1Err(err error) *v1Error {
 	if errors.As(err, &ve) {
 		return ve
 	}
+	if errors.Is(err, errUnauthenticated) {
+		return &v1Error{code: -32000, message: "Authentication required", reason: "UNAUTHENTICATED", detail: strings.TrimSuffix(err.Error(), ": "+a2a.ErrServerError.Error()), http: http.StatusUnauthorized}
+	}
 	for _, e := range []struct {
 		sentinel error
 		code     int
@@ -438,7 +502,7 @@ func v1Err(err error) *v1Error {
 		{a2a.ErrParseError, -32700, "Invalid JSON payload", ""},
 		{a2a.ErrInvalidRequest, -32600, "Request payload validation error", ""},
 		{a2a.ErrMethodNotFound, -32601, "Method not found", ""},
-		{a2a.ErrInvalidParams, -32602, "Invalid parameters", ""},
+		{a2a.ErrInvalidParams, -32602, "Invalid parameters", "INVALID_PARAMS"},
 		{a2a.ErrServerError, -32000, "Server error", ""},
 		{a2a.ErrTaskNotFound, -32001, "Task not found", "TASK_NOT_FOUND"},
 		{a2a.ErrTaskNotCancelable, -32002, "Task cannot be canceled", "TASK_NOT_CANCELABLE"},
@@ -466,34 +530,52 @@ func v1Envelope(id, result any, e *v1Error) map[string]any {
 		return env
 	}
 	body := map[string]any{"code": e.code, "message": e.message}
-	if e.reason != "" || e.detail != "" {
-		info := map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "domain": "a2a-protocol.org"}
-		if e.reason != "" {
-			info["reason"] = e.reason
-		} else {
-			info["reason"] = strings.ToUpper(strings.ReplaceAll(e.message, " ", "_"))
-		}
-		if e.detail != "" {
-			info["metadata"] = map[string]any{"detail": e.detail}
-		}
+	if info := e.errorInfo(); info != nil {
 		body["data"] = []any{info}
 	}
 	env["error"] = body
 	return env
 }
 
+// errorInfo is e's google.rpc.ErrorInfo, nil for an error with neither a
+// reason nor a detail.
+func (e *v1Error) errorInfo() map[string]any {
+	if e.reason == "" && e.detail == "" {
+		return nil
+	}
+	info := map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "domain": "a2a-protocol.org"}
+	if e.reason != "" {
+		info["reason"] = e.reason
+	} else {
+		info["reason"] = strings.ToUpper(strings.ReplaceAll(e.message, " ", "_"))
+	}
+	if e.detail != "" {
+		info["metadata"] = map[string]any{"detail": e.detail}
+	}
+	return info
+}
+
+// writeV1 writes a JSON-RPC answer; a refusal for want of authentication
+// is HTTP 401 as well.
 func writeV1(w http.ResponseWriter, id, result any, e *v1Error) {
 	w.Header().Set("Content-Type", "application/json")
+	if e != nil {
+		if code, _ := e.httpStatus(); code == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			w.WriteHeader(code)
+		}
+	}
 	_ = json.NewEncoder(w).Encode(v1Envelope(id, result, e))
 }
 
-// v1Card is the v1.0 shape of the plugin's card.
+// v1Card is the v1.0 shape of the plugin's card: the JSON-RPC binding at
+// the url, and the HTTP+JSON binding under it.
 func v1Card(c *a2a.AgentCard) map[string]any {
 	skills := make([]any, len(c.Skills))
 	for i, s := range c.Skills {
 		skills[i] = map[string]any{"id": s.ID, "name": s.Name, "description": s.Description, "tags": s.Tags}
 	}
-	caps := map[string]any{"streaming": true, "pushNotifications": false, "extendedAgentCard": false}
+	caps := map[string]any{"streaming": true, "pushNotifications": c.Capabilities.PushNotifications, "extendedAgentCard": c.SupportsAuthenticatedExtendedCard}
 	if len(c.Capabilities.Extensions) > 0 {
 		exts := make([]any, len(c.Capabilities.Extensions))
 		for i, e := range c.Capabilities.Extensions {
@@ -502,13 +584,16 @@ func v1Card(c *a2a.AgentCard) map[string]any {
 		caps["extensions"] = exts
 	}
 	return map[string]any{
-		"name":                c.Name,
-		"description":         c.Description,
-		"supportedInterfaces": []any{map[string]any{"url": c.URL, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}},
-		"version":             c.Version,
-		"capabilities":        caps,
-		"defaultInputModes":   c.DefaultInputModes,
-		"defaultOutputModes":  c.DefaultOutputModes,
-		"skills":              skills,
+		"name":        c.Name,
+		"description": c.Description,
+		"supportedInterfaces": []any{
+			map[string]any{"url": c.URL, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+			map[string]any{"url": c.URL, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+		},
+		"version":            c.Version,
+		"capabilities":       caps,
+		"defaultInputModes":  c.DefaultInputModes,
+		"defaultOutputModes": c.DefaultOutputModes,
+		"skills":             skills,
 	}
 }
