@@ -120,7 +120,7 @@ func (s *Store) SuspendRun(ctx context.Context, sessionID string, msgs []core.Se
 	if !ok {
 		return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)
 	}
-	sess.append(s.nowMillis(), prepared...)
+	s.appendMessages(sess, s.nowMillis(), prepared...)
 	for _, rec := range recs {
 		s.putCheckpoint(rec)
 	}

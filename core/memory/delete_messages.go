@@ -28,7 +28,7 @@ func (s *Store) DeleteMessages(ctx context.Context, sessionID string, ids []stri
 	n := len(sess.messages) - len(kept)
 	if n > 0 {
 		sess.messages = kept
-		sess.info.UpdatedAt = max(sess.info.UpdatedAt, s.nowMillis())
+		s.touchSession(sess, s.nowMillis())
 	}
 	return n, nil
 }

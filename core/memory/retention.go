@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"cmp"
 	"slices"
 	"time"
 
@@ -103,38 +102,36 @@ func (s *Store) dropRun(id string) {
 }
 
 // noteSession drops the least recently updated sessions once there are a
-// sixteenth more than the retention, so the sort it takes is paid once per
-// that many new sessions. The write lock must be held.
+// sixteenth more than the retention, down to the retention, walking the
+// order of updates from its oldest end: the sessions it keeps there (busy
+// ones) are walked again only once per that many new sessions. The write
+// lock must be held.
 func (s *Store) noteSession() {
 	if s.retainSessions < 0 || len(s.sessions) <= s.retainSessions+s.retainSessions/16 {
 		return
 	}
 	// Sessions something still waits on stay: a checkpoint (a human's
 	// answer, a resume) or a run not finished.
-	busy := make(map[string]struct{})
+	waiting := make(map[string]struct{}, len(s.checkpoints))
 	for _, cp := range s.checkpoints {
-		busy[cp.rec.SessionID] = struct{}{}
+		waiting[cp.rec.SessionID] = struct{}{}
 	}
-	for _, r := range s.runRecords {
-		if r.SessionID != "" && !finished(r.Status) {
-			busy[r.SessionID] = struct{}{}
+	for sess := s.order.oldest; sess != nil && len(s.sessions) > s.retainSessions; {
+		next := sess.newer
+		if _, ok := waiting[sess.info.ID]; !ok && !s.runsUnfinished(sess.info.ID) {
+			s.dropSession(sess.info.ID)
+		}
+		sess = next
+	}
+}
+
+// runsUnfinished reports whether a run of the session has a record that
+// has not finished. The lock must be held.
+func (s *Store) runsUnfinished(sessionID string) bool {
+	for _, r := range s.sessionRecords[sessionID] {
+		if !finished(r.Status) {
+			return true
 		}
 	}
-	type idle struct {
-		id        string
-		updatedAt int64
-		seq       uint64
-	}
-	candidates := make([]idle, 0, len(s.sessions))
-	for id, sess := range s.sessions {
-		if _, ok := busy[id]; !ok {
-			candidates = append(candidates, idle{id, sess.info.UpdatedAt, sess.seq})
-		}
-	}
-	slices.SortFunc(candidates, func(a, b idle) int {
-		return cmp.Or(cmp.Compare(a.updatedAt, b.updatedAt), cmp.Compare(a.seq, b.seq))
-	})
-	for _, c := range candidates[:min(len(candidates), len(s.sessions)-s.retainSessions)] {
-		s.dropSession(c.id)
-	}
+	return false
 }

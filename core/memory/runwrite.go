@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"maps"
 
 	"github.com/breadai/bread/core"
 )
@@ -16,11 +15,7 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 		if n.ID == "" || n.ID != w.SessionID {
 			return false, invalid("a run write creates its session under its session id, which must be set")
 		}
-		tags := maps.Clone(n.Tags)
-		if tags == nil {
-			tags = map[string]string{}
-		}
-		info = core.Session{ID: n.ID, Tags: tags, AgentID: n.AgentID, Owner: n.Owner}
+		info = core.Session{ID: n.ID, Tags: storedTags(n.Tags), AgentID: n.AgentID, Owner: n.Owner}
 	}
 	var few [2]core.SessionMessage // a run's start or end has one or two
 	prepared := few[:0]
@@ -55,10 +50,10 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 	now := s.nowMillis()
 	if creates {
 		info.CreatedAt, info.UpdatedAt = now, now
-		s.sessions[w.SessionID] = &session{info: info, seq: s.next()}
+		s.addSession(info)
 	}
 	if len(prepared) > 0 {
-		s.sessions[w.SessionID].append(now, prepared...)
+		s.appendMessages(s.sessions[w.SessionID], now, prepared...)
 	}
 	if w.Run != nil {
 		if err := s.putRun(*w.Run); err != nil {

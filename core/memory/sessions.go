@@ -9,7 +9,8 @@ import (
 	"github.com/breadai/bread/core"
 )
 
-// session is a stored session. info.Tags is never changed after creation;
+// session is a stored session. info.Tags is never changed after creation
+// (nil when there are none: copySession hands out an empty map);
 // info.UpdatedAt changes under the write lock. messages only grows, and a
 // stored message is never changed, so a reader may copy the prefix it saw
 // after releasing the lock.
@@ -17,6 +18,9 @@ type session struct {
 	info     core.Session
 	seq      uint64
 	messages []core.SessionMessage
+	// older and newer link the session into the store's order of updates
+	// (sessionOrder).
+	older, newer *session
 	// state is the session's state document (core.SessionStateStore),
 	// replaced whole and never changed in place.
 	state []byte
@@ -32,10 +36,7 @@ func (s *Store) CreateSession(ctx context.Context, ns core.NewSession) (core.Ses
 			return core.Session{}, err
 		}
 	}
-	tags := maps.Clone(ns.Tags)
-	if tags == nil {
-		tags = map[string]string{}
-	}
+	tags := storedTags(ns.Tags)
 	now := s.nowMillis()
 	info := core.Session{ID: id, CreatedAt: now, UpdatedAt: now, Tags: tags, AgentID: ns.AgentID, Owner: ns.Owner}
 
@@ -46,7 +47,7 @@ func (s *Store) CreateSession(ctx context.Context, ns core.NewSession) (core.Ses
 	if _, ok := s.sessions[id]; ok {
 		return core.Session{}, invalid("session %q already exists", id)
 	}
-	s.sessions[id] = &session{info: info, seq: s.next()}
+	s.addSession(info)
 	s.noteSession()
 	return copySession(info), nil
 }
@@ -128,6 +129,9 @@ func (s *Store) CleanupSessions(ctx context.Context, opts core.CleanupOptions) (
 // dropSession deletes a session and everything anchored to it. The write
 // lock must be held.
 func (s *Store) dropSession(id string) {
+	if sess := s.sessions[id]; sess != nil {
+		s.order.remove(sess)
+	}
 	delete(s.sessions, id)
 	for cpID, cp := range s.checkpoints {
 		if cp.rec.SessionID == id {
@@ -166,7 +170,7 @@ func (s *Store) AddMessage(ctx context.Context, sessionID string, m core.Session
 	if !ok {
 		return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)
 	}
-	sess.append(s.nowMillis(), m)
+	s.appendMessages(sess, s.nowMillis(), m)
 	return nil
 }
 
@@ -181,11 +185,11 @@ func prepareMessage(sessionID string, m core.SessionMessage) (core.SessionMessag
 	return m, nil
 }
 
-// append adds prepared messages and touches UpdatedAt. The write lock must
-// be held.
-func (sess *session) append(now int64, msgs ...core.SessionMessage) {
+// appendMessages adds prepared messages and touches the session. The write
+// lock must be held.
+func (s *Store) appendMessages(sess *session, now int64, msgs ...core.SessionMessage) {
 	sess.messages = append(sess.messages, msgs...)
-	sess.info.UpdatedAt = max(sess.info.UpdatedAt, now)
+	s.touchSession(sess, now)
 }
 
 // hasTags reports whether tags carries every entry of want.
@@ -196,6 +200,15 @@ func hasTags(tags, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// storedTags is the copy of a new session's tags the store keeps: nil for
+// none, so a session per run without tags allocates no map.
+func storedTags(tags map[string]string) map[string]string {
+	if len(tags) == 0 {
+		return nil
+	}
+	return maps.Clone(tags)
 }
 
 func copySession(info core.Session) core.Session {

@@ -49,6 +49,6 @@ func (s *Store) PutSessionState(ctx context.Context, sessionID string, state jso
 		return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)
 	}
 	sess.state = doc
-	sess.info.UpdatedAt = max(sess.info.UpdatedAt, s.nowMillis())
+	s.touchSession(sess, s.nowMillis())
 	return nil
 }

@@ -47,8 +47,10 @@ type Store struct {
 	finishedOrder []string
 	finishedSet   map[string]struct{}
 
-	// retainSessions bounds the sessions kept (Options.RetainSessions).
+	// retainSessions bounds the sessions kept (Options.RetainSessions);
+	// order lists them least recently updated first.
 	retainSessions int
+	order          sessionOrder
 }
 
 var (
@@ -113,7 +115,7 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	s.sessions, s.checkpoints, s.loops, s.taskRuns, s.runRecords, s.joins = nil, nil, nil, nil, nil, nil
-	s.sessionRecords = nil
+	s.sessionRecords, s.order = nil, sessionOrder{}
 	s.runs, s.sessionRuns, s.nodes, s.edges, s.documents, s.evalRuns = nil, nil, nil, nil, nil, nil
 	return nil
 }
