@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -112,7 +113,7 @@ func (*receivedBody) Close() error { return nil }
 func bodyCap(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength != 0 {
-			data, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+			data, err := readAtMost(r.Body, max+1, r.ContentLength)
 			if capped, ok := r.Context().Value(cappedBodyKey{}).(*cappedBody); err == nil && (int64(len(data)) > max || ok && capped.over.Load()) {
 				err = &http.MaxBytesError{Limit: max}
 			}
@@ -128,6 +129,33 @@ func bodyCap(max int64, next http.Handler) http.Handler {
 		w.Header().Del("Connection")
 		next.ServeHTTP(w, r)
 	})
+}
+
+// readAtMost reads body to its end or to limit bytes, whichever comes
+// first, as io.ReadAll(io.LimitReader(body, limit)) does, into a buffer
+// sized for the declared length (when there is one under the limit)
+// instead of ReadAll's 512 bytes grown by doubling: a run's body is a few
+// dozen bytes.
+func readAtMost(body io.Reader, limit, declared int64) ([]byte, error) {
+	size := int64(512)
+	if declared >= 0 {
+		size = declared + 1 // room for the read that finds the end
+	}
+	data := make([]byte, 0, min(size, limit))
+	for int64(len(data)) < limit {
+		if len(data) == cap(data) {
+			data = slices.Grow(data, int(min(int64(cap(data)), limit-int64(len(data)))))
+		}
+		n, err := body.Read(data[len(data):min(cap(data), int(limit))])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return data, err
+		}
+	}
+	return data, nil
 }
 
 // refuseBody answers a body that could not be read whole, and closes the
