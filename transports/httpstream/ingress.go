@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/breadai/bread/core"
@@ -150,6 +151,7 @@ type handlers struct {
 	runs     *core.Storage // nil when the store keeps no run records
 	liveness Liveness      // nil when nothing can tell a lost run
 	bufs     bufPool       // frame buffers, reused across responses
+	kas      sync.Pool     // *keepAlive, reused across run-starting streams
 }
 
 // recordLiveness answers from the store's run records: a run is alive until

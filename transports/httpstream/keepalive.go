@@ -13,11 +13,17 @@ import (
 // of the request's: the stream's writes and its ticks share mu, and stop,
 // called before the handler returns, ends it.
 //
+// A keepAlive whose timer stop caught before it fired goes back to the
+// handlers' pool and is reused with its timer (Reset), so a short run
+// allocates no timer, closure or keepAlive of its own; one whose tick was
+// already under way is left to the garbage collector.
+//
 // It ticks every third of the heartbeat and writes once two ticks in a row
 // saw nothing written, so no silence lasts longer than the heartbeat. A
 // frame held for the response's end (len(buf) > 0) is never flushed early
 // by a tick.
 type keepAlive struct {
+	pool  *sync.Pool // where stop puts it back
 	mu    sync.Mutex
 	s     *response
 	t     *time.Timer
@@ -28,13 +34,21 @@ type keepAlive struct {
 }
 
 // startKeepAlive starts the ticks of a stream whose heartbeat is
-// heartbeat.
-func startKeepAlive(s *response, heartbeat time.Duration) *keepAlive {
-	k := &keepAlive{s: s, every: heartbeat / 3}
-	if k.every <= 0 {
-		k.every = heartbeat
+// heartbeat, with a keepAlive from pool when it holds one.
+func startKeepAlive(pool *sync.Pool, s *response, heartbeat time.Duration) *keepAlive {
+	every := heartbeat / 3
+	if every <= 0 {
+		every = heartbeat
 	}
-	k.t = time.AfterFunc(k.every, k.tick)
+	if k, ok := pool.Get().(*keepAlive); ok {
+		k.mu.Lock()
+		k.s, k.every, k.quiet, k.wrote, k.done = s, every, 0, false, false
+		k.t.Reset(every)
+		k.mu.Unlock()
+		return k
+	}
+	k := &keepAlive{pool: pool, s: s, every: every}
+	k.t = time.AfterFunc(every, k.tick)
 	return k
 }
 
@@ -67,10 +81,18 @@ func (k *keepAlive) unlock() {
 	k.mu.Unlock()
 }
 
-// stop ends the ticks; none writes after it returns.
+// stop ends the ticks; none writes after it returns. The caller must not
+// use k after it: it may serve another stream at once.
 func (k *keepAlive) stop() {
 	k.mu.Lock()
 	k.done = true
-	k.t.Stop()
+	// true: the timer had not fired, so no tick runs now or later and k
+	// may serve another stream. false: a tick may be waiting for mu; it
+	// finds done and returns, and k is not reused.
+	reusable := k.t.Stop()
+	k.s = nil
 	k.mu.Unlock()
+	if reusable {
+		k.pool.Put(k)
+	}
 }

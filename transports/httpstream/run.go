@@ -157,37 +157,28 @@ func (h *handlers) start(w http.ResponseWriter, r *http.Request, agentID string,
 // answers a run refused before it started with a plain error instead and
 // returns nil, which ends the range and so the run.
 func (h *handlers) relay(ctx context.Context, open func(first core.Crumb, err error) *response, agentID string, detach bool, crumbs iter.Seq2[core.Crumb, error]) {
-	gone := false
-	var s *response
-	var ka *keepAlive
-	defer func() {
-		if ka != nil {
-			ka.stop()
-		}
-		if s != nil {
-			s.release()
-		}
-	}()
-	top := "" // the run the stream was opened for
-	held := false
+	// What the loop body changes lives in one value: a range-over-func
+	// body moves each outer variable it changes to the heap on its own.
+	st := &relayState{}
+	defer st.close()
 	for c, err := range crumbs {
-		if s == nil {
-			if s = open(c, err); s == nil {
+		if st.s == nil {
+			if st.s = open(c, err); st.s == nil {
 				return
 			}
-			ka = startKeepAlive(s, h.g.heartbeat)
+			st.ka = startKeepAlive(&h.kas, st.s, h.g.heartbeat)
 			if c != nil {
-				top = c.Base().RunID
+				st.top = c.Base().RunID
 			}
 		}
-		if gone {
+		if st.gone {
 			continue
 		}
 		if c == nil {
 			if err != nil {
-				ka.lock()
-				s.fail(agentID, err)
-				ka.unlock()
+				st.ka.lock()
+				st.s.fail(agentID, err)
+				st.ka.unlock()
 				return
 			}
 			continue
@@ -195,51 +186,71 @@ func (h *handlers) relay(ctx context.Context, open func(first core.Crumb, err er
 		b := c.Base()
 		f := core.Frame{RunID: b.RunID, Seq: b.Seq, Crumb: ClientSafe(c)}
 		if err != nil {
-			ka.lock()
-			s.failure(f)
-			ka.unlock()
+			st.ka.lock()
+			st.s.failure(f)
+			st.ka.unlock()
 			return
 		}
-		if b.RunID == top && c.CrumbType() == core.TypeAgentRunEnd {
+		if b.RunID == st.top && c.CrumbType() == core.TypeAgentRunEnd {
 			// The stream's own run has ended: what follows is the engine
 			// storing its last log entries and releasing its session and run
 			// slot. The frame goes out with the response's end, after them,
 			// so a client that reads it and at once continues the session
 			// or reads the run's log finds the run finished there too.
-			ka.lock()
-			ok := s.hold(f)
-			ka.unlock()
+			st.ka.lock()
+			ok := st.s.hold(f)
+			st.ka.unlock()
 			if ok {
-				held = true
+				st.held = true
 			}
 			continue
 		}
-		ka.lock()
-		ok := s.crumb(f)
-		ka.unlock()
+		st.ka.lock()
+		ok := st.s.crumb(f)
+		st.ka.unlock()
 		if !ok {
 			if detach {
 				h.log.Debug("bread: stream client went away; its detached run goes on", append(baseAttrs(b), "error", context.Cause(ctx))...)
-				gone = true
+				st.gone = true
 				continue
 			}
 			h.log.Debug("bread: stream client went away; cancelling its run", append(baseAttrs(b), "error", context.Cause(ctx))...)
 			return
 		}
 	}
-	if s == nil {
-		s = open(nil, nil)
-		if s == nil {
+	if st.s == nil {
+		if st.s = open(nil, nil); st.s == nil {
 			return
 		}
-		ka = startKeepAlive(s, h.g.heartbeat)
+		st.ka = startKeepAlive(&h.kas, st.s, h.g.heartbeat)
 	}
-	ka.stop()
+	st.ka.stop()
+	st.ka = nil // stopped: it may already serve another stream
 	switch {
-	case gone:
-	case held:
-		s.end()
-	case len(s.buf) > 0:
-		s.flush() // a stream that ended without a frame still opens
+	case st.gone:
+	case st.held:
+		st.s.end()
+	case len(st.s.buf) > 0:
+		st.s.flush() // a stream that ended without a frame still opens
+	}
+}
+
+// relayState is relay's progress through a stream.
+type relayState struct {
+	s    *response
+	ka   *keepAlive
+	top  string // the run the stream was opened for
+	gone bool   // the client left a detached run
+	held bool   // the stream's own agent:run:end waits for the response's end
+}
+
+// close stops the keep-alive, if still ticking, and gives the frame buffer
+// back.
+func (st *relayState) close() {
+	if st.ka != nil {
+		st.ka.stop()
+	}
+	if st.s != nil {
+		st.s.release()
 	}
 }
