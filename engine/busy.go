@@ -28,7 +28,8 @@ type sessionSlot struct {
 }
 
 // sessionHold is one run's claim on a session. ready is closed when the
-// claim is granted.
+// claim is granted; a claim granted at once has none (nil: made only for
+// a claim that waits, which is rare).
 type sessionHold struct {
 	ready  chan struct{}
 	cancel context.CancelCauseFunc
@@ -50,7 +51,7 @@ func newSessionGate() *sessionGate { return &sessionGate{slots: map[string]*sess
 // messages the run it took the session from (rollback) added, which the
 // caller removes before it starts.
 func (g *sessionGate) acquire(ctx context.Context, sessionID string, policy core.ConcurrencyPolicy, cancel context.CancelCauseFunc) (h *sessionHold, err error) {
-	h = &sessionHold{ready: make(chan struct{}), cancel: cancel}
+	h = &sessionHold{cancel: cancel}
 	g.mu.Lock()
 	slot := g.slots[sessionID]
 	if slot == nil {
@@ -58,6 +59,7 @@ func (g *sessionGate) acquire(ctx context.Context, sessionID string, policy core
 		g.mu.Unlock()
 		return h, nil
 	}
+	h.ready = make(chan struct{})
 	switch policy {
 	case core.ConcurrencyEnqueue:
 		slot.queue = append(slot.queue, h)

@@ -212,14 +212,20 @@ func (t modelTurn) message() core.Message {
 func (r *run) callModel(ctx context.Context, model core.LanguageModel, req core.ModelRequest, streamText bool) (modelTurn, error) {
 	// What the loop body changes lives in one value: a range-over-func
 	// body moves each outer variable it changes to the heap on its own.
+	// Nor does it return: a return inside it moves the results to the
+	// heap.
 	st := &callState{r: r, ctx: ctx, streamText: streamText}
 	for ev, err := range model.Stream(ctx, req) {
+		if err == nil {
+			err = st.event(ev)
+		}
 		if err != nil {
-			return st.turn, err
+			st.err = err
+			break
 		}
-		if err := st.event(ev); err != nil {
-			return st.turn, err
-		}
+	}
+	if st.err != nil {
+		return st.turn, st.err
 	}
 	if err := r.cancelCause(ctx); err != nil {
 		return st.turn, err
@@ -239,6 +245,7 @@ type callState struct {
 	streamText      bool
 	turn            modelTurn
 	text, reasoning strings.Builder
+	err             error // what ended the call early
 }
 
 // event handles one event of the model's stream.
