@@ -38,7 +38,13 @@ import (
 // body too large or too slow) is answered at once and costs no reading.
 // (HTTP/1 only: an HTTP/2 stream holds no connection, and a past deadline
 // would reset it before its answer is out.)
-func bodyClock(max int64, timeout time.Duration, next http.Handler) http.Handler {
+//
+// replaceable says a middleware between here and bodyCap (an auth
+// strategy's, a plugin's) may hand on another body: the capped one then
+// travels in the request's context too, so bodyCap still sees that it met
+// the cap. Without such middleware bodyCap finds it as the request's body,
+// and the request is not copied for a context value.
+func bodyClock(max int64, timeout time.Duration, replaceable bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > max {
 			tooLarge(w)
@@ -50,7 +56,9 @@ func bodyClock(max int64, timeout time.Duration, next http.Handler) http.Handler
 		}
 		w.Header().Set("Connection", "close")
 		capped := &cappedBody{body: r.Body, max: max, left: max}
-		r = r.WithContext(context.WithValue(r.Context(), cappedBodyKey{}, capped))
+		if replaceable {
+			r = r.WithContext(context.WithValue(r.Context(), cappedBodyKey{}, capped))
+		}
 		r.Body = capped
 		rc := http.NewResponseController(w)
 		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil && r.ProtoMajor == 1 {
@@ -113,8 +121,12 @@ func (*receivedBody) Close() error { return nil }
 func bodyCap(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength != 0 {
+			capped, ok := r.Body.(*cappedBody)
+			if !ok {
+				capped, ok = r.Context().Value(cappedBodyKey{}).(*cappedBody)
+			}
 			data, err := readAtMost(r.Body, max+1, r.ContentLength)
-			if capped, ok := r.Context().Value(cappedBodyKey{}).(*cappedBody); err == nil && (int64(len(data)) > max || ok && capped.over.Load()) {
+			if err == nil && (int64(len(data)) > max || ok && capped.over.Load()) {
 				err = &http.MaxBytesError{Limit: max}
 			}
 			if err != nil {

@@ -138,8 +138,10 @@ func New(inst Engine, opts Options) (*Server, error) {
 	}
 
 	var h, open http.Handler = mx, mx
+	bodyReplaceable := false // a middleware may hand bodyCap another body
 	for _, p := range slices.Backward(plugins) {
 		if mp, ok := p.(core.MiddlewareProvider); ok {
+			bodyReplaceable = true
 			h = mp.Middleware(h)
 			if p.Name() != AuthPluginName { // public routes skip an auth plugin too
 				open = mp.Middleware(open)
@@ -147,6 +149,7 @@ func New(inst Engine, opts Options) (*Server, error) {
 		}
 	}
 	if opts.Auth != nil && len(opts.Auth.Strategies) > 0 {
+		bodyReplaceable = true
 		h = AuthMiddleware(opts.Auth.Strategies...)(h)
 	}
 	if !s.authOn {
@@ -172,7 +175,7 @@ func New(inst Engine, opts Options) (*Server, error) {
 	// (cross-origin, Host, authentication, Authorize) let the request
 	// through (bodyCap runs inside each route's gate); until then a
 	// refusal closes the connection instead of draining a stranger's body.
-	h = bodyClock(opts.MaxBodyBytes, opts.BodyReadTimeout, h)
+	h = bodyClock(opts.MaxBodyBytes, opts.BodyReadTimeout, bodyReplaceable, h)
 	h = s.recoverer(h)
 	if opts.AccessLog {
 		h = s.accessLog(h)
