@@ -43,7 +43,49 @@ func TestAppendCrumbJSONMatchesEncodingJSON(t *testing.T) {
 	crumbs = append(crumbs, deltaCases("", "", "", "x", 0, 0)...)
 	crumbs = append(crumbs, deltaCases("a<b", "r\"1", "s\\", "x", -5, -1)...)
 	crumbs = append(crumbs, &core.AgentRunEnd{CrumbBase: core.CrumbBase{AgentID: "a", RunID: "r", Seq: 3}, Output: "done"})
+	crumbs = append(crumbs, runStartEndCases()...)
 	matchesEncodingJSON(t, crumbs)
+}
+
+// runStartEndCases are a run's start and end with every kind of input and
+// output, usage and files, and strings JSON escapes.
+func runStartEndCases() []core.Crumb {
+	base := core.CrumbBase{AgentID: "writer", RunID: "run-1", SessionID: "sess", Timestamp: 1700000000000, Seq: 2}
+	values := []any{
+		nil, "", "plain", "<b>&\u2028\"\xff", json.RawMessage(` {"a": [1, 2], "h": "<&>"} `), json.RawMessage(`"hi"`),
+		map[string]any{"z": 1, "a": "<x>"}, []string{"a"}, 3.5, true, (*core.Usage)(nil), &core.Usage{InputTokens: 1},
+	}
+	var out []core.Crumb
+	for _, v := range values {
+		out = append(out,
+			&core.AgentRunStart{CrumbBase: base, Input: v},
+			&core.AgentRunStart{CrumbBase: core.CrumbBase{AgentID: "a<"}, Input: v, Skill: "sk\"", ParentRunID: "p&"},
+			&core.AgentRunEnd{CrumbBase: base, Output: v, DurationMs: 12},
+			&core.AgentRunEnd{CrumbBase: core.CrumbBase{}, Output: v, DurationMs: -1,
+				Usage: &core.Usage{InputTokens: 3, OutputTokens: 4, TotalTokens: 7}, ModelCalls: []core.Usage{{InputTokens: 1}, {}, {TotalTokens: 2}}},
+			&core.AgentRunEnd{CrumbBase: base, Output: v, Usage: &core.Usage{}, ModelCalls: []core.Usage{}},
+			&core.AgentRunEnd{CrumbBase: base, Output: v, Files: []core.FileOutput{{}}},
+		)
+	}
+	return out
+}
+
+// A value json.Marshal refuses fails AppendCrumbJSON as it fails
+// json.Marshal, and appends nothing.
+func TestAppendCrumbJSONRefusesWhatEncodingJSONRefuses(t *testing.T) {
+	for _, c := range []core.Crumb{
+		&core.AgentRunStart{Input: make(chan int)},
+		&core.AgentRunEnd{Output: func() {}},
+		&core.AgentRunEnd{Output: json.RawMessage(`{bad`)},
+	} {
+		if _, err := json.Marshal(c); err == nil {
+			t.Fatalf("json.Marshal(%#v) did not fail", c)
+		}
+		got, err := httpstream.AppendCrumbJSON([]byte("prefix"), c)
+		if err == nil || string(got) != "prefix" {
+			t.Errorf("AppendCrumbJSON(%#v) = %q, %v; want prefix and an error", c, got, err)
+		}
+	}
 }
 
 // Every crumb type, as the golden files of core hold them and with
