@@ -113,9 +113,23 @@ func (h *Hub[T]) buffer(key string) *ring[T] {
 		return el.Value.(*ring[T])
 	}
 	if h.lru.Len() >= h.opts.MaxKeys {
+		// The least recently published key's buffer, its element and (if
+		// small) its array serve the new key: once MaxKeys keys have
+		// published, as in a long-lived server, a key costs no allocation.
+		// Every use of a ring holds h.mu.
 		oldest := h.lru.Front()
-		h.lru.Remove(oldest)
-		delete(h.buffers, oldest.Value.(*ring[T]).key)
+		r := oldest.Value.(*ring[T])
+		delete(h.buffers, r.key)
+		items := r.items[:0]
+		if cap(items) > maxReusedItems {
+			items = make([]T, 0, 4)
+		} else {
+			clear(r.items[:cap(r.items)])
+		}
+		*r = ring[T]{key: key, items: items}
+		h.lru.MoveToBack(oldest)
+		h.buffers[key] = oldest
+		return r
 	}
 	// Room for a short run's frames up front: growing from empty took
 	// three allocations for three frames.
@@ -123,6 +137,10 @@ func (h *Hub[T]) buffer(key string) *ring[T] {
 	h.buffers[key] = h.lru.PushBack(r)
 	return r
 }
+
+// maxReusedItems bounds the array an evicted buffer hands to the next key:
+// a long run's is left to the collector.
+const maxReusedItems = 64
 
 // push appends v, then drops the oldest items while the buffer is over its
 // bounds and the oldest is below floor (seqs only grow along the buffer, so
