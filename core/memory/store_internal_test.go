@@ -3,6 +3,7 @@ package memory
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -302,5 +303,55 @@ func TestRetainSessionsDropsTheLeastRecentlyUpdated(t *testing.T) {
 	}
 	if len(keepAll.sessions) != 50 {
 		t.Errorf("RetainSessions -1 kept %d of 50 sessions", len(keepAll.sessions))
+	}
+}
+
+// Every kind of update makes a session the most recently updated for the
+// retention (a message, a state, deleted messages, a run write), and a
+// run write that creates a session counts as its creation; with a clock
+// that does not move, the order of the updates decides.
+func TestRetainSessionsFollowsEveryUpdate(t *testing.T) {
+	ctx := t.Context()
+	s := NewWithOptions(Options{RetainSessions: 4, Now: func() time.Time { return time.UnixMilli(1_000_000) }})
+	for _, id := range []string{"msg", "state", "deleted", "written"} {
+		if _, err := s.CreateSession(ctx, core.NewSession{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.AddMessage(ctx, "deleted", core.SessionMessage{Role: core.RoleUser, Content: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s.GetMessages(ctx, "deleted")
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("GetMessages: %v, %v", msgs, err)
+	}
+	// Oldest first now: msg, state, written, deleted. Update them in
+	// another order: written, msg, state, deleted.
+	if _, err := s.WriteRun(ctx, core.RunWrite{SessionID: "written", Messages: []core.SessionMessage{{Role: core.RoleUser, Content: []byte(`{}`)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddMessage(ctx, "msg", core.SessionMessage{Role: core.RoleUser, Content: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutSessionState(ctx, "state", []byte(`{"a":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.DeleteMessages(ctx, "deleted", []string{msgs[0].ID}); err != nil || n != 1 {
+		t.Fatalf("DeleteMessages: %d, %v", n, err)
+	}
+	if _, err := s.WriteRun(ctx, core.RunWrite{SessionID: "new", Session: &core.NewSession{ID: "new"}}); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]bool{"written": false, "msg": true, "state": true, "deleted": true, "new": true} {
+		if _, err := s.GetSession(ctx, id); (err == nil) != want {
+			t.Errorf("session %s kept %v, want %v", id, err == nil, want)
+		}
+	}
+	var order []string
+	for sess := s.order.oldest; sess != nil; sess = sess.newer {
+		order = append(order, sess.info.ID)
+	}
+	if want := []string{"msg", "state", "deleted", "new"}; !slices.Equal(order, want) {
+		t.Errorf("order of updates %v, want %v", order, want)
 	}
 }
