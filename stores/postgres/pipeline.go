@@ -5,22 +5,31 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
-	"strings"
+	"strconv"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/breadai/bread/stores/internal/bunstore"
 )
 
-// pipeline sends the statements of a group-commit batch as one
-// simple-protocol query: PostgreSQL runs the statements of one query in
-// one implicit transaction, committed when the last succeeds and rolled
-// back at the first error, and answers with one result per statement. A
-// batch of writes is then one round trip and one commit, where BEGIN, a
-// statement at a time and COMMIT were two round trips more than it has
-// statements.
+// pipeline sends the statements of a group-commit batch in one pipeline of
+// the extended protocol, closed by one Sync: PostgreSQL runs the
+// statements before a Sync in one implicit transaction, committed when the
+// last succeeds and rolled back at the first error (the server skips the
+// rest), and answers with one result per statement. A batch of writes is
+// then one round trip and one commit, where BEGIN, a statement at a time
+// and COMMIT were two round trips more than it has statements.
+//
+// A named statement (bunstore.Stmt.Name) is prepared once per connection,
+// the first time the connection runs it (pgx keeps the connection's
+// prepared statements), and is then only bound and executed: the server
+// neither parses nor plans it again. Its arguments go as text. A statement
+// without a name goes as its text, parsed and planned each time.
 type pipeline struct{}
 
 // Pipeline implements bunstore.Pipeliner.
-func (pipeline) Pipeline(ctx context.Context, db *sql.DB, stmts []string, affected []int64) (failed int, err error) {
+func (pipeline) Pipeline(ctx context.Context, db *sql.DB, stmts []bunstore.Stmt, affected []int64) (failed int, err error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return len(stmts), err
@@ -32,22 +41,27 @@ func (pipeline) Pipeline(ctx context.Context, db *sql.DB, stmts []string, affect
 		if !ok {
 			return fmt.Errorf("postgres store: the driver connection is a %T, not pgx's", dc)
 		}
-		pc := c.Conn().PgConn()
-		var text strings.Builder
-		n := 0
-		for _, q := range stmts {
-			n += len(q) + 2
-		}
-		text.Grow(n)
-		for i, q := range stmts {
-			if i > 0 {
-				// The newline ends a trailing line comment, which would
-				// otherwise swallow the separator.
-				text.WriteString("\n;")
+		pc := c.Conn()
+		batch := &pgconn.Batch{}
+		for _, st := range stmts {
+			if st.Name == "" {
+				batch.ExecParams(st.SQL, nil, nil, nil, nil)
+				continue
 			}
-			text.WriteString(q)
+			// Once per connection; later a lookup.
+			if _, err := pc.Prepare(ctx, st.Name, st.SQL); err != nil {
+				if pc.PgConn().IsClosed() {
+					return fmt.Errorf("%w: %w", driver.ErrBadConn, err)
+				}
+				return err
+			}
+			params, err := textParams(st.Args)
+			if err != nil {
+				return err
+			}
+			batch.ExecPrepared(st.Name, params, nil, nil)
 		}
-		mrr := pc.Exec(ctx, text.String())
+		mrr := pc.PgConn().ExecBatch(ctx, batch)
 		i := 0
 		for mrr.NextResult() {
 			tag, rerr := mrr.ResultReader().Close()
@@ -63,7 +77,7 @@ func (pipeline) Pipeline(ctx context.Context, db *sql.DB, stmts []string, affect
 			// The statement after the last complete one failed; past the
 			// last statement, the commit did.
 			failed = min(i, len(stmts))
-			if pc.IsClosed() {
+			if pc.PgConn().IsClosed() {
 				failed = len(stmts)
 				return fmt.Errorf("%w: %w", driver.ErrBadConn, cerr)
 			}
@@ -76,4 +90,24 @@ func (pipeline) Pipeline(ctx context.Context, db *sql.DB, stmts []string, affect
 		return nil
 	})
 	return failed, err
+}
+
+// textParams are args in PostgreSQL's text format: a string as it is, an
+// integer in decimal, nil as NULL.
+func textParams(args []any) ([][]byte, error) {
+	params := make([][]byte, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case nil:
+		case string:
+			params[i] = []byte(v)
+		case int64:
+			params[i] = strconv.AppendInt(nil, v, 10)
+		case int:
+			params[i] = strconv.AppendInt(nil, int64(v), 10)
+		default:
+			return nil, fmt.Errorf("postgres store: a prepared statement's argument is a %T", a)
+		}
+	}
+	return params, nil
 }

@@ -28,21 +28,17 @@ func (s *Store) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntry) 
 	}
 	onFK := notFound(core.ErrSessionNotFound, "a session named by the crumb log entries was not found")
 	if s.features.Pipeline != nil {
-		w := &textWrite{stmts: make([]string, 0, (len(rows)+crumbInsertChunk-1)/crumbInsertChunk)}
-		for start := 0; start < len(rows); start += crumbInsertChunk {
-			chunk := rows[start:min(start+crumbInsertChunk, len(rows))]
-			q, err := s.appendQuery(s.db.NewInsert().Model(&chunk))
-			if err != nil {
-				return s.mapErr("append crumbs", err, nil)
-			}
-			w.stmts = append(w.stmts, q)
+		// One prepared INSERT a crumb, all in the write's one round trip.
+		w := &textWrite{stmts: make([]Stmt, len(rows))}
+		for i, r := range rows {
+			w.stmts[i] = r.insertStmt()
 		}
 		return s.writeText(ctx, "append crumbs", onFK, w)
 	}
 	return s.write(ctx, "append crumbs", onFK, func(ctx context.Context, tx bun.Tx) error {
 		if s.prepared != nil {
 			for _, r := range rows {
-				if _, err := s.execHot(ctx, tx, hotInsertCrumb, r.RunID, r.Seq, nullString(r.SessionID), nullString(r.AgentID), r.Type, string(r.Crumb), r.CreatedAt); err != nil {
+				if _, err := s.execHot(ctx, tx, hotInsertCrumb, r.args()...); err != nil {
 					return err
 				}
 			}
@@ -57,6 +53,14 @@ func (s *Store) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntry) 
 		return nil
 	})
 }
+
+// args are r's values in the order of hotInsertCrumb's placeholders.
+func (r *crumbRow) args() []any {
+	return []any{r.RunID, r.Seq, nullString(r.SessionID), nullString(r.AgentID), r.Type, string(r.Crumb), r.CreatedAt}
+}
+
+// insertStmt is r's INSERT, prepared (prepInsertCrumb).
+func (r *crumbRow) insertStmt() Stmt { return prepInsertCrumb.with(r.args()...) }
 
 // GetCrumbs implements core.CrumbLog.
 func (s *Store) GetCrumbs(ctx context.Context, runID string, afterSeq int64, limit int) ([]core.CrumbLogEntry, error) {

@@ -26,7 +26,8 @@ const (
 )
 
 // hotSQL are the statements, in the placeholder syntax of SQLite; they are
-// used only with Features.PreparedWrites.
+// used with Features.PreparedWrites, and in PostgreSQL's syntax by a
+// dialect that pipelines (prepstmts.go).
 var hotSQL = [hotCount]string{
 	hotInsertSession: `INSERT INTO "bread_sessions" ("id", "created_at", "updated_at", "agent_id", "tags", "owner") VALUES (?, ?, ?, ?, ?, ?)`,
 	hotTouchSession:  `UPDATE "bread_sessions" SET "updated_at" = ? WHERE "id" = ?`,

@@ -45,11 +45,7 @@ func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
 		return err
 	}
 	if s.features.Pipeline != nil {
-		q, err := s.appendQuery(row.upsert(s.db))
-		if err != nil {
-			return s.mapErr("put run", err, nil)
-		}
-		return s.writeText(ctx, "put run", sessionFK(r.SessionID), &textWrite{stmts: []string{q}})
+		return s.writeText(ctx, "put run", sessionFK(r.SessionID), &textWrite{stmts: []Stmt{prepPutRun.with(row.args()...)}})
 	}
 	return s.write(ctx, "put run", sessionFK(r.SessionID), row.put(s))
 }
@@ -73,13 +69,19 @@ func (row *runRow) upsert(db bun.IDB) *bun.InsertQuery {
 		"status", "owner", "lease_until", "checkpoint_id", "attempt", "error_code", "updated_at")
 }
 
+// args are row's values in the order of hotPutRun's placeholders, NULL
+// for the columns bun writes as NULL when zero.
+func (row *runRow) args() []any {
+	return []any{row.ID, row.AgentID, nullString(row.SessionID), nullString(row.PipelineID),
+		nullString(row.StartedBy), row.Status, nullString(row.Owner), nullInt(row.LeaseUntil), nullString(row.CheckpointID),
+		nullInt(int64(row.Attempt)), nullString(row.ErrorCode), row.CreatedAt, row.UpdatedAt}
+}
+
 // put is the write that upserts row.
 func (row *runRow) put(s *Store) func(ctx context.Context, tx bun.Tx) error {
 	return func(ctx context.Context, tx bun.Tx) error {
 		if s.prepared != nil {
-			_, err := s.execHot(ctx, tx, hotPutRun, row.ID, row.AgentID, nullString(row.SessionID), nullString(row.PipelineID),
-				nullString(row.StartedBy), row.Status, nullString(row.Owner), nullInt(row.LeaseUntil), nullString(row.CheckpointID),
-				nullInt(int64(row.Attempt)), nullString(row.ErrorCode), row.CreatedAt, row.UpdatedAt)
+			_, err := s.execHot(ctx, tx, hotPutRun, row.args()...)
 			return err
 		}
 		_, err := row.upsert(tx).Exec(ctx)

@@ -99,11 +99,8 @@ func (s *Store) addMessageTx(ctx context.Context, sessionID string, rows []messa
 // statement.
 func (s *Store) addMessageCTE(ctx context.Context, sessionID string, r messageRow) error {
 	if s.features.Pipeline != nil {
-		q, err := s.appendQuery(s.db.NewRaw(addMessageSQL, core.NowMillis(), sessionID, r.ID, r.Role, r.Content, r.Timestamp))
-		if err != nil {
-			return s.mapErr("add message", err, nil)
-		}
-		return s.writeText(ctx, "add message", nil, &textWrite{stmts: []string{q}, check: func(affected []int64) error {
+		q := prepAddMessage.with(core.NowMillis(), sessionID, r.ID, r.Role, string(r.Content), r.Timestamp)
+		return s.writeText(ctx, "add message", nil, &textWrite{stmts: []Stmt{q}, check: func(affected []int64) error {
 			if affected[0] == 0 {
 				return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)
 			}

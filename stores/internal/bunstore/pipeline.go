@@ -11,19 +11,29 @@ import (
 )
 
 // Pipeliner sends many statements to the database in one round trip, as
-// one transaction. On PostgreSQL, a simple-protocol query of several
-// statements runs them in one implicit transaction that commits when the
-// last succeeds: a batch of the committer then costs one round trip (and
-// one commit) instead of BEGIN, a round trip per statement and COMMIT.
+// one transaction. On PostgreSQL, the statements of one pipeline up to its
+// Sync run in one implicit transaction that commits when the last
+// succeeds: a batch of the committer then costs one round trip (and one
+// commit) instead of BEGIN, a round trip per statement and COMMIT.
 type Pipeliner interface {
-	// Pipeline runs stmts, SQL texts with their values written in, in
-	// order, in one transaction, and fills affected (len(stmts)) with the
-	// rows each statement changed. It returns -1 and nil once the
-	// transaction committed. When statement i fails, nothing is kept: it
-	// returns i and the statement's error. When the transaction fails as a
-	// whole (the connection, the commit), nothing is kept and it returns
-	// len(stmts) or more.
-	Pipeline(ctx context.Context, db *sql.DB, stmts []string, affected []int64) (failed int, err error)
+	// Pipeline runs stmts in order, in one transaction, and fills affected
+	// (len(stmts)) with the rows each statement changed. It returns -1 and
+	// nil once the transaction committed. When statement i fails, nothing
+	// is kept: it returns i and the statement's error. When the
+	// transaction fails as a whole (the connection, the commit), nothing is
+	// kept and it returns len(stmts) or more.
+	Pipeline(ctx context.Context, db *sql.DB, stmts []Stmt, affected []int64) (failed int, err error)
+}
+
+// Stmt is one statement of a pipelined write: SQL with its values written
+// in (bun's text, Args nil), or, when Name is set, SQL in PostgreSQL's $n
+// placeholders with its Args (string, int64 or nil), which the Pipeliner
+// prepares once per connection under Name and then only binds and
+// executes (see prepstmts.go).
+type Stmt struct {
+	Name string
+	SQL  string
+	Args []any
 }
 
 // textWrite is a write given as finished statements, which the committer
@@ -33,7 +43,7 @@ type Pipeliner interface {
 // missing session inserts no row), since the transaction holding it has
 // committed by then.
 type textWrite struct {
-	stmts []string
+	stmts []Stmt
 	check func(affected []int64) error
 }
 
@@ -41,7 +51,9 @@ type textWrite struct {
 func (w *textWrite) fn(ctx context.Context, tx bun.Tx) error {
 	affected := make([]int64, len(w.stmts))
 	for i, q := range w.stmts {
-		res, err := tx.ExecContext(ctx, q)
+		// The *sql.Tx itself: bun would read the ? of the text as its own
+		// placeholders.
+		res, err := tx.Tx.ExecContext(ctx, q.SQL, q.Args...)
 		if err != nil {
 			return err
 		}
@@ -69,12 +81,12 @@ func (s *Store) writeText(ctx context.Context, op string, onFK *core.BreadError,
 }
 
 // appendQuery is q's SQL text with its values written in, as bun sends it.
-func (s *Store) appendQuery(q schema.QueryAppender) (string, error) {
+func (s *Store) appendQuery(q schema.QueryAppender) (Stmt, error) {
 	b, err := q.AppendQuery(s.db.QueryGen(), nil)
 	if err != nil {
-		return "", err
+		return Stmt{}, err
 	}
-	return string(b), nil
+	return Stmt{SQL: string(b)}, nil
 }
 
 // pipelines reports whether batch may go in one round trip: the dialect
@@ -130,7 +142,7 @@ func (c *committer) pipelined(batch []*job) (failed int, err error) {
 	for _, j := range batch {
 		n += len(j.text.stmts)
 	}
-	stmts := make([]string, 0, n)
+	stmts := make([]Stmt, 0, n)
 	owner := make([]int, 0, n) // the write of each statement
 	for i, j := range batch {
 		stmts = append(stmts, j.text.stmts...)

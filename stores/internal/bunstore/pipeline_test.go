@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,11 +19,15 @@ type fakePipeline struct {
 
 var errStatement = errors.New("statement failed")
 
-func (f *fakePipeline) Pipeline(_ context.Context, _ *sql.DB, stmts []string, affected []int64) (int, error) {
+func (f *fakePipeline) Pipeline(_ context.Context, _ *sql.DB, stmts []Stmt, affected []int64) (int, error) {
+	texts := make([]string, len(stmts))
+	for i, st := range stmts {
+		texts[i] = st.SQL
+	}
 	f.mu.Lock()
-	f.calls = append(f.calls, slices.Clone(stmts))
+	f.calls = append(f.calls, texts)
 	f.mu.Unlock()
-	for i, q := range stmts {
+	for i, q := range texts {
 		switch {
 		case q == "fail":
 			return i, errStatement
@@ -57,7 +60,7 @@ func TestRunPipelinedAnswersEachWriteOnce(t *testing.T) {
 			s.commits = c
 			batch := make([]*job, len(tc.stmts))
 			for i, q := range tc.stmts {
-				w := &textWrite{stmts: []string{q}}
+				w := &textWrite{stmts: []Stmt{{SQL: q}}}
 				if q == "checked" {
 					w.check = func(affected []int64) error {
 						if affected[0] != int64(len("checked")) {

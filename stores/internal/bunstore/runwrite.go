@@ -55,10 +55,7 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 	}
 	var taken bool
 	if s.features.Pipeline != nil && s.features.WritableCTEs {
-		tw, err := s.runWriteText(w.SessionID, sess, msgs, run, owner, &taken)
-		if err != nil {
-			return false, s.mapErr("write run", err, nil)
-		}
+		tw := s.runWriteText(w.SessionID, sess, msgs, run, owner, &taken)
 		if err := s.writeText(ctx, "write run", sessionFK(w.SessionID), tw); err != nil {
 			return false, err
 		}
@@ -109,58 +106,49 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 	return !taken, nil
 }
 
-// runWriteText is WriteRun as statements, sent in one round trip: the
-// session's INSERT, each message as addMessageSQL (which touches the
-// session and inserts nothing when it is missing) and the run's upsert.
-// A missing session fails the run's upsert (its foreign key), and without
-// a run the check reports it: then no statement changed a row.
+// runWriteText is WriteRun as prepared statements, sent in one round trip:
+// the session's INSERT, each message (a plain INSERT into the session just
+// created, else addMessageSQL, which touches the session and inserts
+// nothing when it is missing) and the run's upsert. A missing session fails
+// the run's upsert (its foreign key), and without a run the check reports
+// it: then no statement changed a row.
 //
 // An owner's end (owner set) first locks the run's row (SELECT ... FOR
 // UPDATE), then adds each message and upserts the record only when the
 // record was not taken from owner; the row lock makes both conditions see
 // the same record. The upsert changing no row sets *taken: then no
 // statement changed anything.
-func (s *Store) runWriteText(sessionID string, sess *sessionRow, msgs []messageRow, run *runRow, owner string, taken *bool) (*textWrite, error) {
-	stmts := make([]string, 0, 3+len(msgs))
+func (s *Store) runWriteText(sessionID string, sess *sessionRow, msgs []messageRow, run *runRow, owner string, taken *bool) *textWrite {
+	stmts := make([]Stmt, 0, 3+len(msgs))
 	if owner != "" {
-		q, err := s.appendQuery(s.db.NewRaw("SELECT 1 FROM bread_runs WHERE id = ? FOR UPDATE", run.ID))
-		if err != nil {
-			return nil, err
-		}
-		stmts = append(stmts, q)
+		stmts = append(stmts, prepLockRun.with(run.ID))
 	}
 	if sess != nil {
-		q, err := s.appendQuery(s.db.NewInsert().Model(sess))
-		if err != nil {
-			return nil, err
-		}
-		stmts = append(stmts, q)
+		stmts = append(stmts, sess.insertStmt())
 	}
 	first := len(stmts)
 	now := core.NowMillis()
 	for _, r := range msgs {
-		raw := s.db.NewRaw(addMessageSQL, now, sessionID, r.ID, r.Role, r.Content, r.Timestamp)
-		if owner != "" {
-			raw = s.db.NewRaw(addOwnMessageSQL, now, sessionID, run.ID, string(core.RunLost), string(core.RunRunning), owner, r.ID, r.Role, r.Content, r.Timestamp)
+		switch {
+		case owner != "":
+			stmts = append(stmts, prepAddOwnMessage.with(now, sessionID, run.ID, string(core.RunLost), string(core.RunRunning), owner,
+				r.ID, r.Role, string(r.Content), r.Timestamp))
+		case sess != nil:
+			// The session was created a moment ago with this write's
+			// time: nothing to touch.
+			stmts = append(stmts, prepInsertMessage.with(r.ID, sessionID, r.Role, string(r.Content), r.Timestamp))
+		default:
+			stmts = append(stmts, prepAddMessage.with(now, sessionID, r.ID, r.Role, string(r.Content), r.Timestamp))
 		}
-		q, err := s.appendQuery(raw)
-		if err != nil {
-			return nil, err
-		}
-		stmts = append(stmts, q)
 	}
 	last := -1
 	if run != nil {
-		up := run.upsert(s.db)
-		if owner != "" {
-			up = up.Where("NOT ("+runTakenSQL+")", string(core.RunLost), string(core.RunRunning), owner)
-		}
-		q, err := s.appendQuery(up)
-		if err != nil {
-			return nil, err
-		}
 		last = len(stmts)
-		stmts = append(stmts, q)
+		if owner != "" {
+			stmts = append(stmts, prepEndRun.with(append(run.args(), string(core.RunLost), string(core.RunRunning), owner)...))
+		} else {
+			stmts = append(stmts, prepPutRun.with(run.args()...))
+		}
 	}
 	tw := &textWrite{stmts: stmts}
 	tw.check = func(affected []int64) error {
@@ -170,7 +158,7 @@ func (s *Store) runWriteText(sessionID string, sess *sessionRow, msgs []messageR
 		}
 		return nil
 	}
-	return tw, nil
+	return tw
 }
 
 // runTakenSQL is runTaken in SQL, over the run's row, with the lost and

@@ -33,11 +33,7 @@ func (s *Store) CreateSession(ctx context.Context, n core.NewSession) (core.Sess
 	now := core.NowMillis()
 	row := sessionRow{ID: id, CreatedAt: now, UpdatedAt: now, AgentID: n.AgentID, Tags: tags, Owner: n.Owner}
 	if s.features.Pipeline != nil {
-		q, qerr := s.appendQuery(s.db.NewInsert().Model(&row))
-		if qerr != nil {
-			return core.Session{}, s.mapErr("create session "+id, qerr, nil)
-		}
-		err = s.writeText(ctx, "create session "+id, nil, &textWrite{stmts: []string{q}})
+		err = s.writeText(ctx, "create session "+id, nil, &textWrite{stmts: []Stmt{row.insertStmt()}})
 	} else {
 		err = s.write(ctx, "create session "+id, nil, row.insert(s))
 	}
@@ -47,11 +43,19 @@ func (s *Store) CreateSession(ctx context.Context, n core.NewSession) (core.Sess
 	return row.session(s.errs)
 }
 
+// args are r's values in the order of hotInsertSession's placeholders.
+func (r *sessionRow) args() []any {
+	return []any{r.ID, r.CreatedAt, r.UpdatedAt, nullString(r.AgentID), r.Tags, nullString(r.Owner)}
+}
+
+// insertStmt is r's INSERT, prepared (prepInsertSession).
+func (r *sessionRow) insertStmt() Stmt { return prepInsertSession.with(r.args()...) }
+
 // insert is the write that inserts r.
 func (r *sessionRow) insert(s *Store) func(ctx context.Context, tx bun.Tx) error {
 	return func(ctx context.Context, tx bun.Tx) error {
 		if s.prepared != nil {
-			_, err := s.execHot(ctx, tx, hotInsertSession, r.ID, r.CreatedAt, r.UpdatedAt, nullString(r.AgentID), r.Tags, nullString(r.Owner))
+			_, err := s.execHot(ctx, tx, hotInsertSession, r.args()...)
 			return err
 		}
 		_, err := tx.NewInsert().Model(r).Exec(ctx)

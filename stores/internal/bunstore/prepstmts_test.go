@@ -1,0 +1,31 @@
+package bunstore
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestPrepared1NumbersPlaceholders(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"SELECT 1 FROM t WHERE id = ?", "SELECT 1 FROM t WHERE id = $1"},
+		{"INSERT INTO t (a, b) VALUES (?, ?)", "INSERT INTO t (a, b) VALUES ($1, $2)"},
+		{"UPDATE t SET a = ? WHERE b <> '?' AND c = ?", "UPDATE t SET a = $1 WHERE b <> '?' AND c = $2"},
+		{"SELECT COALESCE(x, '') <> '' AND y = ?", "SELECT COALESCE(x, '') <> '' AND y = $1"},
+	} {
+		if got := prepared1("n", tc.in).sql; got != tc.want {
+			t.Errorf("prepared1(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	// The guarded end upsert numbers runTakenSQL's arguments after the row's.
+	if got, want := prepEndRun.sql[len(prepEndRun.sql)-1], byte(')'); got != want {
+		t.Fatalf("prepEndRun ends with %q", got)
+	}
+	for _, p := range []string{"$13", "$14", "$15", "$16"} {
+		if !strings.Contains(prepEndRun.sql, p) {
+			t.Errorf("prepEndRun has no %s: %s", p, prepEndRun.sql)
+		}
+	}
+	if strings.Contains(prepEndRun.sql, "$17") || strings.Contains(prepEndRun.sql, "?") {
+		t.Errorf("prepEndRun: %s", prepEndRun.sql)
+	}
+}
