@@ -20,6 +20,13 @@ import (
 // BREAD_TEST_POSTGRES_URL names (a postgres:// URL), dropped at cleanup; the
 // benchmark is skipped without it.
 func postgresStore(b *testing.B) core.BreadStore {
+	s, _ := postgresStoreNamed(b)
+	return s
+}
+
+// postgresStoreNamed is postgresStore, and the name of its schema, which is
+// also its connections' application_name (pg_stat_activity tells them).
+func postgresStoreNamed(b *testing.B) (core.BreadStore, string) {
 	base := os.Getenv("BREAD_TEST_POSTGRES_URL")
 	if base == "" {
 		b.Skip("BREAD_TEST_POSTGRES_URL is not set")
@@ -42,13 +49,14 @@ func postgresStore(b *testing.B) core.BreadStore {
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
+	q.Set("application_name", schema)
 	u.RawQuery = q.Encode()
 	s, err := postgres.New(postgres.Options{URL: u.String()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = s.Close() })
-	return s
+	return s, schema
 }
 
 // mysqlStore is a MySQL store in a fresh database of the server
