@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"unicode/utf8"
 )
 
 // Values cross the ports as Go values on a live run and as raw JSON once
@@ -31,6 +32,9 @@ func JSONText(v any) (string, error) {
 	case string:
 		return x, nil
 	case json.RawMessage:
+		if s, ok := plainJSONString(x); ok {
+			return s, nil
+		}
 		var s string
 		if json.Unmarshal(x, &s) == nil {
 			return s, nil
@@ -42,6 +46,22 @@ func JSONText(v any) (string, error) {
 		return "", err
 	}
 	return string(b), nil
+}
+
+// plainJSONString decodes raw when it is a JSON string with nothing to
+// unescape or replace (a run's input, as often as not): what json.Unmarshal
+// gives, without its reflection and allocations.
+func plainJSONString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return "", false
+		}
+	}
+	return string(body), true
 }
 
 // OptionalJSON is v as JSON for a field that is left out when empty: nil

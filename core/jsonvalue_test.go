@@ -50,3 +50,23 @@ func TestJSONValues(t *testing.T) {
 		})
 	}
 }
+
+// JSONText gives raw JSON holding a string what json.Unmarshal gives,
+// whether or not the string has anything to unescape, and other raw JSON
+// as it is.
+func TestJSONTextOfRawStringsIsUnmarshal(t *testing.T) {
+	for _, raw := range []string{
+		`"hi"`, `""`, `"a b <&> 'q'"`, `"tab\tx"`, `"q\"x"`, `"\u00e9"`, `"é 🍞"`, "\"bad \xff\"", "\"ctl \x01\"",
+		`"unterminated`, `"`, `x"`, `" "x" "`, `{"a":1}`, `12`, `null`, ` "spaced" `,
+	} {
+		got, err := core.JSONText(json.RawMessage(raw))
+		want := raw
+		var s string
+		if json.Unmarshal([]byte(raw), &s) == nil {
+			want = s
+		}
+		if err != nil || got != want {
+			t.Errorf("JSONText(%q) = %q, %v; want %q", raw, got, err, want)
+		}
+	}
+}

@@ -332,6 +332,9 @@ func (rt *agentRT) validateInput(input any) error {
 	if rt.CheckInput != nil {
 		return rt.CheckInput(input)
 	}
+	if rt.input == nil {
+		return nil // no schema: no label to build for an error
+	}
 	return rt.input.validate("input of agent "+rt.ID, input)
 }
 

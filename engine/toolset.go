@@ -72,7 +72,10 @@ func (r *run) assembleTools(ctx context.Context) (*toolset, error) {
 	sources = append(sources, builtins...)
 	sources = append(sources, r.clientSources()...)
 
-	ts := &toolset{byLeaf: make(map[string]*boundTool, len(sources))}
+	ts := &toolset{}
+	if len(sources) > 0 { // an agent without tools reads an empty (nil) index
+		ts.byLeaf = make(map[string]*boundTool, len(sources))
+	}
 	for _, s := range sources {
 		access := a.perms.Decide(s.origin)
 		if s.origin.Scope == core.ScopeCore && s.origin.Name == stateToolLeaf {
