@@ -39,7 +39,8 @@ func jsonOf(t *testing.T, v any) string {
 // store: a run that starts from the client's state (STATE_SNAPSHOT),
 // changes it (STATE_DELTA, stored with the thread) and calls a tool of the
 // client (TOOL_CALL_START/ARGS/END, then RUN_FINISHED with no outcome); the
-// client's next RunAgentInput carries the tool message, which continues the
+// client's next RunAgentInput carries the tool message (its content as text
+// parts), which continues the
 // same bread run with the model reading the result; a tool message no call
 // waits for is refused; and a page opened on the thread with only its new
 // message gets the thread's history as MESSAGES_SNAPSHOT.
@@ -95,7 +96,9 @@ func TestFrontendToolAndState(t *testing.T) {
 		// 3. The tool message continues the same run.
 		assistant := map[string]any{"id": "a1", "role": "assistant", "toolCalls": []any{map[string]any{"id": "call-confirm_order", "type": "function",
 			"function": map[string]any{"name": "confirm_order", "arguments": `{"item":"milk"}`}}}}
-		answer := map[string]any{"id": "t1", "role": "tool", "toolCallId": "call-confirm_order", "content": "confirmed"}
+		// Its content as text parts, which @ag-ui/core allows: joined.
+		answer := map[string]any{"id": "t1", "role": "tool", "toolCallId": "call-confirm_order",
+			"content": []any{map[string]any{"type": "text", "text": "confirm"}, map[string]any{"type": "text", "text": "ed"}}}
 		status, evs, code = s.post(t, clientRunInput("thread-f", map[string]any{"todos": []any{"milk"}}, user, assistant, answer), nil)
 		if status != http.StatusOK {
 			t.Fatalf("answer: %d %s", status, code)

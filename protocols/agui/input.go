@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/types"
 
@@ -115,9 +116,9 @@ func ParseRunAgentInput(body []byte) (Turn, error) {
 		if m.ToolCallID == "" {
 			return Turn{}, invalid(at + `.toolCallId" is required on a tool message`)
 		}
-		content, ok := m.Content.(string)
-		if !ok {
-			return Turn{}, invalid(at + `.content" must be a string: the tool's result`)
+		content, err := toolContent(m.Content, at)
+		if err != nil {
+			return Turn{}, err
 		}
 		if seen[m.ToolCallID] {
 			return Turn{}, invalid(at + `" answers tool call ` + strconv.Quote(truncate(m.ToolCallID, 64)) + " a second time")
@@ -140,6 +141,39 @@ func ParseRunAgentInput(body []byte) (Turn, error) {
 	t.Input = text
 	t.Prior, t.New = len(in.Messages)-1, in.Messages[len(in.Messages)-1:]
 	return t, nil
+}
+
+// toolContent is a tool message's result: its string content, or its
+// content parts (@ag-ui/core 1.0 allows them on a tool message) when every
+// part is text, joined in order. Bread gives a client tool's result to the
+// model as one string, so a part of any other type (an image, a document)
+// is VALIDATION_ERROR naming it rather than dropped unseen. at is the
+// message's path in the request ("messages[i]) for the error.
+func toolContent(content any, at string) (string, error) {
+	switch c := content.(type) {
+	case string:
+		return c, nil
+	case []any:
+		var b strings.Builder
+		for j, part := range c {
+			where := at + `.content[` + strconv.Itoa(j) + `]"`
+			p, ok := part.(map[string]any)
+			if !ok {
+				return "", invalid(where + " must be a content part object")
+			}
+			typ, _ := p["type"].(string)
+			if typ != "text" {
+				return "", invalid(where + " is a " + strconv.Quote(truncate(typ, 32)) + " part; a tool message's content parts must be text: bread gives the model a client tool's result as text")
+			}
+			t, ok := p["text"].(string)
+			if !ok {
+				return "", invalid(where + ` is a text part without a string "text"`)
+			}
+			b.WriteString(t)
+		}
+		return b.String(), nil
+	}
+	return "", invalid(at + `.content" must be a string or an array of text parts: the tool's result`)
 }
 
 // clientInput is the part of in bread passes to the run as
