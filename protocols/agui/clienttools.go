@@ -111,15 +111,30 @@ func (p *Plugin) startState(ctx context.Context, turn Turn) json.RawMessage {
 	if turn.Client.HasState() {
 		return turn.Client.State
 	}
+	return p.threadState(ctx, turn.ThreadID)
+}
+
+// threadState is the thread's state document as stored; nil for none.
+func (p *Plugin) threadState(ctx context.Context, thread string) json.RawMessage {
 	store := p.rt.Storage()
 	if !store.Has(core.StoreSessionState) {
 		return nil
 	}
-	doc, err := store.GetSessionState(ctx, turn.ThreadID)
+	doc, err := store.GetSessionState(ctx, thread)
 	if err != nil {
 		return nil // a new thread, or one the caller may not read: no state
 	}
 	return doc
+}
+
+// threadMessages is the thread's history as AG-UI messages, for the
+// MESSAGES_SNAPSHOT that ends an AG-UI run; nil when it cannot be read.
+func (p *Plugin) threadMessages(ctx context.Context, thread string) []types.Message {
+	stored, err := p.rt.Storage().GetMessages(ctx, thread)
+	if err != nil || len(stored) == 0 {
+		return nil
+	}
+	return historyMessages(stored)
 }
 
 // history is the MESSAGES_SNAPSHOT the AG-UI run starts with: the thread's
@@ -132,12 +147,8 @@ func (p *Plugin) history(ctx context.Context, turn Turn) []types.Message {
 	if len(turn.Resume) > 0 || len(turn.ToolResults) > 0 {
 		return nil
 	}
-	stored, err := p.rt.Storage().GetMessages(ctx, turn.ThreadID)
-	if err != nil || len(stored) == 0 {
-		return nil
-	}
-	msgs := historyMessages(stored)
-	if turn.Prior >= len(msgs) {
+	msgs := p.threadMessages(ctx, turn.ThreadID)
+	if msgs == nil || turn.Prior >= len(msgs) {
 		return nil
 	}
 	return append(msgs, turn.New...)

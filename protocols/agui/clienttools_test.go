@@ -1,7 +1,9 @@
 package agui_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/modeltest"
 	"github.com/breadai/bread/protocols/agui"
+	"github.com/breadai/bread/typed"
 )
 
 // clientRunInput is a RunAgentInput with the client's state, tools,
@@ -63,7 +66,7 @@ func TestFrontendToolAndState(t *testing.T) {
 		}
 		wantTypes(t, evs, "RUN_STARTED", "STATE_SNAPSHOT",
 			"TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "STATE_DELTA", "TOOL_CALL_RESULT",
-			"TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "RUN_FINISHED")
+			"TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "MESSAGES_SNAPSHOT", "RUN_FINISHED")
 		if got := jsonOf(t, evs[1]["snapshot"]); got != `{"todos":[]}` {
 			t.Errorf("STATE_SNAPSHOT %s", got)
 		}
@@ -103,7 +106,7 @@ func TestFrontendToolAndState(t *testing.T) {
 		if status != http.StatusOK {
 			t.Fatalf("answer: %d %s", status, code)
 		}
-		wantTypes(t, evs, "RUN_STARTED", "STATE_SNAPSHOT", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED")
+		wantTypes(t, evs, "RUN_STARTED", "STATE_SNAPSHOT", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT", "RUN_FINISHED")
 		if evs[0]["runId"] != runID || evs[len(evs)-1]["result"] != "Ordered." {
 			t.Errorf("the continuation %v … %v, want run %v finishing with Ordered.", evs[0], evs[len(evs)-1], runID)
 		}
@@ -128,28 +131,11 @@ func TestFrontendToolAndState(t *testing.T) {
 		if status != http.StatusOK {
 			t.Fatalf("new page: %d %s", status, code)
 		}
-		wantTypes(t, evs, "RUN_STARTED", "STATE_SNAPSHOT", "MESSAGES_SNAPSHOT", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED")
+		wantTypes(t, evs, "RUN_STARTED", "STATE_SNAPSHOT", "MESSAGES_SNAPSHOT", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT", "RUN_FINISHED")
 		if got := jsonOf(t, evs[1]["snapshot"]); got != `{"todos":["milk"]}` {
 			t.Errorf("STATE_SNAPSHOT of the stored state %s", got)
 		}
-		var shape []string
-		for _, m := range evs[2]["messages"].([]any) {
-			m := m.(map[string]any)
-			entry := m["role"].(string)
-			if c, ok := m["content"].(string); ok {
-				entry += ":" + c
-			}
-			for _, tc := range asSlice(m["toolCalls"]) {
-				entry += ":call " + tc.(map[string]any)["function"].(map[string]any)["name"].(string)
-			}
-			if id, ok := m["toolCallId"].(string); ok {
-				entry += ":for " + id
-			}
-			if m["id"] == "" {
-				t.Errorf("message without id %v", m)
-			}
-			shape = append(shape, entry)
-		}
+		shape := shapeOf(t, evs[2]["messages"])
 		want := []string{
 			"user:order milk",
 			"assistant:call " + agui.StateToolName,
@@ -178,7 +164,89 @@ func TestFrontendToolAndState(t *testing.T) {
 	})
 }
 
+// shapeOf is a MESSAGES_SNAPSHOT's messages, one "role:content:call
+// <tool>:for <call id>" line each; every message must have an id.
+func shapeOf(t *testing.T, messages any) []string {
+	t.Helper()
+	var shape []string
+	for _, m := range asSlice(messages) {
+		m := m.(map[string]any)
+		entry := m["role"].(string)
+		if c, ok := m["content"].(string); ok {
+			entry += ":" + c
+		}
+		for _, tc := range asSlice(m["toolCalls"]) {
+			entry += ":call " + tc.(map[string]any)["function"].(map[string]any)["name"].(string)
+		}
+		if id, ok := m["toolCallId"].(string); ok {
+			entry += ":for " + id
+		}
+		if id, _ := m["id"].(string); id == "" {
+			t.Errorf("message without id %v", m)
+		}
+		shape = append(shape, entry)
+	}
+	return shape
+}
+
 func asSlice(v any) []any {
 	s, _ := v.([]any)
 	return s
+}
+
+// TestGoToolStateReachesTheClient: a Go tool that writes the thread's
+// state (Storage.PutSessionState) is seen by the client in the same run,
+// on every store: STATE_DELTA diffed from the state the client sent, right
+// after the tool's result; in a run the client gave no state, a
+// STATE_SNAPSHOT. The run ends with the thread's history, the tool's
+// result among it.
+func TestGoToolStateReachesTheClient(t *testing.T) {
+	eachStore(t, func(t *testing.T, open func(testing.TB) core.BreadStore) {
+		var s *stack
+		restock := typed.DefineTool("restock", "Restock the shelf.", func(ctx context.Context, _ struct{}, tc core.ToolContext) (string, error) {
+			st := map[string]any{}
+			if doc, err := s.in.Storage().GetSessionState(ctx, tc.SessionID); err == nil && len(doc) > 0 {
+				if err := json.Unmarshal(doc, &st); err != nil || st == nil {
+					return "", fmt.Errorf("the thread's state %s is not an object: %v", doc, err)
+				}
+			}
+			st["shelf"] = []any{"rye", "spelt"}
+			st["restocked"] = true
+			next, _ := json.Marshal(st)
+			return "restocked", s.in.Storage().PutSessionState(ctx, tc.SessionID, next)
+		})
+		agent := scripted("assistant",
+			modeltest.ToolCall("tool_restock", map[string]any{}), modeltest.Text("Restocked."),
+			modeltest.ToolCall("tool_restock", map[string]any{}), modeltest.Text("Again."))
+		agent.Tools = []core.Tool{restock}
+		s = newStack(t, setup{store: open(t), agents: []*core.Agent{agent}})
+		user := map[string]any{"id": "m1", "role": "user", "content": "restock"}
+
+		status, evs, code := s.post(t, clientRunInput("thread-g", map[string]any{"shelf": []any{"rye"}}, user), nil)
+		if status != http.StatusOK {
+			t.Fatalf("run: %d %s", status, code)
+		}
+		wantTypes(t, evs, "RUN_STARTED", "STATE_SNAPSHOT", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT",
+			"STATE_DELTA", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT", "RUN_FINISHED")
+		if got := jsonOf(t, evs[6]["delta"]); got != `[{"op":"add","path":"/restocked","value":true},{"op":"add","path":"/shelf/1","value":"spelt"}]` {
+			t.Errorf("STATE_DELTA %s", got)
+		}
+		want := []string{"user:restock", "assistant:call tool_restock", "tool:restocked:for call-tool_restock", "assistant:Restocked."}
+		if got := shapeOf(t, evs[10]["messages"]); !slices.Equal(got, want) {
+			t.Errorf("MESSAGES_SNAPSHOT\n got %q\nwant %q", got, want)
+		}
+
+		// A new thread, no state from the client: the tool's state is a
+		// snapshot.
+		status, evs, code = s.post(t, clientRunInput("thread-g2", nil, user), nil)
+		if status != http.StatusOK {
+			t.Fatalf("stateless run: %d %s", status, code)
+		}
+		wantTypes(t, evs, "RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT",
+			"STATE_SNAPSHOT", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT", "RUN_FINISHED")
+		var snap map[string]any
+		if err := json.Unmarshal([]byte(jsonOf(t, evs[5]["snapshot"])), &snap); err != nil || snap["restocked"] != true || len(asSlice(snap["shelf"])) != 2 {
+			t.Errorf("STATE_SNAPSHOT %v (%v)", evs[5]["snapshot"], err)
+		}
+	})
 }

@@ -7,6 +7,7 @@ require (
 	github.com/breadai/bread/engine v0.0.0
 	github.com/breadai/bread/server v0.0.0-00010101000000-000000000000
 	github.com/breadai/bread/typed v0.0.0
+	github.com/evanphx/json-patch/v5 v5.9.11
 )
 
 require (
@@ -19,7 +20,6 @@ require (
 	github.com/breadai/bread/transports/httpstream v0.0.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
-	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.16 // indirect
 	github.com/go-playground/locales v0.14.2 // indirect
 	github.com/go-playground/universal-translator v0.18.2 // indirect

@@ -93,6 +93,10 @@ func (p *Plugin) serveRun(w http.ResponseWriter, r *http.Request) {
 	if msgs := p.history(ctx, turn); msgs != nil {
 		m.SetMessages(msgs)
 	}
+	m.SetThread(ThreadReader{
+		State:    func() json.RawMessage { return p.threadState(ctx, turn.ThreadID) },
+		Messages: func() []types.Message { return p.threadMessages(ctx, turn.ThreadID) },
+	})
 	p.stream(w, r, m, crumbs)
 }
 

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -222,9 +223,14 @@ func TestRunText(t *testing.T) {
 		if status != http.StatusOK {
 			t.Fatalf("status %d", status)
 		}
-		wantTypes(t, evs, "RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED")
-		if evs[0]["threadId"] != "thread-1" || evs[5]["threadId"] != "thread-1" || evs[5]["result"] != "Hello" {
-			t.Errorf("run events %v / %v", evs[0], evs[5])
+		wantTypes(t, evs, "RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT", "RUN_FINISHED")
+		if evs[0]["threadId"] != "thread-1" || evs[6]["threadId"] != "thread-1" || evs[6]["result"] != "Hello" {
+			t.Errorf("run events %v / %v", evs[0], evs[6])
+		}
+		// The run ends with the thread as stored, so the client can
+		// reconcile its list (the store's message ids).
+		if got := shapeOf(t, evs[5]["messages"]); strings.Join(got, "|") != "user:hi|assistant:Hello" {
+			t.Errorf("MESSAGES_SNAPSHOT at the end %q", got)
 		}
 		// threadId is the bread session: a second turn lands in the same
 		// one, whose history the store gives back.
@@ -255,7 +261,7 @@ func TestRunToolsWithStreamedArguments(t *testing.T) {
 	wantTypes(t, evs, "RUN_STARTED",
 		"TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT",
 		"TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT",
-		"TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED")
+		"TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT", "RUN_FINISHED")
 	args := find(evs, "TOOL_CALL_ARGS")
 	if args[0]["delta"] != `{"a":2,` || args[1]["delta"] != `"b":3}` || args[0]["toolCallId"] != "c1" {
 		t.Errorf("streamed deltas %v", args)
@@ -285,12 +291,26 @@ func TestRunSubagents(t *testing.T) {
 				want = append(want, "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END")
 			}
 			want = append(want, "STEP_FINISHED:subagent_writer", "STATE_SNAPSHOT", "TOOL_CALL_RESULT",
-				"TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED")
+				"TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT", "RUN_FINISHED")
 			wantTypes(t, evs, want...)
 			snaps := find(evs, "STATE_SNAPSHOT")
 			sub, _ := snaps[1]["snapshot"].(map[string]any)["subagent"].(map[string]any)
 			if sub["subagentId"] != "writer" || sub["parentAgentId"] != "assistant" || sub["status"] != "finished" || sub["output"] != "draft" {
 				t.Errorf("subagent snapshot %v", snaps[1])
+			}
+			// The thread's history ends the run; a passthrough writer's
+			// message, which the client was shown but the thread does not
+			// hold, stays where the client has it, under its streamed id.
+			want = []string{"user:go", "assistant:call core_delegate", "tool:draft:for call-core_delegate", "assistant:done"}
+			if vis == core.Passthrough {
+				want = slices.Insert(want, 3, "assistant:draft")
+			}
+			msgs := find(evs, "MESSAGES_SNAPSHOT")[0]["messages"]
+			if got := shapeOf(t, msgs); !slices.Equal(got, want) {
+				t.Errorf("MESSAGES_SNAPSHOT\n got %q\nwant %q", got, want)
+			}
+			if vis == core.Passthrough && asSlice(msgs)[3].(map[string]any)["id"] != find(evs, "TEXT_MESSAGE_START")[0]["messageId"] {
+				t.Errorf("the writer's message in the snapshot %v, streamed as %v", asSlice(msgs)[3], find(evs, "TEXT_MESSAGE_START")[0])
 			}
 		})
 	}
@@ -393,7 +413,7 @@ func TestHumanInterruptAndResume(t *testing.T) {
 		_, evs, _ := s.post(t, runInput("thread-h", "publish"), nil)
 		// The engine emits no tool:call for a human tool: the suspension is the
 		// run's last word.
-		wantTypes(t, evs, "RUN_STARTED", "RUN_FINISHED")
+		wantTypes(t, evs, "RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_FINISHED")
 		fin := evs[len(evs)-1]
 		outcome, _ := fin["outcome"].(map[string]any)
 		ints, _ := outcome["interrupts"].([]any)
@@ -427,7 +447,7 @@ func TestHumanInterruptAndResume(t *testing.T) {
 		if status != http.StatusOK {
 			t.Fatalf("resume status %d", status)
 		}
-		wantTypes(t, evs, "RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED")
+		wantTypes(t, evs, "RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "MESSAGES_SNAPSHOT", "RUN_FINISHED")
 		if evs[0]["threadId"] != "thread-h" || evs[len(evs)-1]["result"] != "Published." || evs[len(evs)-1]["outcome"] != nil {
 			t.Errorf("resumed run %v / %v", evs[0], evs[len(evs)-1])
 		}

@@ -45,6 +45,18 @@ type Mapper struct {
 	clientTools map[string]bool
 	calling     bool // the run waits on calls of client tools
 
+	// known is the application state the client holds as the stream
+	// stands (the STATE_SNAPSHOT sent, every STATE_DELTA applied): what
+	// SyncState diffs the stored state against; nil when not known.
+	known json.RawMessage
+	// thread reads the stored thread (SetThread); foreign are the messages
+	// of delegated runs the client was shown, which the thread's history
+	// lacks, and anchor the root run's latest tool call, after whose
+	// result they go in a MESSAGES_SNAPSHOT.
+	reader  ThreadReader
+	foreign []foreignMessage
+	anchor  string
+
 	// space, when set, is in every message id this Mapper makes: a stream
 	// that continues a bread run another stream began (a resume) must not
 	// reuse that stream's ids, which the client still holds.
@@ -99,6 +111,29 @@ func NewThreadMapper(threadID string) *Mapper {
 
 // Map returns the events one crumb becomes, possibly none.
 func (m *Mapper) Map(c core.Crumb) []events.Event {
+	out := m.mapCrumb(c)
+	if m.reader.State == nil && m.reader.Messages == nil {
+		return out
+	}
+	b := c.Base()
+	if b.RunID != m.root {
+		m.trackForeign(out)
+		return out
+	}
+	switch v := c.(type) {
+	case *core.ToolInputStart:
+		m.anchor = v.ToolCallID
+	case *core.ToolCall:
+		m.anchor = v.ToolCallID
+	case *core.ToolResult:
+		out = m.syncAfterTool(out, b.Timestamp, v.ToolName)
+	case *core.ToolError:
+		out = m.syncAfterTool(out, b.Timestamp, v.ToolName)
+	}
+	return out
+}
+
+func (m *Mapper) mapCrumb(c core.Crumb) []events.Event {
 	b := c.Base()
 	ts := b.Timestamp
 	var out []events.Event
@@ -229,6 +264,7 @@ func (m *Mapper) Map(c core.Crumb) []events.Event {
 		}
 		out = m.ensure(out, b)
 		if delta := stateDelta(v.Result); delta != nil {
+			m.known = applyDelta(m.known, delta)
 			out = append(out, &stateDeltaEvent{BaseEvent: base(events.EventTypeStateDelta, ts), Delta: delta})
 		}
 		return out
@@ -353,6 +389,7 @@ func (m *Mapper) End(timestamp int64) []events.Event {
 		return nil
 	}
 	out := m.closeAll(nil, timestamp)
+	out = m.final(out, timestamp)
 	ev := &events.RunFinishedEvent{
 		BaseEvent:     base(events.EventTypeRunFinished, timestamp),
 		ThreadIDValue: m.thread,
@@ -382,9 +419,10 @@ func (m *Mapper) start(out []events.Event, b *core.CrumbBase) []events.Event {
 		m.thread = b.SessionID
 	}
 	out = append(out, &events.RunStartedEvent{BaseEvent: base(events.EventTypeRunStarted, b.Timestamp), ThreadIDValue: m.thread, RunIDValue: b.RunID})
+	m.foreign, m.anchor = nil, ""
 	if m.state != nil {
 		out = append(out, &events.StateSnapshotEvent{BaseEvent: base(events.EventTypeStateSnapshot, b.Timestamp), Snapshot: m.state})
-		m.state = nil
+		m.known, m.state = m.state, nil
 	}
 	if m.messages != nil {
 		out = append(out, &events.MessagesSnapshotEvent{BaseEvent: base(events.EventTypeMessagesSnapshot, b.Timestamp), Messages: m.messages})
@@ -405,6 +443,7 @@ func (m *Mapper) ensure(out []events.Event, b *core.CrumbBase) []events.Event {
 
 func (m *Mapper) finish(out []events.Event, ts int64, result any, outcome *events.RunFinishedOutcome) []events.Event {
 	out = m.closeAll(out, ts)
+	out = m.final(out, ts)
 	out = append(out, &events.RunFinishedEvent{
 		BaseEvent:     base(events.EventTypeRunFinished, ts),
 		ThreadIDValue: m.thread,
