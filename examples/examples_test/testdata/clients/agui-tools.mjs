@@ -3,9 +3,13 @@
 // frontend tool changes the state (STATE_SNAPSHOT, then STATE_DELTA, which
 // the client applies) and calls the tool (TOOL_CALL_START/ARGS/END, then
 // RUN_FINISHED); the client answers the tool with a tool message, and the
-// next run continues the same bread run to its answer with the state kept.
-// Every event passes the client's own schema check (@ag-ui/core) and
-// ordering rules, or runAgent throws.
+// next run continues the same bread run (the same runId, from its
+// checkpoint) to its answer with the state kept. Each run ends with
+// MESSAGES_SNAPSHOT before RUN_FINISHED, after which the client's list is
+// the thread as bread keeps it: one user message, the tool calls, the
+// page's answer as a tool message, the answer. Every event passes the
+// client's own schema check (@ag-ui/core) and ordering rules, or runAgent
+// throws.
 //
 //   node agui-tools.mjs http://127.0.0.1:PORT/ag-ui/shop ANSWER
 //   (ANSWER: the text the shopper's transcript ends with)
@@ -28,7 +32,20 @@ main(async () => {
   }];
   const context = [{ description: "page", value: "/basket" }];
   const events = [];
-  const seen = { onEvent: ({ event }) => { events.push(event.type); } };
+  const runIds = [];
+  const seen = {
+    onEvent: ({ event }) => {
+      events.push(event.type);
+      if (event.type === "RUN_STARTED") runIds.push(event.runId);
+    },
+  };
+  // The client's list as role:content:calls, to compare with the thread.
+  const shape = () => agent.messages.map((m) => [m.role, typeof m.content === "string" ? m.content : "",
+    (m.toolCalls ?? []).map((c) => c.function.name).join(",")].join(":"));
+  const ends = (what) => {
+    check(events.at(-2) === "MESSAGES_SNAPSHOT" && events.at(-1) === "RUN_FINISHED",
+      `${what} ends with MESSAGES_SNAPSHOT then RUN_FINISHED: ${events.join(" ")}`);
+  };
 
   // 1. The state changes, then the page's tool is called and the run ends.
   const first = await agent.runAgent({ runId: "c-1", tools, context, forwardedProps: { locale: "en" } }, seen);
@@ -44,15 +61,31 @@ main(async () => {
   check(call !== undefined, `the assistant called confirm_order: ${JSON.stringify(agent.messages)}`);
   check(JSON.parse(call.function.arguments).summary === "1 sourdough", `its arguments: ${call.function.arguments}`);
   check(first.result === undefined, "the run waiting on the page has no result yet");
+  ends("the first run");
+  const afterFirst = shape();
+  check(afterFirst.filter((m) => m.startsWith("user:")).length === 1 && afterFirst[0] === "user:One sourdough, please:",
+    `the snapshot reconciled the page's user message with the thread's: ${JSON.stringify(afterFirst)}`);
+  check(afterFirst.includes("tool:" + JSON.stringify({ state: { items: [{ name: "sourdough", qty: 1 }] } }) + ":") ||
+    afterFirst.some((m) => m.startsWith("tool:") && m.includes("sourdough")),
+    `the state tool's result is in the client's list: ${JSON.stringify(afterFirst)}`);
 
   // 2. The page runs the tool and answers with a tool message.
   agent.addMessage({ id: "t1", role: "tool", toolCallId: call.id, content: "confirmed by the user" });
   events.length = 0;
   const done = await agent.runAgent({ runId: "c-2", tools, context }, seen);
   check(events[0] === "RUN_STARTED" && events.at(-1) === "RUN_FINISHED", `the answer streams a whole run: ${events.join(" ")}`);
+  check(runIds.length === 2 && runIds[0] === runIds[1],
+    `the answer continues the same bread run from its checkpoint: runIds ${JSON.stringify(runIds)}`);
+  ends("the continued run");
   check(done.result === answer, `the run finishes with its answer: ${JSON.stringify(done.result)}`);
   check(JSON.stringify(agent.state) === JSON.stringify({ items: [{ name: "sourdough", qty: 1 }] }),
     `the state is kept: ${JSON.stringify(agent.state)}`);
   const lastMsg = agent.messages.at(-1);
   check(lastMsg.role === "assistant" && lastMsg.content === answer, `the answer is the thread's last message: ${JSON.stringify(lastMsg)}`);
+  const afterDone = shape();
+  check(JSON.stringify(afterDone.slice(-3)) === JSON.stringify(["assistant::confirm_order", "tool:confirmed by the user:", "assistant:" + answer + ":"]),
+    `the thread ends with the page's tool call, its answer and the reply: ${JSON.stringify(afterDone)}`);
+  check(afterDone.filter((m) => m.startsWith("user:")).length === 1, `one user message: ${JSON.stringify(afterDone)}`);
+  const toolMsg = agent.messages.find((m) => m.role === "tool" && m.toolCallId === call.id);
+  check(toolMsg !== undefined && toolMsg.id !== "t1", `the page's tool message carries the thread's id after the snapshot: ${JSON.stringify(toolMsg)}`);
 });
