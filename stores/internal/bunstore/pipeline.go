@@ -5,7 +5,6 @@ import (
 	"database/sql"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/schema"
 
 	"github.com/breadai/bread/core"
 )
@@ -78,15 +77,6 @@ func (s *Store) writeText(ctx context.Context, op string, onFK *core.BreadError,
 		return err
 	}
 	return s.mapErr(op, s.commits.doText(ctx, w), onFK)
-}
-
-// appendQuery is q's SQL text with its values written in, as bun sends it.
-func (s *Store) appendQuery(q schema.QueryAppender) (Stmt, error) {
-	b, err := q.AppendQuery(s.db.QueryGen(), nil)
-	if err != nil {
-		return Stmt{}, err
-	}
-	return Stmt{SQL: string(b)}, nil
 }
 
 // pipelines reports whether batch may go in one round trip: the dialect
