@@ -1,10 +1,14 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
 
 	"github.com/breadai/bread/cli"
+	"github.com/breadai/bread/engine"
 )
 
 // a2aClient resolves the Agent Card at base+cardPath and connects
@@ -166,5 +171,92 @@ plugins:
 		if got, err := c.GetTask(t.Context(), &a2a.TaskQueryParams{ID: id}); err != nil || got.Status.State != a2a.TaskStateCompleted {
 			t.Errorf("%s reads the task: %+v, %v", name, got, err)
 		}
+	}
+}
+
+// TestA2APushFromBreadYAML: `pushNotifications: true` on an a2a plugin
+// delivers its push notifications through the engine's webhook sender, as
+// bread.yaml's webhooks section configures it (signed with its secret,
+// loopback allowed, retried after a 500 with its backoff), on both spec
+// versions: a v0.3 message/send and a v1.0 HTTP+JSON message:send, each
+// with a receiver, each receiver getting working then completed.
+func TestA2APushFromBreadYAML(t *testing.T) {
+	type delivery struct {
+		path, state string
+	}
+	got := make(chan delivery, 16)
+	var mu sync.Mutex
+	calls := 0
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		calls++
+		first := calls == 1
+		mu.Unlock()
+		if first {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		h := r.Header.Get(engine.SignatureHeader)
+		ts, _, _ := strings.Cut(strings.TrimPrefix(h, "t="), ",")
+		unix, _ := strconv.ParseInt(ts, 10, 64)
+		if h != engine.SignWebhook("s3cret", time.Unix(unix, 0), b) {
+			t.Errorf("%s: signature %q does not verify", r.URL.Path, h)
+		}
+		var v struct {
+			Status struct{ State string } `json:"status"`
+			Task   struct {
+				Status struct{ State string } `json:"status"`
+			} `json:"task"`
+		}
+		_ = json.Unmarshal(b, &v)
+		got <- delivery{r.URL.Path, v.Status.State + v.Task.Status.State}
+	}))
+	defer recv.Close()
+	dir := project(t, basic(map[string]string{
+		"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\n" +
+			"webhooks: {secret: s3cret, allowPrivateNetworks: true, backoff: 10ms}\nplugins:\n" +
+			"  - {type: a2a, agent: echo, url: /a2a, pushNotifications: true}\n" +
+			"  - {type: a2a, agent: echo, url: /a2a/v1, cardPath: /.well-known/agent-card-v1.json, specVersion: \"1.0\", pushNotifications: true}\n",
+	}))
+	base := serve(t, dir).base
+	for _, card := range []string{"/.well-known/agent-card.json", "/.well-known/agent-card-v1.json"} {
+		res, err := http.Get(base + card)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.Contains(string(b), `"pushNotifications":true`) {
+			t.Fatalf("%s does not advertise push notifications: %s", card, b)
+		}
+	}
+	post := func(url, body string) {
+		t.Helper()
+		res, err := http.Post(url, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || strings.Contains(string(b), `"error"`) {
+			t.Fatalf("POST %s: %d %s", url, res.StatusCode, b)
+		}
+	}
+	post(base+"/a2a", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]},`+
+		`"configuration":{"pushNotificationConfig":{"url":"`+recv.URL+`/v03"}}}}`)
+	post(base+"/a2a/v1/message:send", `{"message":{"messageId":"m2","role":"ROLE_USER","parts":[{"text":"hi"}]},`+
+		`"configuration":{"taskPushNotificationConfig":{"url":"`+recv.URL+`/v1"}}}`)
+	states := map[string][]string{}
+	for len(states["/v03"]) < 2 || len(states["/v1"]) < 2 {
+		select {
+		case d := <-got:
+			states[d.path] = append(states[d.path], d.state)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("deliveries so far: %v", states)
+		}
+	}
+	if strings.Join(states["/v03"], " ") != "working completed" || strings.Join(states["/v1"], " ") != "TASK_STATE_WORKING TASK_STATE_COMPLETED" {
+		t.Fatalf("deliveries: %v", states)
 	}
 }

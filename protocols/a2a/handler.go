@@ -110,24 +110,28 @@ func (h *handler) snapshot(ctx context.Context, rec core.RunRecord) *a2a.Task {
 	return t
 }
 
-// replay maps a task's logged crumbs, when the store keeps a crumb log, to
-// the task they build, and returns the mapper that built it: a resumed
-// run's events go on from there, so its text appends to the text before
-// the suspension and its files are numbered after the earlier ones.
+// replay is the task a task's logged crumbs map to, when the store keeps a
+// crumb log, and the mapper that built it: a resumed run's events go on
+// from there, so its text appends to the text before the suspension and
+// its files are numbered after the earlier ones. The plugin's task cache
+// reads only what was logged since its last read of the task.
 func (h *handler) replay(ctx context.Context, rec core.RunRecord) (*a2a.Task, *mapper) {
-	info := taskInfo(rec.ID, rec.SessionID)
-	t := &a2a.Task{ID: info.TaskID, ContextID: info.ContextID}
-	m := h.p.newMapper(info)
+	return h.p.tasks.replayed(ctx, h, rec)
+}
+
+// readLog applies the entries of rec's crumb log after seq after to t
+// through m and returns the highest seq it read. A log that cannot be read
+// leaves t as far as it got (the task answers with its state).
+func (h *handler) readLog(ctx context.Context, rec core.RunRecord, after int64, t *a2a.Task, m *mapper) int64 {
 	store := h.p.rt.Storage()
 	if !store.Has(core.StoreCrumbLog) {
-		return t, m
+		return after
 	}
-	var after int64
 	for {
 		entries, err := store.GetCrumbs(ctx, rec.ID, after, replayPage)
 		if err != nil {
-			h.p.log.WarnContext(ctx, "a2a: reading a task's crumb log failed; answering with its state only", "taskId", rec.ID, "error", err)
-			break
+			h.p.log.WarnContext(ctx, "a2a: reading a task's crumb log failed; answering with what was read", "taskId", rec.ID, "error", err)
+			return after
 		}
 		for i, e := range entries {
 			after = max(after, e.Seq)
@@ -141,10 +145,9 @@ func (h *handler) replay(ctx context.Context, rec core.RunRecord) (*a2a.Task, *m
 			}
 		}
 		if len(entries) < replayPage {
-			break
+			return after
 		}
 	}
-	return t, m
 }
 
 // askFromCheckpoint sets t's status to the input request of the checkpoint

@@ -125,6 +125,9 @@ type Plugin struct {
 	rpc     http.Handler
 	closed  atomic.Bool
 	push    *pusher // nil without Options.Push
+	// tasks keeps the tasks read so far built, so a read applies only
+	// what their logs gained since (nil: every read replays the log).
+	tasks *taskCache
 }
 
 var (
@@ -216,6 +219,7 @@ func (p *Plugin) Init(_ context.Context, rt core.Runtime) error {
 		return core.Errorf(core.CodeInvalidConfig, "a2a: the store keeps no run records (core.RunStore); A2A tasks are read back from them")
 	}
 	p.rt, p.runs, p.agent = rt, runs, ag
+	p.tasks = newTaskCache()
 	p.log = rt.Logger()
 	if p.log == nil {
 		p.log = slog.Default()
