@@ -27,8 +27,17 @@ type exposed struct {
 	handler mcp.ToolHandler
 }
 
-// build validates the options against the runtime and registers every tool.
-func (p *Plugin) build() (*mcp.Server, error) {
+// exposedResource is one MCP resource (or resource template) before
+// registration.
+type exposedResource struct {
+	resource *mcp.Resource
+	template *mcp.ResourceTemplate
+	handler  mcp.ResourceHandler
+}
+
+// build validates the options against the runtime and builds every tool,
+// prompt and resource.
+func (p *Plugin) build() (lists, error) {
 	var (
 		tools   []exposed
 		prompts []exposedPrompt
@@ -48,7 +57,7 @@ func (p *Plugin) build() (*mcp.Server, error) {
 	for _, id := range p.opts.Agents {
 		a, err := p.agent(id)
 		if err != nil {
-			return nil, err
+			return lists{}, err
 		}
 		tools = append(tools, p.agentTool(a, id, "", "Run the bread agent "+id+describe(a.Description)))
 		addPrompt(a, id, nil)
@@ -56,11 +65,11 @@ func (p *Plugin) build() (*mcp.Server, error) {
 	for _, ref := range p.opts.Skills {
 		a, err := p.agent(ref.Agent)
 		if err != nil {
-			return nil, err
+			return lists{}, err
 		}
 		sk := slices.IndexFunc(a.Skills, func(s core.Skill) bool { return s.ID == ref.Skill })
 		if sk < 0 {
-			return nil, &core.BreadError{Code: core.CodeSkillNotFound, Message: "mcpserver: agent " + ref.Agent + " has no skill " + ref.Skill, Context: map[string]any{"agentId": ref.Agent, "skill": ref.Skill}}
+			return lists{}, &core.BreadError{Code: core.CodeSkillNotFound, Message: "mcpserver: agent " + ref.Agent + " has no skill " + ref.Skill, Context: map[string]any{"agentId": ref.Agent, "skill": ref.Skill}}
 		}
 		tools = append(tools, p.agentTool(a, ref.Agent+"__"+ref.Skill, ref.Skill, "Run the bread agent "+ref.Agent+" with the skill "+ref.Skill+describe(a.Skills[sk].Description)))
 		addPrompt(a, ref.Agent+"__"+ref.Skill, &a.Skills[sk])
@@ -68,13 +77,13 @@ func (p *Plugin) build() (*mcp.Server, error) {
 	if len(p.opts.Tasks) > 0 {
 		lister, ok := p.rt.(interface{ Tasks() []*core.Task })
 		if !ok {
-			return nil, core.Errorf(core.CodeInvalidConfig, "mcpserver: the runtime does not list its tasks, so none can be exposed")
+			return lists{}, core.Errorf(core.CodeInvalidConfig, "mcpserver: the runtime does not list its tasks, so none can be exposed")
 		}
 		all := lister.Tasks()
 		for _, name := range p.opts.Tasks {
 			i := slices.IndexFunc(all, func(t *core.Task) bool { return t.Name == name })
 			if i < 0 {
-				return nil, &core.BreadError{Code: core.CodeTaskNotFound, Message: "mcpserver: task " + name + " not found", Context: map[string]any{"taskId": name}}
+				return lists{}, &core.BreadError{Code: core.CodeTaskNotFound, Message: "mcpserver: task " + name + " not found", Context: map[string]any{"taskId": name}}
 			}
 			tools = append(tools, p.taskTool(all[i]))
 		}
@@ -82,7 +91,7 @@ func (p *Plugin) build() (*mcp.Server, error) {
 	for _, ref := range p.opts.Tools {
 		t, err := p.findTool(ref)
 		if err != nil {
-			return nil, err
+			return lists{}, err
 		}
 		name := t.Name
 		if ref.Agent != "" {
@@ -91,26 +100,18 @@ func (p *Plugin) build() (*mcp.Server, error) {
 		tools = append(tools, p.directTool(name, ref.Agent, t))
 	}
 
-	s := mcp.NewServer(&mcp.Implementation{Name: p.opts.Name, Version: p.opts.Version}, &mcp.ServerOptions{
-		Logger:             p.log,
-		Capabilities:       capabilities(),
-		CompletionHandler:  p.complete,
-		SubscribeHandler:   p.subscribe,
-		UnsubscribeHandler: p.unsubscribe,
-	})
+	l := lists{tools: map[string]exposed{}, prompts: map[string]exposedPrompt{}}
 	for _, pr := range prompts {
-		s.AddPrompt(pr.prompt, pr.handler)
+		l.prompts[pr.prompt.Name] = pr
 	}
-	p.addResources(s, agents)
-	seen := map[string]bool{}
+	l.resources, l.templates = p.resources(agents)
 	for _, e := range tools {
-		if seen[e.tool.Name] {
-			return nil, &core.BreadError{Code: core.CodeToolNameCollision, Message: "mcpserver: two exposed tools are named " + e.tool.Name, Context: map[string]any{"name": e.tool.Name}}
+		if _, ok := l.tools[e.tool.Name]; ok {
+			return lists{}, &core.BreadError{Code: core.CodeToolNameCollision, Message: "mcpserver: two exposed tools are named " + e.tool.Name, Context: map[string]any{"name": e.tool.Name}}
 		}
-		seen[e.tool.Name] = true
-		s.AddTool(e.tool, e.handler)
+		l.tools[e.tool.Name] = e
 	}
-	return s, nil
+	return l, nil
 }
 
 // newTool declares an MCP tool; a nil output schema is left out, not sent

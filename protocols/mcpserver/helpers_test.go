@@ -54,6 +54,7 @@ type setup struct {
 	more   []core.BreadPlugin
 	// providers are added to the scripted model's registry.
 	providers core.ProviderRegistry
+	blobs     core.BlobStore
 }
 
 // eachStore runs f on every store of stores/teststores: a suspended run is
@@ -92,7 +93,7 @@ func newStack(t *testing.T, s setup) *stack {
 	for k, v := range s.providers {
 		providers[k] = v
 	}
-	in, err = engine.New(engine.Config{Store: s.store, Bus: quietBus{stream.New(stream.Options{})}, Providers: providers, Agents: s.agents, Tasks: s.tasks, Plugins: append(s.more, p)})
+	in, err = engine.New(engine.Config{Store: s.store, Bus: quietBus{stream.New(stream.Options{})}, Providers: providers, Agents: s.agents, Tasks: s.tasks, Plugins: append(s.more, p), BlobStore: s.blobs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -47,22 +48,22 @@ const sessionHeader = "Mcp-Session-Id"
 // streams from an in-memory event store. Host and Origin are checked by
 // serveHTTP instead of the SDK's loopback-only check, so AllowedHosts can
 // name a real host.
-func (p *Plugin) newHTTPHandlers() (stateless, stateful http.Handler) {
-	get := func(*http.Request) *mcp.Server { return p.server.Load() }
+func (e *Endpoint) newHTTPHandlers(log *slog.Logger) (stateless, stateful http.Handler) {
+	get := func(*http.Request) *mcp.Server { return e.server }
 	stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 		Stateless:                    true,
 		PropagateRequestCancellation: true,
 		DisableLocalhostProtection:   true,
-		Logger:                       p.log,
+		Logger:                       log,
 	})
-	if p.opts.Stateless {
+	if e.settings.Stateless {
 		return stateless, nil
 	}
 	stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 		DisableLocalhostProtection: true,
 		EventStore:                 mcp.NewMemoryEventStore(nil),
-		SessionTimeout:             p.opts.SessionTimeout,
-		Logger:                     p.log,
+		SessionTimeout:             e.settings.SessionTimeout,
+		Logger:                     log,
 	})
 	return stateless, stateful
 }
@@ -70,7 +71,7 @@ func (p *Plugin) newHTTPHandlers() (stateless, stateful http.Handler) {
 // serveHTTP runs after the server's auth and Authorize (the route is named
 // ActionRequest): Host and Origin validation, then the SDK.
 func (p *Plugin) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if p.closed.Load() || p.stateless == nil {
+	if p.closed.Load() || p.ep.cur.Load() == nil {
 		http.Error(w, "the MCP endpoint is not running", http.StatusServiceUnavailable)
 		return
 	}
@@ -88,8 +89,8 @@ func (p *Plugin) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	token := rand.Text()
-	p.reqs.Store(token, &inflight{ctx: ctx, cancel: cancel})
-	defer p.reqs.Delete(token)
+	p.ep.reqs.Store(token, &inflight{ctx: ctx, cancel: cancel})
+	defer p.ep.reqs.Delete(token)
 	r.Header.Set(requestHeader, token)
 	r.Header.Del(statelessHeader)
 	initialize := false
@@ -102,17 +103,17 @@ func (p *Plugin) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		if len(keys) > 0 {
 			defer func() {
 				for _, k := range keys {
-					p.calls.CompareAndDelete(k, token)
+					p.ep.calls.CompareAndDelete(k, token)
 				}
 			}()
 		}
 	}
-	if p.stateful == nil || (r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" && !initialize) {
+	if p.ep.stateful == nil || (r.Method == http.MethodPost && r.Header.Get(sessionHeader) == "" && !initialize) {
 		r.Header.Set(statelessHeader, "1")
-		p.stateless.ServeHTTP(w, r)
+		p.ep.stateless.ServeHTTP(w, r)
 		return
 	}
-	p.serveStateful(w, r)
+	p.ep.serveStateful(w, r)
 }
 
 // rpcPeek is what serveHTTP reads of a JSON-RPC message.
@@ -154,11 +155,11 @@ func (p *Plugin) track(r *http.Request, token string) (keys []string, initialize
 	switch {
 	case msg.Method == "tools/call" && len(msg.ID) > 0:
 		k := callKey(who, msg.ID)
-		p.calls.Store(k, token)
+		p.ep.calls.Store(k, token)
 		return []string{k}, false
 	case msg.Method == "notifications/cancelled" && len(msg.Params.RequestID) > 0:
-		if t, ok := p.calls.Load(callKey(who, msg.Params.RequestID)); ok {
-			if f, ok := p.reqs.Load(t); ok {
+		if t, ok := p.ep.calls.Load(callKey(who, msg.Params.RequestID)); ok {
+			if f, ok := p.ep.reqs.Load(t); ok {
 				f.(*inflight).cancel()
 			}
 		}
@@ -184,7 +185,7 @@ func (p *Plugin) bind(ctx context.Context, req *mcp.CallToolRequest) (context.Co
 	if req == nil || req.Extra == nil || req.Extra.Header == nil || req.Extra.Header.Get(statelessHeader) == "" {
 		return ctx, func() {}
 	}
-	f, ok := p.reqs.Load(req.Extra.Header.Get(requestHeader))
+	f, ok := p.ep.reqs.Load(req.Extra.Header.Get(requestHeader))
 	if !ok {
 		return ctx, func() {}
 	}

@@ -58,9 +58,12 @@ func askingOf(req *mcp.CallToolRequest) asking {
 // under the session ownership rule, as POST /resume reads it.
 type roundState struct {
 	V          int    `json:"v"`
-	Checkpoint string `json:"cp"`
-	Run        string `json:"run"`
-	Tool       string `json:"tool"`
+	Checkpoint string `json:"cp,omitempty"`
+	// Parked names a run waiting in this process for the host's sampling
+	// message (hostturns.go) instead of a checkpoint.
+	Parked string `json:"parked,omitempty"`
+	Run    string `json:"run"`
+	Tool   string `json:"tool"`
 }
 
 func (s roundState) encode() string {
@@ -74,7 +77,7 @@ func decodeRoundState(s string) (roundState, bool) {
 		return roundState{}, false
 	}
 	var st roundState
-	if json.Unmarshal(b, &st) != nil || st.V != 1 || st.Checkpoint == "" || st.Run == "" {
+	if json.Unmarshal(b, &st) != nil || st.V != 1 || (st.Checkpoint == "") == (st.Parked == "") || st.Run == "" {
 		return roundState{}, false
 	}
 	return st, true
@@ -94,56 +97,74 @@ type outcome struct {
 func drain(seq iter.Seq2[core.Crumb, error], top *string, notify func(core.Crumb)) outcome {
 	var o outcome
 	for c, err := range seq {
-		if err != nil {
-			o.failure = err
-		}
-		if c == nil {
-			continue
-		}
-		if *top == "" {
-			*top = c.Base().RunID
-		}
-		notify(c)
-		switch v := c.(type) {
-		case *core.AgentRunEnd:
-			if v.RunID == *top {
-				o.end = v
-			}
-		case *core.HumanRequired:
-			if o.suspended == nil {
-				o.suspended = v
-			}
-		case *core.AgentError:
-			if o.failure == nil && v.RunID == *top {
-				o.failure = v.Error
-			}
-		}
+		o.add(c, err, top, notify)
 	}
 	return o
+}
+
+// add takes one step of drain.
+func (o *outcome) add(c core.Crumb, err error, top *string, notify func(core.Crumb)) {
+	if err != nil {
+		o.failure = err
+	}
+	if c == nil {
+		return
+	}
+	if *top == "" {
+		*top = c.Base().RunID
+	}
+	notify(c)
+	switch v := c.(type) {
+	case *core.AgentRunEnd:
+		if v.RunID == *top {
+			o.end = v
+		}
+	case *core.HumanRequired:
+		if o.suspended == nil {
+			o.suspended = v
+		}
+	case *core.AgentError:
+		if o.failure == nil && v.RunID == *top {
+			o.failure = v.Error
+		}
+	}
 }
 
 // runAgent runs an agent to its end, turning crumbs into progress
 // notifications when the client sent a progress token. A run that waits
 // for a human asks the client through elicitation when it can, and goes
-// on with the answer in the same call.
+// on with the answer in the same call. A 2026-07-28 run whose model asks
+// the host (mcp-sampling) parks until the client's retry brings the
+// host's message (hostturns.go).
 func (p *Plugin) runAgent(ctx context.Context, req *mcp.CallToolRequest, agentID string, input any, opts core.RunOptions, outWrapped bool) *mcp.CallToolResult {
 	notify := progress(ctx, req)
 	mode := askingOf(req)
 	var (
 		top string
-		seq iter.Seq2[core.Crumb, error]
+		c   *course
 	)
 	if req.Params.RequestState != "" || len(req.Params.InputResponses) > 0 {
 		var res *mcp.CallToolResult
-		seq, top, res = p.retried(ctx, req, agentID)
+		c, top, res = p.retried(ctx, req, agentID)
 		if res != nil {
 			return res
 		}
 	} else {
-		seq = p.rt.Run(ctx, agentID, input, opts)
+		c = newCourse(ctx, req)
+		c.follow(p.rt.Run(c.ctx, agentID, input, opts))
 	}
+	parkedRun := false
+	defer func() {
+		if !parkedRun {
+			c.cancel()
+		}
+	}()
 	for {
-		o := drain(seq, &top, notify)
+		o, turn := c.drain(ctx, &top, notify)
+		if turn != nil {
+			parkedRun = true
+			return p.park(ctx, req, c, turn, top)
+		}
 		switch {
 		case o.suspended != nil:
 		case o.failure != nil:
@@ -153,7 +174,7 @@ func (p *Plugin) runAgent(ctx context.Context, req *mcp.CallToolRequest, agentID
 		default:
 			res := valueResult(o.end.Output, outWrapped)
 			for _, f := range o.end.Files {
-				res.Content = append(res.Content, &mcp.ResourceLink{URI: f.URI, Name: cmpOr(f.Name, f.URI), MIMEType: f.MimeType})
+				res.Content = append(res.Content, p.fileLink(o.end.RunID, f))
 			}
 			if sid := o.end.SessionID; sid != "" && !res.IsError {
 				// The run's session, readable (and subscribable) as a
@@ -187,10 +208,11 @@ func (p *Plugin) runAgent(ctx context.Context, req *mcp.CallToolRequest, agentID
 			p.log.Info("bread: mcpserver elicitation failed; the run stays suspended", "checkpointId", h.CheckpointID, "reason", err.Error())
 			return suspendedResult(agentID, h)
 		}
-		var res *mcp.CallToolResult
-		if seq, res = p.answer(ctx, agentID, q, h, reply); res != nil {
+		seq, res := p.answer(c.ctx, agentID, q, h, reply)
+		if res != nil {
 			return res
 		}
+		c.follow(seq)
 	}
 }
 
@@ -236,11 +258,15 @@ func (p *Plugin) cancelWaiting(ctx context.Context, agentID string, h *core.Huma
 // retried continues a call the client retried with the answer to an
 // input_required result: the checkpoint its requestState names is read
 // back from the store (the ownership rule applies: another identity's
-// checkpoint is not found), asked the same question, and answered.
-func (p *Plugin) retried(ctx context.Context, req *mcp.CallToolRequest, agentID string) (iter.Seq2[core.Crumb, error], string, *mcp.CallToolResult) {
+// checkpoint is not found), asked the same question, and answered; or the
+// run it names, parked on a host turn, gets the host's message.
+func (p *Plugin) retried(ctx context.Context, req *mcp.CallToolRequest, agentID string) (*course, string, *mcp.CallToolResult) {
 	st, ok := decodeRoundState(req.Params.RequestState)
 	if !ok || st.Tool != req.Params.Name {
 		return nil, "", errorResult(core.Errorf(core.CodeValidationError, "the requestState of this retry is not one this server issued for %s", req.Params.Name))
+	}
+	if st.Parked != "" {
+		return p.unpark(ctx, req, st)
 	}
 	reply, ok := req.Params.InputResponses[st.Checkpoint].(*mcp.ElicitResult)
 	if !ok {
@@ -255,6 +281,12 @@ func (p *Plugin) retried(ctx context.Context, req *mcp.CallToolRequest, agentID 
 	if err != nil {
 		return nil, "", suspendedResult(agentID, h)
 	}
-	seq, res := p.answer(ctx, agentID, q, h, reply)
-	return seq, st.Run, res
+	c := newCourse(ctx, req)
+	seq, res := p.answer(c.ctx, agentID, q, h, reply)
+	if res != nil {
+		c.cancel()
+		return nil, "", res
+	}
+	c.follow(seq)
+	return c, st.Run, nil
 }

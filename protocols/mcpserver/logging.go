@@ -11,10 +11,12 @@ import (
 )
 
 // capabilities are what the server declares: tools, logging, prompts, and
-// resources with subscriptions (completions follow from the handler).
+// resources with subscriptions (completions follow from the handler). The
+// lists change when an Endpoint's plugin is replaced (a `bread dev`
+// reload), so each declares listChanged.
 func capabilities() *mcp.ServerCapabilities {
-	return &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{},
-		Prompts: &mcp.PromptCapabilities{}, Resources: &mcp.ResourceCapabilities{Subscribe: true}}
+	return &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{},
+		Prompts: &mcp.PromptCapabilities{ListChanged: true}, Resources: &mcp.ResourceCapabilities{Subscribe: true, ListChanged: true}}
 }
 
 // progress returns what reports a crumb to the client: a

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -93,6 +92,11 @@ type Options struct {
 	// Name and Version identify the server to clients (default "bread").
 	Name    string `json:"name,omitempty"`
 	Version string `json:"version,omitempty"`
+
+	// Endpoint, when set, is shared with other plugins (see Endpoint):
+	// `bread dev` passes each reloaded project's plugin the one before's,
+	// so clients keep their sessions. Nil: the plugin makes its own.
+	Endpoint *Endpoint `json:"-"`
 }
 
 // SkillRef names an agent and one of its skills.
@@ -127,22 +131,26 @@ func (t *ToolRef) UnmarshalJSON(b []byte) error {
 
 // Plugin is the MCP server plugin.
 type Plugin struct {
-	opts Options
-	rt   core.Runtime
-	log  *slog.Logger
+	opts   Options
+	rt     core.Runtime
+	log    *slog.Logger
+	ep     *Endpoint
+	closed atomic.Bool
 
-	server    atomic.Pointer[mcp.Server]
-	stateless http.Handler
-	stateful  http.Handler // nil when Options.Stateless
-	owners    sessionOwners
-	closed    atomic.Bool
-
-	watched        watched                        // transcript subscriptions
+	lists          lists                          // what Init built from the runtime
 	documentAgents map[string]bool                // exposed agents with documents
 	promptEnums    map[string]map[string][]string // prompt → argument → enum, for completion
 	stopListen     func()
-	reqs           sync.Map // request token → *inflight
-	calls          sync.Map // callKey → request token
+	authorizeRun   core.AuthorizeStreamFunc // UseOwnership's rule for a run's files
+}
+
+// lists are a plugin's tools, prompts, resources and resource templates,
+// by name (URI, URI template), as Init built them.
+type lists struct {
+	tools     map[string]exposed
+	prompts   map[string]exposedPrompt
+	resources map[string]exposedResource
+	templates map[string]exposedResource
 }
 
 var (
@@ -185,34 +193,46 @@ func New(opts Options) (*Plugin, error) {
 	if len(opts.Tasks) > 0 && opts.RunTask == nil {
 		return nil, core.Errorf(core.CodeInvalidConfig, "mcpserver: exposing tasks needs Options.RunTask (the bread CLI sets it)")
 	}
-	return &Plugin{opts: opts}, nil
+	ep := opts.Endpoint
+	if ep == nil {
+		ep = NewEndpoint()
+	}
+	return &Plugin{opts: opts, ep: ep}, nil
 }
 
 // Name implements core.BreadPlugin.
 func (p *Plugin) Name() string { return PluginName }
 
-// Init builds the MCP server from what the runtime has: an unknown agent,
-// skill, task or tool fails the boot, and so do two exposed tools with one
-// name (TOOL_NAME_COLLISION).
+// Init builds the tools, prompts and resources from what the runtime has:
+// an unknown agent, skill, task or tool fails the boot, and so do two
+// exposed tools with one name (TOOL_NAME_COLLISION). The first plugin of
+// an endpoint builds the MCP server and is activated; a later one waits
+// for Activate.
 func (p *Plugin) Init(_ context.Context, rt core.Runtime) error {
 	p.rt = rt
 	p.log = rt.Logger()
 	if p.log == nil {
 		p.log = slog.Default()
 	}
-	s, err := p.build()
+	l, err := p.build()
 	if err != nil {
 		return err
 	}
-	p.server.Store(s)
-	p.stateless, p.stateful = p.newHTTPHandlers()
+	p.lists = l
+	if err := p.ep.open(p); err != nil {
+		return err
+	}
 	p.stopListen = rt.On(p.transcriptChanged)
 	return nil
 }
 
-// Server returns the MCP server Init built, for a transport of your own; nil
-// before Init.
-func (p *Plugin) Server() *mcp.Server { return p.server.Load() }
+// Server returns the MCP server of the plugin's endpoint, for a transport
+// of your own; nil before Init.
+func (p *Plugin) Server() *mcp.Server {
+	p.ep.mu.Lock()
+	defer p.ep.mu.Unlock()
+	return p.ep.server
+}
 
 // Routes implements core.RoutesProvider: the Streamable HTTP endpoint at
 // Path for every method, under ActionRequest.
@@ -226,7 +246,7 @@ func (p *Plugin) Routes(r core.Router) {
 // ServeStdio serves one MCP client over r and w (the process's stdin and
 // stdout for `bread mcp`) until the client disconnects or ctx ends.
 func (p *Plugin) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	s := p.server.Load()
+	s := p.Server()
 	if s == nil {
 		return core.Errorf(core.CodeNotStarted, "mcpserver: Init has not run")
 	}
@@ -241,10 +261,12 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// Close implements core.PluginCloser: the HTTP endpoint answers 503 from
-// then on.
+// Close implements core.PluginCloser. When p is the plugin its endpoint
+// serves, the HTTP endpoint answers 503 from then on; a plugin another
+// has replaced (a retired `bread dev` generation) leaves the endpoint be.
 func (p *Plugin) Close(context.Context) error {
 	p.closed.Store(true)
+	p.ep.deactivate(p)
 	if p.stopListen != nil {
 		p.stopListen()
 	}

@@ -32,16 +32,18 @@ func skillURI(agentID, skill string) string {
 	return "bread://agents/" + agentID + "/skills/" + skill
 }
 
-// addResources registers the skills of the exposed agents (static, their
-// SKILL.md body) and the transcript template.
-func (p *Plugin) addResources(s *mcp.Server, agents []*core.Agent) {
+// resources builds the skills of the exposed agents (static, their
+// SKILL.md body, by URI) and the templates (by URI template): transcripts,
+// and documents when an exposed agent has them.
+func (p *Plugin) resources(agents []*core.Agent) (static, templates map[string]exposedResource) {
+	static, templates = map[string]exposedResource{}, map[string]exposedResource{}
 	for _, a := range agents {
 		for _, sk := range a.Skills {
 			text := sk.Instructions
-			s.AddResource(&mcp.Resource{URI: skillURI(a.ID, sk.ID), Name: a.ID + "/" + sk.ID, Title: cmpOr(sk.Name, sk.ID), Description: cmpOr(sk.Description, "A skill of the bread agent "+a.ID+"."), MIMEType: "text/markdown"},
-				func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-					return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/markdown", Text: text}}}, nil
-				})
+			r := &mcp.Resource{URI: skillURI(a.ID, sk.ID), Name: a.ID + "/" + sk.ID, Title: cmpOr(sk.Name, sk.ID), Description: cmpOr(sk.Description, "A skill of the bread agent "+a.ID+"."), MIMEType: "text/markdown"}
+			static[r.URI] = exposedResource{resource: r, handler: func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/markdown", Text: text}}}, nil
+			}}
 		}
 	}
 	p.documentAgents = map[string]bool{}
@@ -50,12 +52,20 @@ func (p *Plugin) addResources(s *mcp.Server, agents []*core.Agent) {
 			p.documentAgents[a.ID] = true
 		}
 	}
+	template := func(t *mcp.ResourceTemplate, h mcp.ResourceHandler) {
+		templates[t.URITemplate] = exposedResource{template: t, handler: h}
+	}
 	if len(p.documentAgents) > 0 {
-		s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: documentTemplate, Name: "document", Title: "Agent document",
+		template(&mcp.ResourceTemplate{URITemplate: documentTemplate, Name: "document", Title: "Agent document",
 			Description: "A document an exposed agent ingested (its core_doc_* tools), as text.", MIMEType: "text/plain"}, p.readDocument)
 	}
-	s.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: transcriptTemplate, Name: "transcript", Title: "Session transcript",
+	if p.rt.Blobs().Configured() {
+		template(&mcp.ResourceTemplate{URITemplate: fileTemplate, Name: "file", Title: "Generated file",
+			Description: "A file a run generated (a tool call's result links its own), read from the blob store.", MIMEType: "application/octet-stream"}, p.readFile)
+	}
+	template(&mcp.ResourceTemplate{URITemplate: transcriptTemplate, Name: "transcript", Title: "Session transcript",
 		Description: "The messages of a bread session (a tool call's result links its own), as JSON.", MIMEType: "application/json"}, p.readTranscript)
+	return static, templates
 }
 
 // readTranscript reads a session's messages from the store, under the
@@ -138,12 +148,7 @@ func (p *Plugin) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 			return mcp.ResourceNotFoundError(req.Params.URI)
 		}
 	}
-	p.watched.add(req.Params.URI, 1)
-	return nil
-}
-
-func (p *Plugin) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
-	p.watched.add(req.Params.URI, -1)
+	p.ep.watched.add(req.Params.URI, 1)
 	return nil
 }
 
@@ -158,10 +163,10 @@ func (p *Plugin) transcriptChanged(_ context.Context, c core.Crumb) {
 		return
 	}
 	uri := transcriptURI(c.Base().SessionID)
-	if c.Base().SessionID == "" || !p.watched.has(uri) {
+	if c.Base().SessionID == "" || !p.ep.watched.has(uri) {
 		return
 	}
-	s := p.server.Load()
+	s := p.Server()
 	go func() { _ = s.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri}) }()
 }
 

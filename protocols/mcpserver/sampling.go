@@ -21,8 +21,8 @@ const SamplingProvider = "mcp-sampling"
 
 // CodeSamplingUnavailable answers a model turn on mcp-sampling that has no
 // MCP client to ask: a run started outside a tools/call, a client without
-// the sampling capability, or one that cannot receive a request (a
-// 2026-07-28 or sessionless request; sampling needs a session).
+// the sampling capability, or a 2025-11-25 request without a session
+// (which can neither receive a request nor retry with an answer).
 const CodeSamplingUnavailable = "MCP_SAMPLING_UNAVAILABLE"
 
 // DefaultSamplingMaxTokens bounds a sampled turn when the agent sets no
@@ -45,13 +45,13 @@ type samplingModel struct{ hint string }
 func (m samplingModel) Stream(ctx context.Context, req core.ModelRequest) iter.Seq2[core.ModelEvent, error] {
 	return func(yield func(core.ModelEvent, error) bool) {
 		call := RequestFrom(ctx)
-		ss, tools, err := samplingSession(call)
+		ask, tools, err := samplingSession(ctx, call)
 		if err != nil {
 			yield(core.ModelEvent{}, err)
 			return
 		}
 		params := samplingParams(req, m.hint, tools)
-		res, err := ss.CreateMessageWithTools(ctx, params)
+		res, err := ask(ctx, params)
 		if err != nil {
 			if ctx.Err() != nil {
 				yield(core.ModelEvent{}, ctx.Err())
@@ -89,10 +89,14 @@ func (m samplingModel) Stream(ctx context.Context, req core.ModelRequest) iter.S
 	}
 }
 
-// samplingSession is the session that can answer sampling for a call, and
-// whether it takes tools.
-func samplingSession(call *mcp.CallToolRequest) (*mcp.ServerSession, bool, error) {
-	unavailable := func(why string) (*mcp.ServerSession, bool, error) {
+// asker sends one sampling request to the host.
+type asker func(context.Context, *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error)
+
+// samplingSession is what asks the host of a call: its session's
+// sampling/createMessage, or on 2026-07-28 an input_required result the
+// client answers with its retry (hostTurns); and whether it takes tools.
+func samplingSession(ctx context.Context, call *mcp.CallToolRequest) (asker, bool, error) {
+	unavailable := func(why string) (asker, bool, error) {
 		return nil, false, &core.BreadError{Code: CodeSamplingUnavailable, Message: "the " + SamplingProvider + " provider cannot ask the MCP client: " + why}
 	}
 	if call == nil || call.Session == nil {
@@ -102,10 +106,17 @@ func samplingSession(call *mcp.CallToolRequest) (*mcp.ServerSession, bool, error
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Sampling == nil {
 		return unavailable("the client did not declare the sampling capability")
 	}
-	if ip.ProtocolVersion >= roundTripVersion || (call.Extra != nil && call.Extra.Header != nil && call.Extra.Header.Get(statelessHeader) != "") {
-		return unavailable("the request has no session to carry sampling/createMessage (use stdio or a stateful 2025-11-25 session)")
+	tools := ip.Capabilities.Sampling.Tools != nil
+	if ip.ProtocolVersion >= roundTripVersion {
+		if h := hostTurnsFrom(ctx); h != nil {
+			return h.ask, tools, nil
+		}
+		return unavailable("the run does not serve this tools/call's agent run (a 2026-07-28 host answers through the call's retry)")
 	}
-	return call.Session, ip.Capabilities.Sampling.Tools != nil, nil
+	if call.Extra != nil && call.Extra.Header != nil && call.Extra.Header.Get(statelessHeader) != "" {
+		return unavailable("a 2025-11-25 request without a session cannot carry sampling/createMessage, nor retry (use stdio, a stateful session, or 2026-07-28)")
+	}
+	return call.Session.CreateMessageWithTools, tools, nil
 }
 
 // samplingParams translates a model request: the system prompt, the

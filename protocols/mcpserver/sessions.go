@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"github.com/breadai/bread/core"
 )
 
 // sessionOwners remembers which identity opened each stateful session, so
@@ -26,12 +24,7 @@ type sessionOwner struct {
 
 // owner is the key a request's identity owns sessions under ("" without
 // auth).
-func owner(r *http.Request) string {
-	if id := core.IdentityFrom(r.Context()); id != nil {
-		return core.OwnerKey(id)
-	}
-	return ""
-}
+func owner(r *http.Request) string { return ownerOf(r.Context()) }
 
 // allowed reports whether the request's identity may use session id. A
 // session this process does not know is left to the SDK (404).
@@ -77,21 +70,21 @@ func (s *sessionOwners) closed(id string) {
 // serveStateful hands a request to the stateful handler: one naming a
 // session after the owner check, an initialize recording who opened the
 // session the SDK creates.
-func (p *Plugin) serveStateful(w http.ResponseWriter, r *http.Request) {
+func (e *Endpoint) serveStateful(w http.ResponseWriter, r *http.Request) {
 	key := owner(r)
 	id := r.Header.Get(sessionHeader)
 	if id == "" {
 		if r.Method != http.MethodPost {
 			// GET and DELETE name a session; the SDK answers 400.
-			p.stateful.ServeHTTP(w, r)
+			e.stateful.ServeHTTP(w, r)
 			return
 		}
-		p.stateful.ServeHTTP(&sessionRecorder{ResponseWriter: w, opened: func(id string) {
-			p.owners.opened(id, key, 2*p.opts.SessionTimeout)
+		e.stateful.ServeHTTP(&sessionRecorder{ResponseWriter: w, opened: func(id string) {
+			e.owners.opened(id, key, 2*e.settings.SessionTimeout)
 		}}, r)
 		return
 	}
-	if !p.owners.allowed(id, key) {
+	if !e.owners.allowed(id, key) {
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
 	}
@@ -101,13 +94,13 @@ func (p *Plugin) serveStateful(w http.ResponseWriter, r *http.Request) {
 		// answers: an idle stream never holds a draining server or a
 		// retiring `bread dev` generation open. What was sent meanwhile
 		// waits in the event store.
-		ctx, cancel := context.WithTimeout(r.Context(), p.opts.StreamLifetime)
+		ctx, cancel := context.WithTimeout(r.Context(), e.settings.StreamLifetime)
 		defer cancel()
 		r = r.WithContext(ctx)
 	}
-	p.stateful.ServeHTTP(w, r)
+	e.stateful.ServeHTTP(w, r)
 	if r.Method == http.MethodDelete {
-		p.owners.closed(id)
+		e.owners.closed(id)
 	}
 }
 
