@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/breadai/bread/cli/project"
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/memory"
 	"github.com/breadai/bread/engine"
+	"github.com/breadai/bread/protocols/mcpserver"
 	"github.com/breadai/bread/providers/replay"
 	"github.com/breadai/bread/server"
 	"github.com/breadai/bread/transports/httpstream"
@@ -37,6 +39,9 @@ type app struct {
 	// durableJobs is set once the instance's background runs go through
 	// a durable job queue (jobs/river).
 	durableJobs bool
+	// mcpEndpoints outlive the projects a reload replaces (mcpEndpoint).
+	mcpMu        sync.Mutex
+	mcpEndpoints map[string]*mcpserver.Endpoint
 }
 
 // load reads the project in a.cwd and merges the Go extensions of Options.

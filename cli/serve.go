@@ -310,7 +310,12 @@ func cmdDev(ctx context.Context, a *app, args []string) int {
 		select {
 		case <-ctx.Done():
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			_ = hs.Shutdown(sctx)
+			if hs.Shutdown(sctx) != nil {
+				// A stream still open (an MCP client's
+				// subscriptions/listen holds its request for as long
+				// as the client listens) would hold the exit forever.
+				_ = hs.Close()
+			}
 			cancel()
 			g := sw.cur.Load()
 			g.inflight.Wait()
@@ -320,6 +325,11 @@ func cmdDev(ctx context.Context, a *app, args []string) int {
 			return a.fail(err)
 		case <-changes:
 			next, _, err := a.generation(ctx)
+			if err == nil {
+				if err = activateMCP(next.inst); err != nil {
+					_ = next.inst.Stop(context.WithoutCancel(ctx))
+				}
+			}
 			if err != nil {
 				fmt.Fprintln(a.stderr, "bread dev: reload failed, still serving the previous version:", err)
 				continue
