@@ -104,13 +104,7 @@ func do(t *testing.T, base, method, path, body string, hdr ...string) reply {
 // header) and reads the whole answer.
 func doRequest(t *testing.T, req *http.Request, hdr ...string) reply {
 	t.Helper()
-	for i := 0; i+1 < len(hdr); i += 2 {
-		if hdr[i] == "Host" {
-			req.Host = hdr[i+1]
-			continue
-		}
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
+	setHeaders(req, hdr...)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +115,17 @@ func doRequest(t *testing.T, req *http.Request, hdr ...string) reply {
 		t.Fatal(err)
 	}
 	return reply{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// setHeaders sets the header pairs given on req ("Host" sets req.Host).
+func setHeaders(req *http.Request, hdr ...string) {
+	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
 }
 
 // headerAuth trusts X-Identity as the caller's subject: a test double.
