@@ -529,13 +529,28 @@ func (r *run) finish(ctx context.Context, output any) (outcome, error) {
 	}
 	end := &core.AgentRunEnd{CrumbBase: r.base(), Output: output, DurationMs: time.Since(r.started).Milliseconds(), Files: r.files}
 	if r.usage != (core.Usage{}) {
-		usage := r.usage
-		// The run appends no call after its end: the crumb may share the
-		// array (capped, so nobody appends into it).
-		end.Usage, end.ModelCalls = &usage, r.calls[:len(r.calls):len(r.calls)]
+		end.Usage, end.ModelCalls = r.endUsage()
 	}
 	r.out.end(end, nil)
 	return outcome{output: output}, nil
+}
+
+// endUsage is the run's usage and its calls' for its agent:run:end, in
+// memory of their own: a crumb log that keeps crumbs as values (the memory
+// store's) keeps the end as long as the run's log, and a pointer into the
+// run (r.oneCall) would keep the run's whole state alive with it, its
+// request and contexts included (about 8 KB a run). A run of one call
+// gets both in one allocation.
+func (r *run) endUsage() (*core.Usage, []core.Usage) {
+	if len(r.calls) == 1 {
+		both := &[2]core.Usage{r.usage, r.calls[0]}
+		return &both[0], both[1:2:2]
+	}
+	usage := r.usage
+	// The run appends no call after its end, and the array of several
+	// calls is append's, not the run's: the crumb may share it (capped,
+	// so nobody appends into it).
+	return &usage, r.calls[:len(r.calls):len(r.calls)]
 }
 
 // fail ends the run with agent:error and returns the error.
