@@ -34,8 +34,12 @@ const (
 	CodeNotFound           = "NOT_FOUND"
 
 	// Runs.
-	CodeRunCancelled     = "RUN_CANCELLED"
-	CodeRunLost          = "RUN_LOST" // the replica running a run stopped heartbeating
+	CodeRunCancelled = "RUN_CANCELLED"
+	CodeRunLost      = "RUN_LOST" // the replica running a run stopped heartbeating
+	// CodeRunTaken: a store refused a write of a run under a RunFence the
+	// run's record no longer holds (another instance took the run). The
+	// engine stops such a run quietly; no client sees this code.
+	CodeRunTaken         = "RUN_TAKEN"
 	CodeConcurrencyLimit = "CONCURRENCY_LIMIT"
 	CodeSessionBusy      = "SESSION_BUSY" // a run is already running on the session and the agent's policy is reject
 	CodeValidationError  = "VALIDATION_ERROR"
@@ -127,6 +131,7 @@ var (
 	ErrEvalRunNotFound    = &BreadError{Code: CodeEvalRunNotFound}
 	ErrNotFound           = &BreadError{Code: CodeNotFound}
 	ErrRunCancelled       = &BreadError{Code: CodeRunCancelled}
+	ErrRunTaken           = &BreadError{Code: CodeRunTaken}
 	ErrSessionBusy        = &BreadError{Code: CodeSessionBusy}
 	ErrValidation         = &BreadError{Code: CodeValidationError}
 	ErrToolEmitRefused    = &BreadError{Code: CodeToolEmitRefused}

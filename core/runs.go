@@ -16,7 +16,7 @@ import (
 // every run it held at once.
 type RunStore interface {
 	// PutRun inserts a run record, or replaces the mutable fields (Status,
-	// Owner, LeaseUntil, CheckpointID, Attempt, ErrorCode, UpdatedAt) of the record
+	// Owner, LeaseUntil, CheckpointID, Attempt, ErrorCode, Fence, UpdatedAt) of the record
 	// with that ID, keeping its CreatedAt, AgentID, SessionID, PipelineID
 	// and StartedBy: a resumed run reuses its id and keeps its starter. A record whose session does
 	// not exist is ErrSessionNotFound.
@@ -39,7 +39,8 @@ type RunStore interface {
 	// lease first, at most limit (<= 0: 100).
 	ExpiredRuns(ctx context.Context, now int64, limit int) ([]RunRecord, error)
 	// LoseRun marks a running run whose lease lapsed before now as lost, in
-	// one atomic compare-and-set, and reports whether this call did it: of
+	// one atomic compare-and-set, clearing its Fence (every write fenced
+	// on the owner's token is refused from then on), and reports whether this call did it: of
 	// concurrent callers (replicas sweeping at once) exactly one wins, so
 	// exactly one RUN_LOST crumb is written.
 	LoseRun(ctx context.Context, id string, now int64) (bool, error)
@@ -180,6 +181,12 @@ type RunRecord struct {
 	// mid-way (the process running it died): the run has not ended, and
 	// resuming the checkpoint again continues it.
 	ErrorCode string `json:"errorCode,omitempty"`
+	// Fence is the token of the attempt that holds the run, or last held
+	// it (see RunFence): written by PutRun, EndRun and WriteRun as the
+	// other mutable fields are, kept when the run ends by its own
+	// attempt (so the crumbs that follow its end are still its), cleared
+	// by LoseRun. It is the store's, never shown to clients.
+	Fence string `json:"-"`
 	// CreatedAt is when the run first started; UpdatedAt when its status
 	// last changed (a resumed run's UpdatedAt is when it resumed).
 	CreatedAt int64 `json:"createdAt"`

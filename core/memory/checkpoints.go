@@ -28,6 +28,9 @@ func (s *Store) SaveCheckpoint(ctx context.Context, cp core.CheckpointRecord) er
 		return err
 	}
 	defer s.mu.Unlock()
+	if err := s.checkFence(ctx); err != nil {
+		return err
+	}
 	s.putCheckpoint(rec)
 	return nil
 }
@@ -116,6 +119,9 @@ func (s *Store) SuspendRun(ctx context.Context, sessionID string, msgs []core.Se
 		return err
 	}
 	defer s.mu.Unlock()
+	if err := s.checkFence(ctx); err != nil {
+		return err
+	}
 	sess, ok := s.sessions[sessionID]
 	if !ok {
 		return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)

@@ -48,6 +48,9 @@ func (s *Store) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntry) 
 		return err
 	}
 	defer s.mu.Unlock()
+	if err := s.checkFence(ctx); err != nil {
+		return err
+	}
 	if err := s.checkSeqs(entries); err != nil {
 		return err
 	}

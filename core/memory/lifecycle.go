@@ -15,6 +15,9 @@ func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
 		return err
 	}
 	defer s.mu.Unlock()
+	if err := s.checkFence(ctx); err != nil {
+		return err
+	}
 	return s.putRun(r)
 }
 
@@ -25,6 +28,9 @@ func (s *Store) EndRun(ctx context.Context, r core.RunRecord, owner string) (boo
 		return false, err
 	}
 	defer s.mu.Unlock()
+	if err := s.checkFence(ctx); err != nil {
+		return false, err
+	}
 	if cur, ok := s.runRecords[r.ID]; ok && (cur.Status == core.RunLost || (cur.Status == core.RunRunning && cur.Owner != "" && cur.Owner != owner)) {
 		return false, nil
 	}
@@ -36,6 +42,7 @@ func (s *Store) putRun(r core.RunRecord) error {
 	if cur, ok := s.runRecords[r.ID]; ok { // identity fields, StartedBy among them, stay
 		cur.Status, cur.Owner, cur.LeaseUntil = r.Status, r.Owner, r.LeaseUntil
 		cur.CheckpointID, cur.Attempt, cur.ErrorCode, cur.UpdatedAt = r.CheckpointID, r.Attempt, r.ErrorCode, r.UpdatedAt
+		cur.Fence = r.Fence
 		if finished(r.Status) {
 			s.noteFinished(r.ID)
 		} else {
@@ -127,7 +134,7 @@ func (s *Store) LoseRun(ctx context.Context, id string, now int64) (bool, error)
 	if !ok || r.Status != core.RunRunning || r.LeaseUntil >= now {
 		return false, nil
 	}
-	r.Status, r.ErrorCode, r.Owner, r.LeaseUntil, r.UpdatedAt = core.RunLost, core.CodeRunLost, "", 0, now
+	r.Status, r.ErrorCode, r.Owner, r.LeaseUntil, r.UpdatedAt, r.Fence = core.RunLost, core.CodeRunLost, "", 0, now, ""
 	s.noteFinished(id)
 	return true, nil
 }

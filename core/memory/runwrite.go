@@ -30,6 +30,9 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 		return false, err
 	}
 	defer s.mu.Unlock()
+	if err := s.checkFence(ctx); err != nil {
+		return false, err
+	}
 	_, exists := s.sessions[w.SessionID]
 	creates := w.Session != nil
 	switch {

@@ -166,6 +166,9 @@ func (s *Store) AddMessage(ctx context.Context, sessionID string, m core.Session
 		return err
 	}
 	defer s.mu.Unlock()
+	if err := s.checkFence(ctx); err != nil {
+		return err
+	}
 	sess, ok := s.sessions[sessionID]
 	if !ok {
 		return notFound(core.ErrSessionNotFound, "session %q not found", sessionID)

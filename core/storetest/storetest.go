@@ -158,6 +158,7 @@ func groups() []group {
 		{"Loops", loopCases()},
 		{"Runs", runCases()},
 		{"RunWrite", runWriteCases()},
+		{"RunFence", fenceCases()},
 		{"TaskRuns", taskRunCases()},
 		{"CrumbLog", crumbLogCases()},
 		{"Knowledge", knowledgeCases()},

@@ -18,6 +18,14 @@ func (s *Store) SaveCheckpoint(ctx context.Context, cp core.CheckpointRecord) er
 	if err != nil {
 		return err
 	}
+	if _, fenced := core.RunFenceFrom(ctx); fenced {
+		// A run's own save: through the committer, whose write checks the
+		// fence in the upsert's transaction.
+		return s.write(ctx, "save checkpoint", sessionFK(cp.SessionID), func(ctx context.Context, tx bun.Tx) error {
+			_, err := upsertCheckpoint(tx, &row).Exec(ctx)
+			return err
+		})
+	}
 	unlock, lerr := s.lockWrites(ctx)
 	if lerr != nil {
 		return lerr

@@ -17,13 +17,14 @@ import (
 // MySQL row the UPDATE left as it was (MySQL counts changed rows, not
 // matched ones).
 func (s *Store) EndRun(ctx context.Context, r core.RunRecord, owner string) (bool, error) {
-	if err := s.checkText("a run field", r.ID, r.AgentID, r.SessionID, r.PipelineID, r.StartedBy, string(r.Status), r.Owner, r.CheckpointID, r.ErrorCode, owner); err != nil {
+	if err := s.checkText("a run field", r.ID, r.AgentID, r.SessionID, r.PipelineID, r.StartedBy, string(r.Status), r.Owner, r.CheckpointID, r.ErrorCode, r.Fence, owner); err != nil {
 		return false, err
 	}
 	row := runRow{
 		ID: r.ID, AgentID: r.AgentID, SessionID: r.SessionID, PipelineID: r.PipelineID, StartedBy: r.StartedBy,
 		Status: string(r.Status), Owner: r.Owner, LeaseUntil: r.LeaseUntil,
 		CheckpointID: r.CheckpointID, Attempt: r.Attempt, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		Fence: r.Fence,
 	}
 	var wrote bool
 	err := s.write(ctx, "end run", sessionFK(r.SessionID), func(ctx context.Context, tx bun.Tx) error {
@@ -36,6 +37,7 @@ func (s *Store) EndRun(ctx context.Context, r core.RunRecord, owner string) (boo
 			Set("attempt = ?", nullInt(int64(row.Attempt))).
 			Set("error_code = ?", nullString(row.ErrorCode)).
 			Set("updated_at = ?", row.UpdatedAt).
+			Set("fence = ?", nullString(row.Fence)).
 			Where("id = ?", row.ID).
 			Where("status <> ?", string(core.RunLost)).
 			Where("NOT (status = ? AND COALESCE(owner, '') <> '' AND owner <> ?)", string(core.RunRunning), owner).
@@ -54,7 +56,7 @@ func (s *Store) EndRun(ctx context.Context, r core.RunRecord, owner string) (boo
 		if errors.Is(err, sql.ErrNoRows) {
 			wrote = true
 			_, err = onConflictUpdate(tx, tx.NewInsert().Model(&row), "id",
-				"status", "owner", "lease_until", "checkpoint_id", "attempt", "error_code", "updated_at").Exec(ctx)
+				"status", "owner", "lease_until", "checkpoint_id", "attempt", "error_code", "updated_at", "fence").Exec(ctx)
 			return err
 		}
 		if err != nil {

@@ -33,10 +33,10 @@ var hotSQL = [hotCount]string{
 	hotTouchSession:  `UPDATE "bread_sessions" SET "updated_at" = ? WHERE "id" = ?`,
 	hotInsertMessage: `INSERT INTO "bread_session_messages" ("id", "session_id", "role", "content", "timestamp") VALUES (?, ?, ?, ?, ?)`,
 	hotInsertCrumb:   `INSERT INTO "bread_crumbs" ("run_id", "seq", "session_id", "agent_id", "type", "crumb", "created_at") VALUES (?, ?, ?, ?, ?, ?, ?)`,
-	hotPutRun: `INSERT INTO "bread_runs" ("id", "agent_id", "session_id", "pipeline_id", "started_by", "status", "owner", "lease_until", "checkpoint_id", "attempt", "error_code", "created_at", "updated_at") ` +
-		`VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
+	hotPutRun: `INSERT INTO "bread_runs" ("id", "agent_id", "session_id", "pipeline_id", "started_by", "status", "owner", "lease_until", "checkpoint_id", "attempt", "error_code", "created_at", "updated_at", "fence") ` +
+		`VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ` +
 		`ON CONFLICT ("id") DO UPDATE SET "status" = EXCLUDED."status", "owner" = EXCLUDED."owner", "lease_until" = EXCLUDED."lease_until", ` +
-		`"checkpoint_id" = EXCLUDED."checkpoint_id", "attempt" = EXCLUDED."attempt", "error_code" = EXCLUDED."error_code", "updated_at" = EXCLUDED."updated_at"`,
+		`"checkpoint_id" = EXCLUDED."checkpoint_id", "attempt" = EXCLUDED."attempt", "error_code" = EXCLUDED."error_code", "updated_at" = EXCLUDED."updated_at", "fence" = EXCLUDED."fence"`,
 }
 
 // prepared holds the hot statements prepared on the *sql.DB; database/sql

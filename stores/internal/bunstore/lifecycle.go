@@ -27,6 +27,8 @@ type runRow struct {
 	ErrorCode    string `bun:"error_code,nullzero"`
 	CreatedAt    int64  `bun:"created_at"`
 	UpdatedAt    int64  `bun:"updated_at"`
+	// Fence is core.RunRecord.Fence (migration 0005).
+	Fence string `bun:"fence,nullzero"`
 }
 
 func (r runRow) record() core.RunRecord {
@@ -34,6 +36,7 @@ func (r runRow) record() core.RunRecord {
 		ID: r.ID, AgentID: r.AgentID, SessionID: r.SessionID, PipelineID: r.PipelineID, StartedBy: r.StartedBy,
 		Status: core.RunStatus(r.Status), Owner: r.Owner, LeaseUntil: r.LeaseUntil,
 		CheckpointID: r.CheckpointID, Attempt: r.Attempt, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		Fence: r.Fence,
 	}
 }
 
@@ -52,13 +55,14 @@ func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
 
 // runRow checks r and returns its row.
 func (s *Store) runRow(r core.RunRecord) (*runRow, error) {
-	if err := s.checkText("a run field", r.ID, r.AgentID, r.SessionID, r.PipelineID, r.StartedBy, string(r.Status), r.Owner, r.CheckpointID, r.ErrorCode); err != nil {
+	if err := s.checkText("a run field", r.ID, r.AgentID, r.SessionID, r.PipelineID, r.StartedBy, string(r.Status), r.Owner, r.CheckpointID, r.ErrorCode, r.Fence); err != nil {
 		return nil, err
 	}
 	return &runRow{
 		ID: r.ID, AgentID: r.AgentID, SessionID: r.SessionID, PipelineID: r.PipelineID, StartedBy: r.StartedBy,
 		Status: string(r.Status), Owner: r.Owner, LeaseUntil: r.LeaseUntil,
 		CheckpointID: r.CheckpointID, Attempt: r.Attempt, ErrorCode: r.ErrorCode, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		Fence: r.Fence,
 	}, nil
 }
 
@@ -66,7 +70,7 @@ func (s *Store) runRow(r core.RunRecord) (*runRow, error) {
 // (see core.RunStore.PutRun).
 func (row *runRow) upsert(db bun.IDB) *bun.InsertQuery {
 	return onConflictUpdate(db, db.NewInsert().Model(row), "id",
-		"status", "owner", "lease_until", "checkpoint_id", "attempt", "error_code", "updated_at")
+		"status", "owner", "lease_until", "checkpoint_id", "attempt", "error_code", "updated_at", "fence")
 }
 
 // args are row's values in the order of hotPutRun's placeholders, NULL
@@ -74,7 +78,7 @@ func (row *runRow) upsert(db bun.IDB) *bun.InsertQuery {
 func (row *runRow) args() []any {
 	return []any{row.ID, row.AgentID, nullString(row.SessionID), nullString(row.PipelineID),
 		nullString(row.StartedBy), row.Status, nullString(row.Owner), nullInt(row.LeaseUntil), nullString(row.CheckpointID),
-		nullInt(int64(row.Attempt)), nullString(row.ErrorCode), row.CreatedAt, row.UpdatedAt}
+		nullInt(int64(row.Attempt)), nullString(row.ErrorCode), row.CreatedAt, row.UpdatedAt, nullString(row.Fence)}
 }
 
 // put is the write that upserts row.
@@ -174,6 +178,7 @@ func (s *Store) LoseRun(ctx context.Context, id string, now int64) (bool, error)
 		Set("error_code = ?", core.CodeRunLost).
 		Set("owner = NULL").
 		Set("lease_until = NULL").
+		Set("fence = NULL").
 		Set("updated_at = ?", now).
 		Where("id = ?", id).
 		Where("status = ?", string(core.RunRunning)).

@@ -56,6 +56,10 @@ var history = []Migration{
 	// bread_session_state, a session's state document (issue 33): a new
 	// table, created empty.
 	{Version: "0004", Comment: "session_state", Up: createTables},
+	// bread_runs.fence, the token of the attempt that holds a run
+	// (core.RunFence, issue 31): a new column, NULL on the runs already
+	// there (no attempt of theirs writes under a fence).
+	{Version: "0005", Comment: "run_fence", Up: createTables},
 }
 
 // addSessionOwner is migration 0002. Its UPDATE touches only sessions

@@ -76,7 +76,18 @@ func (s *Store) writeText(ctx context.Context, op string, onFK *core.BreadError,
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.mapErr(op, s.commits.doText(ctx, w), onFK)
+	f, ok, err := runFence(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return s.mapErr(op, s.commits.doText(ctx, w), onFK)
+	}
+	err = s.commits.doText(ctx, fencedText(f, w))
+	if fenceRefused(err) {
+		return f.Taken()
+	}
+	return s.mapErr(op, err, onFK)
 }
 
 // pipelines reports whether batch may go in one round trip: the dialect

@@ -16,16 +16,20 @@ func TestPrepared1NumbersPlaceholders(t *testing.T) {
 			t.Errorf("prepared1(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+	// The fence check takes the token, then the run's id.
+	if got, want := prepFence.sql, "SELECT CAST(CASE WHEN COALESCE(fence, '') = $1 THEN '1' ELSE '"+fenceTaken+" ' || COALESCE(fence, '') END AS INTEGER) FROM bread_runs WHERE id = $2 FOR SHARE"; got != want {
+		t.Errorf("prepFence = %q, want %q", got, want)
+	}
 	// The guarded end upsert numbers runTakenSQL's arguments after the row's.
 	if got, want := prepEndRun.sql[len(prepEndRun.sql)-1], byte(')'); got != want {
 		t.Fatalf("prepEndRun ends with %q", got)
 	}
-	for _, p := range []string{"$13", "$14", "$15", "$16"} {
+	for _, p := range []string{"$14", "$15", "$16", "$17"} {
 		if !strings.Contains(prepEndRun.sql, p) {
 			t.Errorf("prepEndRun has no %s: %s", p, prepEndRun.sql)
 		}
 	}
-	if strings.Contains(prepEndRun.sql, "$17") || strings.Contains(prepEndRun.sql, "?") {
+	if strings.Contains(prepEndRun.sql, "$18") || strings.Contains(prepEndRun.sql, "?") {
 		t.Errorf("prepEndRun: %s", prepEndRun.sql)
 	}
 }

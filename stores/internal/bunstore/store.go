@@ -158,6 +158,11 @@ func (s *Store) write(ctx context.Context, op string, onFK *core.BreadError, fn 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if f, ok, err := runFence(ctx); err != nil {
+		return err
+	} else if ok {
+		fn = s.fenced(f, fn)
+	}
 	return s.mapErr(op, s.commits.do(ctx, fn), onFK)
 }
 

@@ -106,6 +106,9 @@ type runsTable struct {
 	ErrorCode    string `bun:"error_code" kind:"text"`
 	CreatedAt    int64  `bun:"created_at,notnull" kind:"bigint"`
 	UpdatedAt    int64  `bun:"updated_at,notnull" kind:"bigint"`
+	// Fence is the token of the attempt that holds the run
+	// (core.RunFence; migration 0005).
+	Fence string `bun:"fence" kind:"id"`
 }
 
 type joinsTable struct {
