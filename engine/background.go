@@ -206,7 +206,9 @@ type presetRun struct {
 	onWait  func(sessionID string)
 	queued  bool // the run waited for its session
 	// handedBack is set when a stop handed the run back to the job queue
-	// (handOver), on the goroutine that ranges over the run's stream.
+	// (handOver), or the instance refused to start it (handBackUnstarted),
+	// on the goroutine that ranges over the run's stream: its job is
+	// snoozed.
 	handedBack bool
 }
 

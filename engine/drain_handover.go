@@ -48,3 +48,28 @@ func (r *run) handOver(ctx context.Context) bool {
 	}
 	return true
 }
+
+// handBackUnstarted reports whether err, the refusal of a background run
+// this instance never started, hands the run back to its job queue, and
+// marks it so (presetRun.handedBack: execRun then snoozes the job): a job
+// run (it has an attempt) refused because its instance is stopping (the
+// queue handed the job out between the instance's refusing runs and its
+// queue's stop, or a stop cut the run while it waited for its session) or
+// is at its run cap. Nothing of the run is written: its record stays as
+// it was (queued), and a worker, of another replica when this one stops,
+// starts it. Found by the chaos harness: such a job was done with its
+// run's record queued for good (a schedule tick's run, after a SIGTERM
+// drain), since the refusal wrote nothing and the job reported no error.
+func (in *Instance) handBackUnstarted(ctx context.Context, p *presetRun, err error) bool {
+	if p == nil || p.attempt == 0 || in.jobs == nil {
+		return false
+	}
+	code := core.AsBreadError(err, "").Code
+	stopped := code == core.CodeInstanceStopping || stoppedByInstance(err) || stoppedByInstance(context.Cause(ctx))
+	if !stopped && code != core.CodeConcurrencyLimit {
+		return false
+	}
+	in.log.Info("bread: a background run's job handed back to the queue before the run started", "run_id", p.runID, "attempt", p.attempt, "code", code)
+	p.handedBack = true
+	return true
+}

@@ -171,8 +171,12 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 		acquireCtx = context.WithValue(ctx, presetKey{}, preset)
 	}
 	// fail ends a run refused before it started; one that was announced
-	// (queued under its id) ends under that id.
+	// (queued under its id) ends under that id, unless its job goes back
+	// to the queue (handBackUnstarted).
 	fail := func(err error) (outcome, error) {
+		if in.handBackUnstarted(ctx, preset, err) {
+			return outcome{}, err
+		}
 		if preset != nil && (preset.queued || preset.attempt > 0) {
 			return outcome{}, in.endQueued(ctx, out, core.RunRecord{ID: runID, AgentID: rt.ID, SessionID: key}, err)
 		}

@@ -120,6 +120,9 @@ func (in *Instance) stream(ctx context.Context, agentID string, yield func(core.
 	out.cp = in.newChokePoint(ctx)
 	release, err := in.admit()
 	if err != nil {
+		// A job's run refused here is not started: its job goes back to
+		// the queue rather than being done with the run still queued.
+		in.handBackUnstarted(ctx, presetFrom(ctx), err)
 		out.end(in.errorCrumb(core.CrumbBase{AgentID: agentID}, err))
 		out.cp.finish()
 		return
