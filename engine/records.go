@@ -259,18 +259,57 @@ func (rc *records) claim(ctx context.Context, checkpointID string) error {
 // again): the checkpoint is deleted. A run cut short because this instance
 // is stopping gives the claim back instead, so another replica can resume
 // it at once.
+//
+// Either write is retried like a run's end (settleRetries): a checkpoint
+// whose removal met a terminated connection stayed behind, claimed, its
+// claim renewed by this instance for as long as it lived, though its run
+// had completed (found by the chaos harness: "answered approvals applied
+// exactly once" saw the answered checkpoint still there).
 func (rc *records) settle(ctx context.Context, cp core.CheckpointRecord, err error) {
 	ctx = context.WithoutCancel(ctx)
 	if stoppedByInstance(err) {
 		cp.ClaimedBy, cp.ClaimedUntil = "", 0
-		if serr := rc.in.store.SaveCheckpoint(ctx, cp); serr != nil {
+		if serr := rc.retried(ctx, func() error { return rc.in.store.SaveCheckpoint(ctx, cp) }); serr != nil {
 			rc.in.log.Warn("bread: releasing a checkpoint at stop failed; it is resumable once its claim lapses", append(runAttrs(cp.RunID, cp.AgentID, cp.SessionID), "checkpoint_id", cp.ID, "error", serr)...)
 		}
 		return
 	}
-	if _, derr := rc.in.store.DeleteCheckpoint(ctx, cp.ID); derr != nil && !errors.Is(derr, core.ErrCheckpointNotFound) {
+	derr := rc.retried(ctx, func() error {
+		_, err := rc.in.store.DeleteCheckpoint(ctx, cp.ID)
+		if errors.Is(err, core.ErrCheckpointNotFound) {
+			return nil // removed already: by a try whose answer was lost, or by another instance
+		}
+		return err
+	})
+	if derr != nil {
 		rc.in.log.Warn("bread: removing a resumed checkpoint failed", append(runAttrs(cp.RunID, cp.AgentID, cp.SessionID), "checkpoint_id", cp.ID, "error", derr)...)
 	}
+}
+
+// settleRetries is how many times settle tries a write the store could
+// not make (STORE_UNAVAILABLE): five tries, 100 ms apart and doubling,
+// about three seconds in all, as a run's end write.
+const settleRetries = 5
+
+// retried calls write until it succeeds, fails with anything but
+// STORE_UNAVAILABLE, or was tried settleRetries times, and returns its
+// last error. Only for writes that may be made twice (a removal, a
+// claim's release).
+func (rc *records) retried(ctx context.Context, write func() error) error {
+	wait := 100 * time.Millisecond
+	err := write()
+	for try := 1; err != nil && try < settleRetries && unavailable(err) && ctx.Err() == nil; try++ {
+		t := rc.in.clock.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C():
+		}
+		wait *= 2
+		err = write()
+	}
+	return err
 }
 
 // continued reports whether the continuation from checkpoint cp is already
