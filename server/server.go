@@ -28,6 +28,7 @@ type Server struct {
 	streams   *httpstream.Ingress
 	handler   http.Handler
 	mux       *mux.Router // the routes, before middleware
+	fast      *fastRoutes // the first of them, matched without gorilla/mux
 	public    map[string]bool
 	actions   map[string]bool // every action a route was registered under
 	drain     drainState
@@ -113,7 +114,7 @@ func New(inst Engine, opts Options) (*Server, error) {
 		writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "this path does not serve that method")
 	}))
 	rt := &router{s: s, mux: mx}
-	s.mux = mx
+	s.mux, s.fast = mx, &rt.fast
 	// gorilla/mux tries routes in registration order, each with its path
 	// regexp: the streaming routes, which start every run, go first, so a
 	// run does not pay for twenty failed matches. No streaming path
@@ -137,7 +138,7 @@ func New(inst Engine, opts Options) (*Server, error) {
 		}
 	}
 
-	var h, open http.Handler = mx, mx
+	var h, open http.Handler = rt, rt
 	bodyReplaceable := false // a middleware may hand bodyCap another body
 	for _, p := range slices.Backward(plugins) {
 		if mp, ok := p.(core.MiddlewareProvider); ok {
