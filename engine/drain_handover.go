@@ -35,7 +35,7 @@ func (r *run) stoppedBackground(err error) bool {
 // retried (no run records, onLost fail, or its last attempt).
 func (r *run) handOver(ctx context.Context) bool {
 	rec := r.record()
-	if !r.in.records.keeps || !r.in.retriesLost(ctx, rec) {
+	if !r.in.records.keeps || !r.in.onLostRetries(ctx, rec) {
 		return false
 	}
 	r.in.log.Warn("bread: background run handed back to the job queue at stop: another replica retries it", append(runAttrs(r.id, r.agent.ID, r.sessionID), "attempt", rec.Attempt)...)

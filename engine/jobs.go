@@ -159,14 +159,22 @@ func (r jobRunner) EndLost(ctx context.Context, rec core.RunRecord) {
 
 func (r jobRunner) Notify(p runJob, sessionID string) { r.in.sendWebhook(p, sessionID) }
 
-// retriesLost reports whether a lost run is retried rather than ended: a
+// retriesLost reports whether a lost run is retried rather than ended: its
+// onLost policy retries it (onLostRetries) and its log has not ended (its
+// owner logged its end, then died before recording it: records.lost makes
+// the record agree instead). The sweeper and the job worker decide alike,
+// so exactly one of them acts.
+func (in *Instance) retriesLost(ctx context.Context, r core.RunRecord) bool {
+	return in.onLostRetries(ctx, r) && in.loggedEnd(ctx, r.ID) == nil
+}
+
+// onLostRetries reports whether the onLost policy retries a lost run: a
 // background run (it has an attempt) of an agent whose onLost policy is
-// retry, with attempts left, on an Instance with a job queue. The sweeper
-// and the job worker decide alike, so exactly one of them acts.
+// retry, with attempts left, on an Instance with a job queue.
 //
 // A background pipeline is retried by the policy of the agent of the step
 // it lost (a parallel or route step has none: it fails).
-func (in *Instance) retriesLost(ctx context.Context, r core.RunRecord) bool {
+func (in *Instance) onLostRetries(ctx context.Context, r core.RunRecord) bool {
 	if in.jobs == nil || r.Attempt == 0 {
 		return false
 	}

@@ -158,8 +158,18 @@ func (rc *records) sweep(ctx context.Context) {
 // lost writes the durable end of a run nobody runs any more, so every tail
 // and every replay of it ends: an agent:error RUN_LOST after its last logged
 // crumb, in the crumb log and on the bus.
+//
+// A run whose log ended already is not lost: its owner logged its end and
+// died (or was cut off) before its record said so. The logged end stands
+// whatever the run's onLost policy or its resume's checkpoint would do
+// with a lost run (a retry, a resume again), since either would go on
+// after the end every tail and replay saw; the record is made to agree.
 func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
-	if rc.in.retriesLost(ctx, r) {
+	if end := rc.in.loggedEnd(ctx, r.ID); end != nil {
+		rc.agree(ctx, r, *end, now)
+		return
+	}
+	if rc.in.onLostRetries(ctx, r) {
 		// Its job, handed out again once the queue finds it stuck, runs
 		// it again (package worker): until then it is queued, and its tails
 		// wait for that attempt.
@@ -183,22 +193,53 @@ func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
 	rc.in.log.Warn("bread: run lost: the instance running it stopped renewing its lease", runAttrs(r.ID, r.AgentID, r.SessionID)...)
 	rc.in.closeInterrupted(ctx, r.SessionID, r.UpdatedAt, core.CodeRunLost)
 	if end := rc.in.endDurably(ctx, r, now, &core.BreadError{Code: core.CodeRunLost, Message: "the run was lost: the process running it stopped"}); end != nil {
-		// Its owner logged the run's end but could not record it (its end
-		// write failed, or it was paused between the two): the logged end
-		// stands, and the record is made to agree with it.
-		r.Status, r.ErrorCode = core.RunCompleted, ""
-		if e, ok := end.Crumb.(*core.AgentError); ok && e.Error != nil {
-			r.Status, r.ErrorCode = core.RunFailed, e.Error.Code
-			switch e.Error.Code {
-			case core.CodeRunCancelled:
-				r.Status = core.RunCancelled
-			case core.CodeRunLost:
-				r.Status = core.RunLost
-			}
-		}
-		r.Owner, r.LeaseUntil, r.UpdatedAt = "", 0, now
-		rc.put(ctx, r)
+		// Its owner logged the run's end meanwhile (it was paused between
+		// its log write and its record's).
+		rc.agree(ctx, r, *end, now)
 	}
+}
+
+// agree makes the record of a run whose end its owner logged but could
+// not record (its end write failed, or it died or was paused between the
+// two) say how the log says it ended.
+func (rc *records) agree(ctx context.Context, r core.RunRecord, end core.CrumbLogEntry, now int64) {
+	rc.in.log.Warn("bread: a run's end was logged but not recorded: its record follows its log", append(runAttrs(r.ID, r.AgentID, r.SessionID), "type", end.Type)...)
+	r.Status, r.ErrorCode = core.RunCompleted, ""
+	if e, ok := end.Crumb.(*core.AgentError); ok && e.Error != nil {
+		r.Status, r.ErrorCode = core.RunFailed, e.Error.Code
+		switch e.Error.Code {
+		case core.CodeRunCancelled:
+			r.Status = core.RunCancelled
+		case core.CodeRunLost:
+			r.Status = core.RunLost
+		}
+	}
+	cp := r.CheckpointID
+	r.Owner, r.LeaseUntil, r.UpdatedAt, r.CheckpointID = "", 0, now, ""
+	rc.put(ctx, r)
+	if cp != "" {
+		// A resume's continuation ended: its checkpoint is settled, as
+		// its resumer would have settled it.
+		rc.settle(ctx, core.CheckpointRecord{ID: cp, RunID: r.ID, AgentID: r.AgentID, SessionID: r.SessionID}, nil)
+	}
+}
+
+// loggedEnd returns the last entry of run id's crumb log when it is the
+// run's end (agent:run:end or agent:error), nil otherwise: the log does
+// not end, cannot be read, or the store keeps none.
+func (in *Instance) loggedEnd(ctx context.Context, id string) *core.CrumbLogEntry {
+	if !in.store.Has(core.StoreCrumbLog) {
+		return nil
+	}
+	max, err := in.store.MaxCrumbSeq(ctx, id)
+	if err != nil || max == 0 {
+		return nil
+	}
+	last, err := in.store.GetCrumbs(ctx, id, max-1, 1)
+	if err != nil || len(last) != 1 || !core.IsTerminal(last[0].Type) {
+		return nil
+	}
+	return &last[0]
 }
 
 // endDurably ends the stream of a run nobody runs: an agent:error with be
@@ -332,6 +373,11 @@ func (rc *records) continued(ctx context.Context, cp core.CheckpointRecord) bool
 		return true
 	case core.RunSuspended:
 		return rec.CheckpointID != "" && rec.CheckpointID != cp.ID && (cp.Set == nil || cp.Set.Slot(rec.CheckpointID) < 0)
+	case core.RunRunning:
+		// Its resumer died after logging the run's end, before recording
+		// it (the record still names its lapsed lease): the log says the
+		// continuation is done.
+		return rc.in.loggedEnd(ctx, cp.RunID) != nil
 	}
 	return false
 }
