@@ -116,11 +116,8 @@ func (s *Store) run(e *core.CrumbLogEntry) *crumbRun {
 	}
 	if e.SessionID != "" && e.SessionID != r.indexed {
 		runs := s.sessionRuns[e.SessionID]
-		if runs == nil {
-			runs = make(map[string]struct{})
-			s.sessionRuns[e.SessionID] = runs
-		}
-		runs[e.RunID] = struct{}{}
+		runs.put(e.RunID, struct{}{})
+		s.sessionRuns[e.SessionID] = runs
 		r.indexed = e.SessionID
 	}
 	return r
@@ -253,7 +250,7 @@ func (s *Store) MaxCrumbSeq(ctx context.Context, runID string) (int64, error) {
 // dropSessionCrumbs deletes the entries anchored to a session, keeping the
 // rest of their runs. The write lock must be held.
 func (s *Store) dropSessionCrumbs(sessionID string) {
-	for runID := range s.sessionRuns[sessionID] {
+	for runID := range s.sessionRuns[sessionID].all {
 		r := s.runs[runID]
 		if r == nil {
 			continue

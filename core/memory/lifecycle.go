@@ -3,6 +3,8 @@ package memory
 import (
 	"cmp"
 	"context"
+	"iter"
+	"maps"
 	"slices"
 	"strings"
 
@@ -59,11 +61,8 @@ func (s *Store) putRun(r core.RunRecord) error {
 	s.runRecords[r.ID] = &rec
 	if r.SessionID != "" {
 		runs := s.sessionRecords[r.SessionID]
-		if runs == nil {
-			runs = make(map[string]*core.RunRecord)
-			s.sessionRecords[r.SessionID] = runs
-		}
-		runs[r.ID] = &rec
+		runs.put(r.ID, &rec)
+		s.sessionRecords[r.SessionID] = runs
 	}
 	if finished(r.Status) {
 		s.noteFinished(r.ID)
@@ -142,7 +141,7 @@ func (s *Store) LoseRun(ctx context.Context, id string, now int64) (bool, error)
 // dropSessionRuns removes a deleted session's run records. Called with the
 // write lock held.
 func (s *Store) dropSessionRuns(sessionID string) {
-	for id := range s.sessionRecords[sessionID] {
+	for id := range s.sessionRecords[sessionID].all {
 		delete(s.runRecords, id)
 	}
 	delete(s.sessionRecords, sessionID)
@@ -150,11 +149,11 @@ func (s *Store) dropSessionRuns(sessionID string) {
 
 // recordsOf are the run records a listing of f looks at: the session's
 // alone when f names one. The lock must be held.
-func (s *Store) recordsOf(f core.RunFilter) map[string]*core.RunRecord {
+func (s *Store) recordsOf(f core.RunFilter) iter.Seq2[string, *core.RunRecord] {
 	if f.SessionID != "" {
-		return s.sessionRecords[f.SessionID]
+		return s.sessionRecords[f.SessionID].all
 	}
-	return s.runRecords
+	return maps.All(s.runRecords)
 }
 
 // SessionStarters implements core.SessionStarters.
@@ -164,7 +163,7 @@ func (s *Store) SessionStarters(ctx context.Context, sessionID string) ([]string
 	}
 	defer s.mu.RUnlock()
 	var out []string
-	for _, r := range s.sessionRecords[sessionID] {
+	for _, r := range s.sessionRecords[sessionID].all {
 		if r.SessionID == sessionID && r.StartedBy != "" && !slices.Contains(out, r.StartedBy) {
 			out = append(out, r.StartedBy)
 		}

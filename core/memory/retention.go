@@ -82,19 +82,21 @@ func (s *Store) noteRunning(id string) {
 // dropRun deletes a run's record and crumb log. The write lock must be held.
 func (s *Store) dropRun(id string) {
 	if rec := s.runRecords[id]; rec != nil && rec.SessionID != "" {
-		if runs := s.sessionRecords[rec.SessionID]; runs != nil {
-			delete(runs, id)
-			if len(runs) == 0 {
+		if runs, ok := s.sessionRecords[rec.SessionID]; ok {
+			if runs.del(id); runs.empty() {
 				delete(s.sessionRecords, rec.SessionID)
+			} else {
+				s.sessionRecords[rec.SessionID] = runs
 			}
 		}
 	}
 	delete(s.runRecords, id)
 	if r := s.runs[id]; r != nil {
-		if runs := s.sessionRuns[r.indexed]; runs != nil {
-			delete(runs, id)
-			if len(runs) == 0 {
+		if runs, ok := s.sessionRuns[r.indexed]; ok {
+			if runs.del(id); runs.empty() {
 				delete(s.sessionRuns, r.indexed)
+			} else {
+				s.sessionRuns[r.indexed] = runs
 			}
 		}
 		delete(s.runs, id)
@@ -128,7 +130,7 @@ func (s *Store) noteSession() {
 // runsUnfinished reports whether a run of the session has a record that
 // has not finished. The lock must be held.
 func (s *Store) runsUnfinished(sessionID string) bool {
-	for _, r := range s.sessionRecords[sessionID] {
+	for _, r := range s.sessionRecords[sessionID].all {
 		if !finished(r.Status) {
 			return true
 		}

@@ -30,12 +30,12 @@ type Store struct {
 	// sessionRecords indexes the run records by session, so the listings
 	// of one session's runs (the busy gate's, at every run's start) do not
 	// scan every run the store keeps.
-	sessionRecords map[string]map[string]*core.RunRecord
+	sessionRecords map[string]runIndex[*core.RunRecord]
 	joins          map[string]*join // composition settlements
 	runs           map[string]*crumbRun
 	// sessionRuns indexes, per session, the runs holding entries anchored to
 	// it, so deleting a session touches only its own runs.
-	sessionRuns map[string]map[string]struct{}
+	sessionRuns map[string]runIndex[struct{}]
 	nodes       map[string]*storedNode
 	edges       []core.KnowledgeEdge
 	documents   map[string]*storedDocument
@@ -86,7 +86,7 @@ func NewWithOptions(o Options) *Store {
 		now:            now,
 		retain:         retain,
 		retainSessions: retainSessions,
-		sessionRecords: make(map[string]map[string]*core.RunRecord),
+		sessionRecords: make(map[string]runIndex[*core.RunRecord]),
 		finishedSet:    make(map[string]struct{}),
 		sessions:       make(map[string]*session),
 		checkpoints:    make(map[string]*storedCheckpoint),
@@ -95,7 +95,7 @@ func NewWithOptions(o Options) *Store {
 		runRecords:     make(map[string]*core.RunRecord),
 		joins:          make(map[string]*join),
 		runs:           make(map[string]*crumbRun),
-		sessionRuns:    make(map[string]map[string]struct{}),
+		sessionRuns:    make(map[string]runIndex[struct{}]),
 		nodes:          make(map[string]*storedNode),
 		documents:      make(map[string]*storedDocument),
 		evalRuns:       make(map[string]*storedEvalRun),
