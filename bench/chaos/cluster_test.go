@@ -206,6 +206,13 @@ func privateDB(t *testing.T, base string) (dbURL, name string, admin *sql.DB) {
 	}
 	t.Cleanup(func() {
 		_, _ = admin.Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", name)
+		if os.Getenv("CHAOS_KEEP_DB") != "" {
+			// Kept to be read after the run (the checker's findings, with
+			// the replica logs); dropped by hand.
+			fmt.Printf("chaos: database %s kept (CHAOS_KEEP_DB); drop it with DROP DATABASE %s\n", name, name)
+			admin.Close()
+			return
+		}
 		if _, err := admin.Exec("DROP DATABASE " + name); err != nil {
 			t.Logf("DROP DATABASE %s: %v", name, err)
 		}
