@@ -16,15 +16,25 @@ const maxInsertBatch = 500
 // one goroutine, owned by the Queue and stopped by Close, inserts every job
 // queued so far with one River InsertMany, one transaction, and only then
 // answers each caller. On PostgreSQL each of River's insert transactions
-// also NOTIFYs, and PostgreSQL serialises the commits of notifying
-// transactions on one lock: one insert per transaction capped a queue at
-// one job per WAL flush (about 200 a second on the development machine).
+// also NOTIFYs (unless the driver says it cannot; see pollOnlyDriver), and
+// PostgreSQL serialises the commits of notifying transactions on one lock:
+// one insert per transaction capped a queue at one job per WAL flush.
+//
+// Up to inFlight batches are inserted at once, each on a goroutine of its
+// own that the loop waits for: a batch is taken from the queue only when a
+// slot is free, so while every slot waits for its commit the callers
+// gather into the next batch, and a caller arriving at an idle queue is
+// inserted at once rather than behind the batch committing. On PostgreSQL
+// two batches in flight overlap one batch's commit (its WAL flush) with
+// the next batch's statements, and PostgreSQL's own group commit flushes
+// concurrent commits together.
 //
 // Enqueue still returns only once its job's insert committed. A batch that
 // fails as a whole is inserted again one job at a time, so each caller gets
 // its own outcome.
 type inserter struct {
-	q *Queue
+	insertMany func(context.Context, []river.InsertManyParams) error // one transaction
+	inFlight   int                                                   // batches inserted at once, at least 1
 
 	mu      sync.Mutex
 	queue   []*insertReq
@@ -44,8 +54,8 @@ type insertReq struct {
 	done   chan struct{}
 }
 
-func newInserter(q *Queue) *inserter {
-	return &inserter{q: q, wake: make(chan struct{}, 1), quit: make(chan struct{})}
+func newInserter(insertMany func(context.Context, []river.InsertManyParams) error, inFlight int) *inserter {
+	return &inserter{insertMany: insertMany, inFlight: max(inFlight, 1), wake: make(chan struct{}, 1), quit: make(chan struct{})}
 }
 
 // insert queues p and waits for the commit of its insert. A caller whose
@@ -94,12 +104,16 @@ func (in *inserter) stop() {
 }
 
 func (in *inserter) loop() {
+	slots := make(chan struct{}, in.inFlight)
+	var batches sync.WaitGroup
+	defer batches.Wait()
 	for {
 		select {
 		case <-in.wake:
 		case <-in.quit:
 		}
 		for {
+			slots <- struct{}{} // take a batch only when it can start
 			in.mu.Lock()
 			batch := in.queue
 			if len(batch) > maxInsertBatch {
@@ -111,12 +125,16 @@ func (in *inserter) loop() {
 			stopped := in.stopped
 			in.mu.Unlock()
 			if len(batch) == 0 {
+				<-slots
 				if stopped {
 					return
 				}
 				break
 			}
-			in.run(batch)
+			batches.Go(func() {
+				defer func() { <-slots }()
+				in.run(batch)
+			})
 		}
 	}
 }
@@ -138,13 +156,13 @@ func (in *inserter) run(batch []*insertReq) {
 		params = append(params, r.params)
 	}
 	if len(params) == 1 {
-		_, err := in.q.client.InsertMany(ctx, params)
+		err := in.insertMany(ctx, params)
 		for _, r := range batch {
 			r.finish(err)
 		}
 		return
 	}
-	if _, err := in.q.client.InsertMany(ctx, params); err == nil {
+	if err := in.insertMany(ctx, params); err == nil {
 		for _, r := range batch {
 			r.finish(nil)
 		}
@@ -154,7 +172,7 @@ func (in *inserter) run(batch []*insertReq) {
 		if first[r.key] != r {
 			continue
 		}
-		_, err := in.q.client.InsertMany(ctx, []river.InsertManyParams{r.params})
+		err := in.insertMany(ctx, []river.InsertManyParams{r.params})
 		r.finish(err)
 	}
 	for _, r := range dups {

@@ -59,11 +59,12 @@ func TestMigrateConcurrentlySQLite(t *testing.T) {
 
 func TestOptionsRefused(t *testing.T) {
 	for name, o := range map[string]riverjobs.Options{
-		"no dialect":      {DSN: "x"},
-		"unknown dialect": {Dialect: "mysql", DSN: "x"},
-		"no database":     {Dialect: riverjobs.SQLite},
-		"negative":        {Dialect: riverjobs.SQLite, DSN: "x", Concurrency: -1},
-		"schema on lite":  {Dialect: riverjobs.SQLite, DSN: "x", Schema: "s"},
+		"no dialect":       {DSN: "x"},
+		"unknown dialect":  {Dialect: "mysql", DSN: "x"},
+		"no database":      {Dialect: riverjobs.SQLite},
+		"negative":         {Dialect: riverjobs.SQLite, DSN: "x", Concurrency: -1},
+		"negative inserts": {Dialect: riverjobs.SQLite, DSN: "x", InsertsInFlight: -1},
+		"schema on lite":   {Dialect: riverjobs.SQLite, DSN: "x", Schema: "s"},
 	} {
 		q, err := riverjobs.Open(t.Context(), o)
 		var be *core.BreadError

@@ -51,7 +51,6 @@ func Open(ctx context.Context, o Options) (*Queue, error) {
 		return nil, err
 	}
 	q := &Queue{opts: o, db: o.DB, hardStop: make(chan struct{})}
-	q.inserts = newInserter(q)
 	if q.db == nil {
 		if q.db, err = openDB(o); err != nil {
 			return nil, err
@@ -66,7 +65,7 @@ func Open(ctx context.Context, o Options) (*Queue, error) {
 	}
 	var driver riverdriver.Driver[*sql.Tx]
 	if o.Dialect == Postgres {
-		driver = riverdatabasesql.New(q.db)
+		driver = pollOnlyDriver{riverdatabasesql.New(q.db)}
 	} else {
 		driver = riversqlite.New(q.db)
 	}
@@ -100,6 +99,10 @@ func Open(ctx context.Context, o Options) (*Queue, error) {
 	if q.client, err = river.NewClient(driver, cfg); err != nil {
 		return fail(core.Errorf(core.CodeInvalidConfig, "riverjobs: %v", err).WithCause(err))
 	}
+	q.inserts = newInserter(func(ctx context.Context, p []river.InsertManyParams) error {
+		_, err := q.client.InsertMany(ctx, p)
+		return err
+	}, o.InsertsInFlight)
 	return q, nil
 }
 
