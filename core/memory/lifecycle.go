@@ -42,13 +42,14 @@ func (s *Store) EndRun(ctx context.Context, r core.RunRecord, owner string) (boo
 // putRun is PutRun with the write lock held.
 func (s *Store) putRun(r core.RunRecord) error {
 	if cur, ok := s.runRecords[r.ID]; ok { // identity fields, StartedBy among them, stay
+		was := finished(cur.Status)
 		cur.Status, cur.Owner, cur.LeaseUntil = r.Status, r.Owner, r.LeaseUntil
 		cur.CheckpointID, cur.Attempt, cur.ErrorCode, cur.UpdatedAt = r.CheckpointID, r.Attempt, r.ErrorCode, r.UpdatedAt
 		cur.Fence = r.Fence
 		if finished(r.Status) {
-			s.noteFinished(r.ID)
+			s.noteFinished(r.ID, was)
 		} else {
-			s.noteRunning(r.ID)
+			s.noteRunning(r.ID, was)
 		}
 		return nil
 	}
@@ -65,7 +66,7 @@ func (s *Store) putRun(r core.RunRecord) error {
 		s.sessionRecords[r.SessionID] = runs
 	}
 	if finished(r.Status) {
-		s.noteFinished(r.ID)
+		s.noteFinished(r.ID, false)
 	}
 	return nil
 }
@@ -134,7 +135,7 @@ func (s *Store) LoseRun(ctx context.Context, id string, now int64) (bool, error)
 		return false, nil
 	}
 	r.Status, r.ErrorCode, r.Owner, r.LeaseUntil, r.UpdatedAt, r.Fence = core.RunLost, core.CodeRunLost, "", 0, now, ""
-	s.noteFinished(id)
+	s.noteFinished(id, false) // it was running
 	return true, nil
 }
 

@@ -42,10 +42,10 @@ type Store struct {
 	evalRuns    map[string]*storedEvalRun
 
 	// retain bounds the finished runs kept (Options.RetainRuns);
-	// finishedOrder lists them oldest first, finishedSet indexes it.
+	// finishedOrder lists them oldest first (a run whose record has ended
+	// is in it).
 	retain        int
 	finishedOrder []string
-	finishedSet   map[string]struct{}
 
 	// retainSessions bounds the sessions kept (Options.RetainSessions);
 	// order lists them least recently updated first.
@@ -87,7 +87,6 @@ func NewWithOptions(o Options) *Store {
 		retain:         retain,
 		retainSessions: retainSessions,
 		sessionRecords: make(map[string]runIndex[*core.RunRecord]),
-		finishedSet:    make(map[string]struct{}),
 		sessions:       make(map[string]*session),
 		checkpoints:    make(map[string]*storedCheckpoint),
 		loops:          make(map[string]*storedLoop),
