@@ -57,7 +57,10 @@ type chokePoint struct {
 	maxBytes int
 	maxAge   time.Duration
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// first is the stream's first run, runs any more: most streams carry
+	// one run, which then costs no map (see run).
+	first   *runSeq
 	runs    map[string]*runSeq
 	pending []core.CrumbLogEntry
 	spare   []core.CrumbLogEntry
@@ -109,7 +112,6 @@ func (in *Instance) newChokePoint(ctx context.Context) *chokePoint {
 		pubCtx:   context.WithoutCancel(ctx),
 		maxBytes: in.cfg.CrumbLog.MaxBufferBytes,
 		maxAge:   in.cfg.CrumbLog.MaxBufferAge,
-		runs:     map[string]*runSeq{},
 	}
 	if in.store.Has(core.StoreCrumbLog) {
 		cp.clog, cp.inline = in.store, in.store.AppendsInline()
@@ -143,7 +145,7 @@ func (cp *chokePoint) process(ctx context.Context, c core.Crumb) {
 
 func (cp *chokePoint) sequence(ctx context.Context, c core.Crumb, b *core.CrumbBase) *runSeq {
 	cp.mu.Lock()
-	rs := cp.runs[b.RunID]
+	rs := cp.run(b.RunID)
 	cp.mu.Unlock()
 	if rs == nil {
 		rs = cp.openRun(ctx, b)
@@ -205,7 +207,7 @@ func (cp *chokePoint) openRun(ctx context.Context, b *core.CrumbBase) *runSeq {
 		}
 	}
 	cp.mu.Lock()
-	cp.runs[b.RunID] = rs
+	cp.keep(rs)
 	cp.mu.Unlock()
 	return rs
 }
@@ -216,10 +218,42 @@ func (cp *chokePoint) openRun(ctx context.Context, b *core.CrumbBase) *runSeq {
 func (cp *chokePoint) openFresh(runID, agentID, sessionID string) {
 	rs := cp.newRunSeq(runID, agentID, sessionID, 0)
 	cp.mu.Lock()
-	if cp.runs[runID] == nil {
-		cp.runs[runID] = rs
+	if cp.run(runID) == nil {
+		cp.keep(rs)
 	}
 	cp.mu.Unlock()
+}
+
+// run is the state of run id, nil when the stream has not seen it. Called
+// with cp.mu held.
+func (cp *chokePoint) run(id string) *runSeq {
+	if cp.first != nil && cp.first.id == id {
+		return cp.first
+	}
+	return cp.runs[id]
+}
+
+// keep adds or replaces the state of rs.id. Called with cp.mu held.
+func (cp *chokePoint) keep(rs *runSeq) {
+	switch {
+	case cp.first == nil || cp.first.id == rs.id:
+		cp.first = rs
+	case cp.runs == nil:
+		cp.runs = map[string]*runSeq{rs.id: rs}
+	default:
+		cp.runs[rs.id] = rs
+	}
+}
+
+// eachRun calls f with the state of every run the stream has seen.
+// Called with cp.mu held.
+func (cp *chokePoint) eachRun(f func(*runSeq)) {
+	if cp.first != nil {
+		f(cp.first)
+	}
+	for _, rs := range cp.runs {
+		f(rs)
+	}
 }
 
 // stamp is the time an entry is logged: the crumb's own timestamp, taken
@@ -369,7 +403,7 @@ func (cp *chokePoint) drain() int {
 			end++
 		}
 		cp.mu.Lock()
-		rs := cp.runs[batch[start].RunID]
+		rs := cp.run(batch[start].RunID)
 		skip := rs == nil || rs.noLog
 		cp.mu.Unlock()
 		if !skip {
@@ -507,7 +541,7 @@ func (cp *chokePoint) sync() {
 // ends.
 func (cp *chokePoint) finish() {
 	cp.mu.Lock()
-	for _, rs := range cp.runs {
+	cp.eachRun(func(rs *runSeq) {
 		cp.flushWindow(rs)
 		if rs.relayed {
 			cp.in.relayed.Delete(rs.id)
@@ -515,7 +549,7 @@ func (cp *chokePoint) finish() {
 		if rs.gone {
 			cp.in.quietEnds.Delete(rs.id)
 		}
-	}
+	})
 	started := cp.signal != nil
 	cp.mu.Unlock()
 	if started {
