@@ -80,6 +80,10 @@ type runSeq struct {
 	agentID       string       // for log lines about the run
 	sessionID     string
 	publishWarned bool
+	// logCtx is the context the run's entries are logged with: under the
+	// run's core.RunFence when this instance executes it (Instance.fences),
+	// so a log write of an attempt another instance took is refused.
+	logCtx context.Context
 	// durable is the retention floor published with every frame (see
 	// chokePoint): written by the writer (or the inline append) as entries
 	// commit, read by publish without cp.mu.
@@ -90,7 +94,10 @@ type runSeq struct {
 // starts there (everything up to seq is logged already, or nothing is).
 func (cp *chokePoint) newRunSeq(runID, agentID, sessionID string, seq int64) *runSeq {
 	_, relayed := cp.in.relayed.Load(runID)
-	rs := &runSeq{id: runID, relayed: relayed, noLog: cp.clog == nil || relayed, agentID: agentID, sessionID: sessionID, counter: seq}
+	rs := &runSeq{id: runID, relayed: relayed, noLog: cp.clog == nil || relayed, agentID: agentID, sessionID: sessionID, counter: seq, logCtx: cp.pubCtx}
+	if token, ok := cp.in.fences.Load(runID); ok && !rs.noLog {
+		rs.logCtx = core.WithRunFence(cp.pubCtx, core.RunFence{RunID: runID, Token: token.(string)})
+	}
 	if !rs.noLog {
 		rs.durable.Store(max(seq, 1))
 	}
@@ -332,7 +339,7 @@ func (cp *chokePoint) flushWindow(rs *runSeq) {
 func (cp *chokePoint) enqueue(rs *runSeq, e core.CrumbLogEntry) {
 	if cp.inline {
 		cp.one[0] = e
-		err := cp.clog.AppendCrumbs(cp.pubCtx, cp.one[:])
+		err := cp.clog.AppendCrumbs(rs.logCtx, cp.one[:])
 		cp.one[0] = core.CrumbLogEntry{}
 		if err != nil {
 			cp.disable(rs, err)
@@ -407,7 +414,7 @@ func (cp *chokePoint) drain() int {
 		skip := rs == nil || rs.noLog
 		cp.mu.Unlock()
 		if !skip {
-			if err := cp.write(batch[start:end]); err != nil {
+			if err := cp.write(rs.logCtx, batch[start:end]); err != nil {
 				cp.mu.Lock()
 				cp.disable(rs, err)
 				cp.mu.Unlock()
@@ -439,19 +446,19 @@ const logRetries = 5
 // write whose commit landed but whose answer was lost is done; a seq
 // another instance took (a sweeper's RUN_LOST) fails it, and the run's log
 // ends there.
-func (cp *chokePoint) write(entries []core.CrumbLogEntry) error {
-	err := cp.clog.AppendCrumbs(cp.pubCtx, entries)
+func (cp *chokePoint) write(ctx context.Context, entries []core.CrumbLogEntry) error {
+	err := cp.clog.AppendCrumbs(ctx, entries)
 	wait := 100 * time.Millisecond
 	for try := 1; err != nil && try < logRetries && unavailable(err); try++ {
 		t := cp.in.clock.NewTimer(wait)
 		<-t.C()
 		wait *= 2
-		held, gerr := cp.clog.GetCrumbs(cp.pubCtx, entries[0].RunID, entries[0].Seq-1, len(entries))
+		held, gerr := cp.clog.GetCrumbs(ctx, entries[0].RunID, entries[0].Seq-1, len(entries))
 		switch {
 		case gerr != nil:
 			err = gerr
 		case len(held) == 0:
-			err = cp.clog.AppendCrumbs(cp.pubCtx, entries)
+			err = cp.clog.AppendCrumbs(ctx, entries)
 		case sameEntries(held, entries):
 			return nil
 		default:
@@ -488,9 +495,31 @@ func (cp *chokePoint) disable(rs *runSeq, err error) {
 	if rs.noLog {
 		return
 	}
+	if fenced(err) {
+		cp.taken(rs)
+		return
+	}
 	rs.noLog = true
 	rs.durable.Store(0) // nothing more will be logged: transports bound the replay themselves
 	cp.in.log.Warn("bread: crumb log disabled for run after a failed store write", append(runAttrs(rs.id, rs.agentID, rs.sessionID), "error", err)...)
+}
+
+// taken stops a run whose log write the store refused under its fence
+// (RUN_TAKEN): another instance took it, so nothing more of it is logged
+// or published, its end included, and the run is stopped. Called with
+// cp.mu held.
+func (cp *chokePoint) taken(rs *runSeq) {
+	rs.noLog, rs.gone = true, true
+	rs.durable.Store(0)
+	cp.in.quietEnds.Store(rs.id, struct{}{})
+	cp.in.log.Warn("bread: a run's crumb log write was refused: another instance took the run (this one was paused or cut off beyond its lease); it stops and writes nothing more",
+		runAttrs(rs.id, rs.agentID, rs.sessionID)...)
+	cp.in.runsMu.Lock()
+	cancel := cp.in.runs[rs.id]
+	cp.in.runsMu.Unlock()
+	if cancel != nil {
+		cancel(errLeaseLost)
+	}
 }
 
 func (cp *chokePoint) publish(rs *runSeq, c core.Crumb, b *core.CrumbBase) {

@@ -21,10 +21,12 @@ type sweptAtEnd struct {
 	once sync.Once
 }
 
-func (s *sweptAtEnd) sweep(ctx context.Context, r core.RunRecord) {
+func (s *sweptAtEnd) sweep(r core.RunRecord) {
 	if r.Status != core.RunCompleted {
 		return
 	}
+	// The other replica's context: not the owner's, nor under its fence.
+	ctx := context.Background()
 	s.once.Do(func() {
 		cur, err := s.GetRun(ctx, r.ID)
 		if err != nil {
@@ -46,12 +48,12 @@ func (s *sweptAtEnd) sweep(ctx context.Context, r core.RunRecord) {
 }
 
 func (s *sweptAtEnd) PutRun(ctx context.Context, r core.RunRecord) error {
-	s.sweep(ctx, r)
+	s.sweep(r)
 	return s.Store.PutRun(ctx, r)
 }
 
 func (s *sweptAtEnd) EndRun(ctx context.Context, r core.RunRecord, owner string) (bool, error) {
-	s.sweep(ctx, r)
+	s.sweep(r)
 	return s.Store.EndRun(ctx, r, owner)
 }
 
@@ -59,7 +61,7 @@ func (s *sweptAtEnd) EndRun(ctx context.Context, r core.RunRecord, owner string)
 // (core.RunWriter).
 func (s *sweptAtEnd) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 	if w.Run != nil {
-		s.sweep(ctx, *w.Run)
+		s.sweep(*w.Run)
 	}
 	return s.Store.WriteRun(ctx, w)
 }

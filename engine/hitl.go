@@ -49,7 +49,8 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 	if err := in.records.claim(ctx, checkpointID); err != nil {
 		return outcome{}, checkpointMissing(err, checkpointID)
 	}
-	if in.records.continued(ctx, cp) {
+	done, held := in.records.continued(ctx, cp)
+	if done {
 		// A resume whose process died after recording the continuation,
 		// before removing the checkpoint: the answer was given once.
 		in.records.settle(ctx, cp, nil)
@@ -65,6 +66,13 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 	r := in.newRun(rt, cp.RunID, cp.SessionID, response, opts)
 	r.parent = cp.Parent
 	r.resumedFrom, r.heldSince = &cp, claimedAt
+	if cp.Set != nil {
+		// The answers to one turn's several questions resume the run at
+		// once, each under its own checkpoint's claim: they share the
+		// run's token, so none refuses the others' writes. A sweeper's
+		// loss still changes it for all of them.
+		r.fence = held
+	}
 	r.restoreUsage(cp.Meta)
 	// The run, and a pipeline it is a step of, go on at the depth they
 	// suspended at; a supervisor waiting on it restores its own.

@@ -77,6 +77,10 @@ type Instance struct {
 	// tails wait for the retry). The mark is forgotten when their stream
 	// finishes.
 	quietEnds sync.Map
+	// fences holds the core.RunFence token of each run this instance
+	// executes (run id to token), from its bind to its end: the choke
+	// point logs the run's crumbs under it.
+	fences sync.Map
 
 	inFlight atomic.Int64
 

@@ -60,10 +60,11 @@ func (r *run) holds(ctx context.Context) error {
 }
 
 // fenced reports whether err is the run's loss to another instance
-// (errLeaseLost, from the keeper's fence or stillOurs): the run then
+// (errLeaseLost, from the keeper's fence or stillOurs, or a store's
+// RUN_TAKEN: a write refused under the run's core.RunFence): the run then
 // writes nothing more, neither into its session nor its record nor its
 // checkpoint, which are the other instance's now.
 func fenced(err error) bool {
 	var be *core.BreadError
-	return errors.As(err, &be) && be == errLeaseLost
+	return errors.As(err, &be) && (be == errLeaseLost || be.Code == core.CodeRunTaken)
 }

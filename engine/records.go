@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -39,6 +40,17 @@ type records struct {
 	// gapAt is when the last renewal that followed a gap longer than a
 	// lease succeeded (Unix ms): a run begun before it checks once.
 	gapAt atomic.Int64
+	// minted counts the fence tokens this instance minted (mint).
+	minted atomic.Uint64
+}
+
+// mint returns a new core.RunFence token for an attempt at a run, unique
+// across instances (the owner is), "" when the store keeps no records.
+func (rc *records) mint() string {
+	if !rc.keeps {
+		return ""
+	}
+	return rc.owner + "/" + strconv.FormatUint(rc.minted.Add(1), 36)
 }
 
 func newRecords(in *Instance, owner string) *records {
@@ -357,29 +369,31 @@ func (rc *records) retried(ctx context.Context, write func() error) error {
 // recorded in its run's record: the run completed or failed, or suspended again on a
 // checkpoint of its own that is not a sibling of cp. A resume retried after
 // its process died at the very end then removes the checkpoint instead of
-// continuing the run a second time. Without a RunStore it is false.
-func (rc *records) continued(ctx context.Context, cp core.CheckpointRecord) bool {
+// continuing the run a second time. Without a RunStore it is false. It
+// also returns the record's fence token (core.RunFence), which the resume
+// of a checkpoint of a human set keeps (see Instance.resume).
+func (rc *records) continued(ctx context.Context, cp core.CheckpointRecord) (bool, string) {
 	if !rc.keeps {
-		return false
+		return false, ""
 	}
 	rec, err := rc.in.store.GetRun(ctx, cp.RunID)
 	if err != nil {
-		return false
+		return false, ""
 	}
 	switch rec.Status {
 	case core.RunCompleted, core.RunFailed:
 		// Not cancelled: an instance that stops mid-resume records its run
 		// cancelled and gives the checkpoint back to be resumed again.
-		return true
+		return true, rec.Fence
 	case core.RunSuspended:
-		return rec.CheckpointID != "" && rec.CheckpointID != cp.ID && (cp.Set == nil || cp.Set.Slot(rec.CheckpointID) < 0)
+		return rec.CheckpointID != "" && rec.CheckpointID != cp.ID && (cp.Set == nil || cp.Set.Slot(rec.CheckpointID) < 0), rec.Fence
 	case core.RunRunning:
 		// Its resumer died after logging the run's end, before recording
 		// it (the record still names its lapsed lease): the log says the
 		// continuation is done.
-		return rc.in.loggedEnd(ctx, cp.RunID) != nil
+		return rc.in.loggedEnd(ctx, cp.RunID) != nil, rec.Fence
 	}
-	return false
+	return false, rec.Fence
 }
 
 // resumable reports whether a lost run was a resume whose checkpoint is
@@ -476,6 +490,9 @@ func (rc *records) putEnd(ctx context.Context, r core.RunRecord) bool {
 		if err == nil {
 			return wrote
 		}
+		if errors.Is(err, core.ErrRunTaken) {
+			return false // another attempt holds the record's fence
+		}
 		if attempt == 5 || ctx.Err() != nil {
 			rc.in.log.Warn("bread: recording a run's end failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "status", r.Status, "attempts", attempt, "error", err)...)
 			return true
@@ -493,7 +510,7 @@ func (rc *records) putEnd(ctx context.Context, r core.RunRecord) bool {
 // put writes a record; like the crumb log, a failed write never fails the
 // run.
 func (rc *records) put(ctx context.Context, r core.RunRecord) {
-	if err := rc.in.store.PutRun(ctx, r); err != nil {
+	if err := rc.in.store.PutRun(ctx, r); err != nil && !errors.Is(err, core.ErrRunTaken) {
 		rc.in.log.Warn("bread: recording a run's state failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "status", r.Status, "error", err)...)
 	}
 }

@@ -47,6 +47,10 @@ type run struct {
 	// jobAttempt is a background run's attempt (core.RunRecord.Attempt),
 	// 0 for a run started in a request.
 	jobAttempt int
+	// fence is the core.RunFence token of this attempt at the run, written
+	// into its record when it goes running; every later durable write of
+	// the run is made under it ("" when the store keeps no records).
+	fence string
 	// heldSince is when the run last knew it was this instance's (Unix
 	// ms): when it began (a resume: when it claimed its checkpoint), or
 	// when stillOurs last checked.
@@ -184,6 +188,7 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 	}
 	var hold *sessionHold
 	var err error
+	var fence string
 	named := key != "" && core.ValidID(key)
 	if named {
 		// Under the session ownership rule (core.Storage.OwnSessions),
@@ -222,7 +227,8 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 	if named {
 		// A session the client named may have a run on another replica; a
 		// new one is this run's alone.
-		claim := core.RunRecord{ID: runID, AgentID: rt.ID, SessionID: session.ID}
+		fence = in.records.mint()
+		claim := core.RunRecord{ID: runID, AgentID: rt.ID, SessionID: session.ID, Fence: fence}
 		if preset != nil {
 			claim.Attempt = preset.attempt
 		}
@@ -231,6 +237,9 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 		}
 	}
 	claimed := named && in.store.Has(core.StoreRuns|core.StoreRunList)
+	if !claimed {
+		fence = ""
+	}
 	if hold.undo > 0 {
 		if err := in.rollback(ctx, session.ID, hold.undo); err != nil {
 			return fail(err)
@@ -238,6 +247,9 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 	}
 	r := in.newRun(rt, runID, session.ID, input, opts)
 	r.claimed = claimed
+	if fence != "" {
+		r.fence = fence // its record went running with its claim, under this token
+	}
 	if preset != nil {
 		r.jobAttempt, r.job = preset.attempt, preset
 	}
@@ -314,7 +326,7 @@ func (r *run) recordEnd(ctx context.Context, res outcome, err error) (ours bool,
 // record is the identity part of r's run record; a resumed run names the
 // checkpoint it resumes from until that checkpoint is settled.
 func (r *run) record() core.RunRecord {
-	rec := core.RunRecord{ID: r.id, AgentID: r.agent.ID, SessionID: r.sessionID, Attempt: r.jobAttempt}
+	rec := core.RunRecord{ID: r.id, AgentID: r.agent.ID, SessionID: r.sessionID, Attempt: r.jobAttempt, Fence: r.fence}
 	if r.resumedFrom != nil {
 		rec.CheckpointID = r.resumedFrom.ID
 	}
@@ -323,7 +335,7 @@ func (r *run) record() core.RunRecord {
 
 func (in *Instance) newRun(rt *agentRT, runID, sessionID string, input any, opts core.RunOptions) *run {
 	r := &run{
-		in: in, agent: rt, id: runID, sessionID: sessionID, input: input, opts: opts, heldSince: in.nowMillis(),
+		in: in, agent: rt, id: runID, sessionID: sessionID, input: input, opts: opts, heldSince: in.nowMillis(), fence: in.records.mint(),
 		hooks: in.chain(rt.Hooks), started: time.Now(),
 	}
 	if opts.Skill != "" {
@@ -443,6 +455,13 @@ func (r *run) bind(ctx context.Context, out sink) (context.Context, func()) {
 	default:
 		r.in.records.running(ctx, r.record())
 	}
+	if r.fence != "" {
+		// Every durable write of the run from here on is made under its
+		// token: once another instance takes the run, the store refuses
+		// them (RUN_TAKEN), whenever this one was paused.
+		ctx = core.WithRunFence(ctx, core.RunFence{RunID: r.id, Token: r.fence})
+		r.in.fences.Store(r.id, r.fence)
+	}
 	return ctx, func() {
 		if !r.recorded {
 			// Every way a run ends records it; this is the net for one that
@@ -450,6 +469,9 @@ func (r *run) bind(ctx context.Context, out sink) (context.Context, func()) {
 			_, _ = r.recordEnd(ctx, outcome{}, &core.BreadError{Code: core.CodeInternalError, Message: "the run ended without a recorded outcome"})
 		}
 		untrack()
+		if r.fence != "" {
+			r.in.fences.CompareAndDelete(r.id, r.fence)
+		}
 		cancel(nil)
 		unobserve()
 	}
@@ -472,6 +494,11 @@ func (r *run) continueRun(ctx context.Context) (outcome, error) {
 		if cause := r.cancelCause(ctx); cause != nil {
 			r.closeLoop(ctx, true)
 			return outcome{}, r.fail(ctx, cause)
+		}
+		if fenced(err) {
+			// Another instance took the run: nothing of this attempt is
+			// retried or handed to a hook.
+			return outcome{}, r.fail(ctx, err)
 		}
 		be := core.AsBreadError(err, core.CodeAgentError)
 		hr, herr := r.hooks.onError(ctx, r.hookContext(core.HookAgent), r.input, be)
@@ -568,7 +595,7 @@ func (r *run) fail(ctx context.Context, err error) error {
 		// and its end is its caller's alone.
 		r.recorded, r.resumedFrom, r.start, r.last = true, nil, nil, nil
 		r.in.quietEnds.Store(r.id, struct{}{})
-		c, be := r.in.errorCrumb(r.base(), err)
+		c, be := r.in.errorCrumb(r.base(), errLeaseLost) // a store's RUN_TAKEN is the run's loss to its caller
 		r.out.end(c, be)
 		return be
 	}

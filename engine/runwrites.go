@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 
 	"github.com/breadai/bread/core"
 )
@@ -116,6 +117,9 @@ func (r *run) writeEnd(ctx context.Context, res outcome, err error) (bool, error
 		r.last = nil
 	}
 	ours, werr := r.in.store.WriteRun(ctx, w)
+	if errors.Is(werr, core.ErrRunTaken) {
+		ours, werr = false, nil // another attempt holds the record's fence
+	}
 	switch {
 	case werr == nil && !ours:
 		rc.taken(*w.Run)
