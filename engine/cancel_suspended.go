@@ -71,13 +71,23 @@ func (in *Instance) CancelSuspended(ctx context.Context, runID string) (found bo
 	be := &core.BreadError{Code: core.CodeRunCancelled, Message: "the run was cancelled while it waited for a human"}
 	// The calls still waiting get their answer, then the interruption is
 	// recorded, so the next run's history is well formed.
-	results := make([]core.Part, len(claimed))
-	for i, c := range claimed {
+	// A call a lost resume answered already (it recorded the approved
+	// tool's result, then its process was paused or died, and its record
+	// went back to waiting for a retry) keeps that one answer: a second
+	// result would follow the first (found by the chaos harness under
+	// SIGSTOP, a session's interrupt policy cancelling such a run).
+	results := make([]core.Part, 0, len(claimed))
+	for _, c := range claimed {
+		if in.answered(ctx, rec.SessionID, c.ToolCallID) {
+			continue
+		}
 		out, _ := json.Marshal(map[string]string{"error": core.CodeRunCancelled, "message": "cancelled before a human answered"})
-		results[i] = core.Part{Type: core.PartToolResult, ToolCallID: c.ToolCallID, ToolName: c.ToolName, Output: out, IsError: true}
+		results = append(results, core.Part{Type: core.PartToolResult, ToolCallID: c.ToolCallID, ToolName: c.ToolName, Output: out, IsError: true})
 	}
-	if err := in.persist(ctx, rec.SessionID, core.Message{Role: core.RoleTool, Parts: results}); err != nil {
-		return true, err
+	if len(results) > 0 {
+		if err := in.persist(ctx, rec.SessionID, core.Message{Role: core.RoleTool, Parts: results}); err != nil {
+			return true, err
+		}
 	}
 	in.closeInterrupted(ctx, rec.SessionID, 0, core.CodeRunCancelled)
 	in.records.ended(ctx, core.RunRecord{ID: rec.ID, AgentID: rec.AgentID, SessionID: rec.SessionID}, outcome{}, be)

@@ -141,3 +141,57 @@ func TestCancelRefusesARunWaitingInAPipeline(t *testing.T) {
 		t.Errorf("the refused cancel removed the checkpoint: %v", err)
 	}
 }
+
+// TestCancellingARunWhoseLostResumeAnsweredKeepsOneAnswer is a violation
+// the chaos harness found under SIGSTOP (issue 31): a resume recorded the
+// approved tool's result, then its replica was paused past its lease; the
+// sweeper put the run back to waiting for a retry (suspended, RUN_LOST,
+// its checkpoint kept); a run on the session under the interrupt policy
+// then cancelled the waiting run, and CancelSuspended answered the call a
+// second time ("a result for h1 that no call right before awaits"). The
+// call keeps its one answer.
+func TestCancellingARunWhoseLostResumeAnsweredKeepsOneAnswer(t *testing.T) {
+	tb := newTestbed(t, modeltest.New(
+		modeltest.ToolCall("human_approve_publish", map[string]string{"url": "x"}),
+	), []*core.Agent{askAgent()})
+	cs, err := tb.run(t, "publisher", "publish", core.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr := suspendOn(t, cs)
+	ctx := context.Background()
+	// The lost resume's part: the approved tool's result, then the
+	// sweeper's record.
+	result := core.Message{Role: core.RoleTool, Parts: []core.Part{{Type: core.PartToolResult, ToolCallID: hr.ToolCallID, ToolName: hr.ToolName, Output: json.RawMessage(`"published"`)}}}
+	raw, _ := json.Marshal(result)
+	if err := tb.store.AddMessage(ctx, hr.SessionID, core.SessionMessage{Role: core.RoleTool, Content: raw}); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := tb.store.GetRun(ctx, hr.RunID)
+	rec.ErrorCode = core.CodeRunLost
+	if err := tb.store.PutRun(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if found, err := tb.in.CancelSuspended(ctx, hr.RunID); !found || err != nil {
+		t.Fatalf("CancelSuspended: %v, %v", found, err)
+	}
+	msgs, _ := tb.store.GetMessages(ctx, hr.SessionID)
+	results := 0
+	for _, sm := range msgs {
+		var m core.Message
+		if err := json.Unmarshal(sm.Content, &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range m.Parts {
+			if p.Type == core.PartToolResult && p.ToolCallID == hr.ToolCallID {
+				results++
+			}
+		}
+	}
+	if results != 1 {
+		t.Errorf("the call has %d results after the cancel, want the lost resume's one", results)
+	}
+	if rec, _ := tb.store.GetRun(ctx, hr.RunID); rec.Status != core.RunCancelled {
+		t.Errorf("record %+v", rec)
+	}
+}

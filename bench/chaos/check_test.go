@@ -217,6 +217,19 @@ func (s *store) checkOnLost() verdict {
 	return v
 }
 
+// rolesBefore names the roles of the messages up to i, the last few, so a
+// violation shows the shape of the history around it.
+func rolesBefore(msgs []core.Message, i int) string {
+	var b strings.Builder
+	for j := max(0, i-4); j <= i; j++ {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(string(msgs[j].Role))
+	}
+	return b.String()
+}
+
 // answers: every tool result answers a call of the message right before
 // it, each call at most once (an approval applied twice shows as a second
 // result).
@@ -241,7 +254,7 @@ func (s *store) checkApplied() verdict {
 				}
 				n, ok := calls[p.ToolCallID]
 				if !ok || n > 0 {
-					v.fail("session %s message %d: a result for %s that no call right before awaits", sid, i, p.ToolCallID)
+					v.fail("session %s message %d: a result for %s that no call right before awaits (roles %s)", sid, i, p.ToolCallID, rolesBefore(msgs, i))
 				}
 				calls[p.ToolCallID] = n + 1
 			}
