@@ -18,9 +18,24 @@ type RunWriter interface {
 	// AddMessage does; Run, when set, is put as RunStore.PutRun puts it,
 	// or, when Owner is set, as RunStore.EndRun writes it for Owner: when
 	// the stored record was taken from Owner, nothing of w is written and
-	// WriteRun reports false. A session that is neither created here nor
-	// stored is ErrSessionNotFound, and nothing is written.
+	// WriteRun reports false; Crumbs, when set, are appended as
+	// CrumbLog.AppendCrumbs appends them (a seq already logged fails the
+	// whole write). A session that is neither created here nor stored is
+	// ErrSessionNotFound, and nothing is written.
 	WriteRun(ctx context.Context, w RunWrite) (bool, error)
+}
+
+// RunCrumbWriter is a RunWriter that writes RunWrite.Crumbs into its own
+// crumb log, in the run write's one commit. The engine then hands a run's
+// log entries to its start and end writes instead of appending them in a
+// commit of their own after each (a short run commits twice, not three
+// times). RunCrumbLog returns the store itself: Storage folds crumbs into
+// run writes only when that is the crumb log it found, so a type that
+// embeds such a store and replaces its AppendCrumbs (a wrapper that times,
+// counts or fails the appends) is not bypassed by the embedded WriteRun.
+type RunCrumbWriter interface {
+	RunWriter
+	RunCrumbLog() CrumbLog
 }
 
 // RunWrite is the input of RunWriter.WriteRun.
@@ -39,7 +54,18 @@ type RunWrite struct {
 	// Owner, so an answer never follows the RUN_LOST another instance
 	// logged.
 	Owner string
+	// Crumbs, when set, are crumb-log entries appended with the rest (the
+	// store needs a CrumbLog): the entries of a run not logged yet and the
+	// crumb that tells a client of this write, so the log and what it
+	// tells commit together.
+	Crumbs []CrumbLogEntry
 }
+
+// WritesRunCrumbs reports whether WriteRun writes RunWrite.Crumbs in its
+// one atomic write into the crumb log AppendCrumbs writes to (a
+// RunCrumbWriter whose RunCrumbLog is that log). Otherwise WriteRun
+// appends them after the rest, as one more write.
+func (s *Storage) WritesRunCrumbs() bool { return s.foldsCrumbs }
 
 // WritesRuns reports whether WriteRun is one atomic write: the store is a
 // RunWriter. Without one, WriteRun makes its writes one at a time, and a
@@ -48,7 +74,7 @@ func (s *Storage) WritesRuns() bool { return s.writer != nil }
 
 // empty reports whether w writes nothing.
 func (w RunWrite) empty() bool {
-	return w.Session == nil && len(w.Messages) == 0 && w.Run == nil
+	return w.Session == nil && len(w.Messages) == 0 && w.Run == nil && len(w.Crumbs) == 0
 }
 
 // WriteRun makes the writes of w (see RunWriter): in one atomic write when
@@ -56,8 +82,9 @@ func (w RunWrite) empty() bool {
 // messages in one AddMessage or SuspendRun, PutRun or EndRun), each
 // committed before the next begins; then the messages are written even
 // when EndRun finds the record taken. A Session without an ID or with one other than
-// SessionID is VALIDATION_ERROR; a Run on a store without a RunStore is
-// NOT_IMPLEMENTED. Session.Owner is set as CreateSession sets it, and
+// SessionID is VALIDATION_ERROR; a Run on a store without a RunStore, and
+// Crumbs on one without a CrumbLog, are NOT_IMPLEMENTED. Crumbs are
+// appended last, after a Run EndRun did not refuse. Session.Owner is set as CreateSession sets it, and
 // messages for an existing session are refused, under the ownership rule,
 // as AddMessage refuses them.
 func (s *Storage) WriteRun(ctx context.Context, w RunWrite) (bool, error) {
@@ -69,6 +96,11 @@ func (s *Storage) WriteRun(ctx context.Context, w RunWrite) (bool, error) {
 	}
 	if w.Run != nil {
 		if err := s.can(StoreRuns); err != nil {
+			return false, err
+		}
+	}
+	if len(w.Crumbs) > 0 {
+		if err := s.can(StoreCrumbLog); err != nil {
 			return false, err
 		}
 	}
@@ -87,7 +119,18 @@ func (s *Storage) WriteRun(ctx context.Context, w RunWrite) (bool, error) {
 		}
 	}
 	if s.writer != nil {
-		return s.writer.WriteRun(ctx, w)
+		if s.foldsCrumbs || len(w.Crumbs) == 0 {
+			return s.writer.WriteRun(ctx, w)
+		}
+		// The crumbs go to the log found, which the writer's is not.
+		crumbs := w.Crumbs
+		w.Crumbs = nil
+		if !w.empty() {
+			if ours, err := s.writer.WriteRun(ctx, w); err != nil || !ours {
+				return ours, err
+			}
+		}
+		return true, s.crumbs.AppendCrumbs(ctx, crumbs)
 	}
 	if w.Session != nil {
 		if _, err := s.store.CreateSession(ctx, *w.Session); err != nil {
@@ -107,9 +150,18 @@ func (s *Storage) WriteRun(ctx context.Context, w RunWrite) (bool, error) {
 	}
 	switch {
 	case w.Run == nil:
-		return true, nil
 	case w.Owner != "":
-		return s.runs.EndRun(ctx, *w.Run, w.Owner)
+		ours, err := s.runs.EndRun(ctx, *w.Run, w.Owner)
+		if err != nil || !ours {
+			return ours, err
+		}
+	default:
+		if err := s.runs.PutRun(ctx, *w.Run); err != nil {
+			return false, err
+		}
 	}
-	return true, s.runs.PutRun(ctx, *w.Run)
+	if len(w.Crumbs) > 0 {
+		return true, s.crumbs.AppendCrumbs(ctx, w.Crumbs)
+	}
+	return true, nil
 }

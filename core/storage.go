@@ -32,23 +32,26 @@ type Storage struct {
 	store BreadStore
 	caps  StoreCapability
 
-	runs      RunStore
-	lister    RunLister
-	counter   RunCounter // optional, without a capability bit: CountRuns falls back to listing
-	writer    RunWriter  // optional, without a capability bit: WriteRun falls back to one write at a time
-	starters  SessionStarters
-	deleter   MessageDeleter
-	loops     LoopStore
-	crumbs    CrumbLog
-	tasks     TaskRunStore
-	knowledge KnowledgeStore
-	documents DocumentStore
-	evals     EvalRunStore
-	starter   Starter
-	migrator  Migrator
-	pinger    Pinger
-	closer    io.Closer
-	state     SessionStateStore
+	runs    RunStore
+	lister  RunLister
+	counter RunCounter // optional, without a capability bit: CountRuns falls back to listing
+	writer  RunWriter  // optional, without a capability bit: WriteRun falls back to one write at a time
+	// foldsCrumbs: writer is a RunCrumbWriter whose log is crumbs
+	// (WritesRunCrumbs).
+	foldsCrumbs bool
+	starters    SessionStarters
+	deleter     MessageDeleter
+	loops       LoopStore
+	crumbs      CrumbLog
+	tasks       TaskRunStore
+	knowledge   KnowledgeStore
+	documents   DocumentStore
+	evals       EvalRunStore
+	starter     Starter
+	migrator    Migrator
+	pinger      Pinger
+	closer      io.Closer
+	state       SessionStateStore
 
 	owners atomic.Pointer[SessionOwners] // the session ownership rule (OwnSessions), nil when off
 
@@ -149,6 +152,9 @@ func NewStorage(store BreadStore) *Storage {
 		if il, ok := s.crumbs.(InlineCrumbLog); ok && il.AppendsInline() {
 			s.caps |= StoreInlineCrumbLog
 		}
+	}
+	if cw, ok := capabilityOf[RunCrumbWriter](store); ok && s.crumbs != nil && any(s.writer) == any(cw) {
+		s.foldsCrumbs = any(cw.RunCrumbLog()) == any(s.crumbs)
 	}
 	s.tasks = found[TaskRunStore](&s.caps, StoreTaskRuns, store)
 	s.knowledge = found[KnowledgeStore](&s.caps, StoreKnowledge, store)

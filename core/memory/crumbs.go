@@ -36,13 +36,8 @@ func (s *Store) AppendsInline() bool { return true }
 // all: an entry without a run id or crumb, or a seq its run already holds,
 // fails the batch with a VALIDATION_ERROR.
 func (s *Store) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntry) error {
-	for i := range entries {
-		if entries[i].RunID == "" {
-			return invalid("crumb-log entry %d has no run id", i)
-		}
-		if entries[i].Crumb == nil {
-			return invalid("crumb-log entry %d (%s/%d) has no crumb", i, entries[i].RunID, entries[i].Seq)
-		}
+	if err := checkEntries(entries); err != nil {
+		return err
 	}
 	if err := s.lock(ctx); err != nil {
 		return err
@@ -54,6 +49,26 @@ func (s *Store) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntry) 
 	if err := s.checkSeqs(entries); err != nil {
 		return err
 	}
+	s.appendCrumbs(entries)
+	return nil
+}
+
+// checkEntries fails when an entry has no run id or no crumb.
+func checkEntries(entries []core.CrumbLogEntry) error {
+	for i := range entries {
+		if entries[i].RunID == "" {
+			return invalid("crumb-log entry %d has no run id", i)
+		}
+		if entries[i].Crumb == nil {
+			return invalid("crumb-log entry %d (%s/%d) has no crumb", i, entries[i].RunID, entries[i].Seq)
+		}
+	}
+	return nil
+}
+
+// appendCrumbs adds entries checked by checkEntries and checkSeqs. The
+// write lock must be held.
+func (s *Store) appendCrumbs(entries []core.CrumbLogEntry) {
 	// Entries below their run's last seq are merged once per run at the end,
 	// so a disordered batch rebuilds a run once, not once per entry.
 	var late map[*crumbRun][]core.CrumbLogEntry
@@ -72,7 +87,6 @@ func (s *Store) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntry) 
 	for r, es := range late {
 		r.merge(es)
 	}
-	return nil
 }
 
 // checkSeqs fails when an entry's (run, seq) is already logged or repeats

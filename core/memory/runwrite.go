@@ -26,6 +26,9 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 		}
 		prepared = append(prepared, p)
 	}
+	if err := checkEntries(w.Crumbs); err != nil {
+		return false, err
+	}
 	if err := s.lock(ctx); err != nil {
 		return false, err
 	}
@@ -50,6 +53,9 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 			return false, notFound(core.ErrSessionNotFound, "session %q not found", r.SessionID)
 		}
 	}
+	if err := s.checkSeqs(w.Crumbs); err != nil {
+		return false, err
+	}
 	now := s.nowMillis()
 	if creates {
 		info.CreatedAt, info.UpdatedAt = now, now
@@ -63,9 +69,16 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 			return false, err // checked above: it cannot fail
 		}
 	}
+	if len(w.Crumbs) > 0 {
+		s.appendCrumbs(w.Crumbs)
+	}
 	if creates {
 		// After the record: a session with a run not finished is kept.
 		s.noteSession()
 	}
 	return true, nil
 }
+
+// RunCrumbLog implements core.RunCrumbWriter: WriteRun appends a run
+// write's crumbs to this store's own log, under the same hold of its lock.
+func (s *Store) RunCrumbLog() core.CrumbLog { return s }

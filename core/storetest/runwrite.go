@@ -18,6 +18,9 @@ func runWriteCases() []testCase {
 		{name: "a RunWriter writes nothing when its last write fails", needs: needsRuns, run: testRunWriteAtomic},
 		{name: "a session must be created under SessionID", run: testRunWriteSessionID},
 		{name: "an owner's end writes nothing once its record was taken", needs: needsRuns, run: testRunWriteTaken},
+		{name: "a run's start and end log their crumbs", needs: needsRuns | needsCrumbLog, run: testRunWriteCrumbs},
+		{name: "an owner's end logs no crumb once its record was taken", needs: needsRuns | needsCrumbLog, run: testRunWriteCrumbsTaken},
+		{name: "a crumb seq already logged fails a RunCrumbWriter's whole write", needs: needsRuns | needsCrumbLog, run: testRunWriteCrumbsAtomic},
 	}
 }
 
@@ -184,4 +187,87 @@ func testRunWriteTaken(t *testing.T, s core.BreadStore) {
 			equal(t, c.name+" messages (a RunWriter writes none)", len(before), len(after))
 		}
 	}
+}
+
+// testRunWriteCrumbs: a run write's Crumbs are appended with the rest, as
+// AppendCrumbs appends them: the start's with its new session, the end's
+// with the owner's end of its record.
+func testRunWriteCrumbs(t *testing.T, s core.BreadStore) {
+	st := core.NewStorage(s)
+	rec := runRecord("run-1", "s-new", "replica-a", core.RunRunning, baseTime+30_000)
+	noErr(t, wrote(st.WriteRun(t.Context(), core.RunWrite{
+		Session:   &core.NewSession{ID: "s-new"},
+		SessionID: "s-new", Messages: turnMessages(baseTime)[:1], Run: &rec,
+		Crumbs: []core.CrumbLogEntry{textEntry("run-1", 1, "s-new")},
+	})), "WriteRun of a start with its crumb")
+	cl := capability[core.CrumbLog](t, s)
+	assertCrumbSeqs(t, cl, "run-1", []int64{1})
+
+	end := runRecord("run-1", "s-new", "", core.RunCompleted, 0)
+	noErr(t, wrote(st.WriteRun(t.Context(), core.RunWrite{
+		SessionID: "s-new", Messages: turnMessages(baseTime)[1:2], Run: &end, Owner: "replica-a",
+		Crumbs: textEntries("run-1", "s-new", 2, 3),
+	})), "WriteRun of an end with its crumbs")
+	got, err := cl.GetCrumbs(t.Context(), "run-1", 0, 0)
+	noErr(t, err, "GetCrumbs")
+	want := textEntries("run-1", "s-new", 1, 3)
+	if len(got) != len(want) {
+		t.Fatalf("GetCrumbs: want %d entries, got %d", len(want), len(got))
+	}
+	for i := range want {
+		assertEntry(t, want[i], got[i])
+	}
+	cur, err := capability[core.RunStore](t, s).GetRun(t.Context(), "run-1")
+	noErr(t, err, "GetRun")
+	equal(t, "status", core.RunCompleted, cur.Status)
+
+	// Crumbs alone.
+	noErr(t, wrote(st.WriteRun(t.Context(), core.RunWrite{SessionID: "s-new", Crumbs: textEntries("run-1", "s-new", 4, 4)})), "WriteRun of crumbs alone")
+	assertCrumbSeqs(t, cl, "run-1", []int64{1, 2, 3, 4})
+}
+
+// testRunWriteCrumbsTaken: an owner's end whose record was taken (a
+// sweeper's LoseRun) logs none of its crumbs, so nothing follows the
+// RUN_LOST the sweeper logs.
+func testRunWriteCrumbsTaken(t *testing.T, s core.BreadStore) {
+	st := core.NewStorage(s)
+	rs := capability[core.RunStore](t, s)
+	createSession(t, s, core.NewSession{ID: "s"})
+	noErr(t, rs.PutRun(t.Context(), runRecord("lost", "s", "replica-a", core.RunRunning, baseTime+1)), "PutRun")
+	won, err := rs.LoseRun(t.Context(), "lost", baseTime+2)
+	noErr(t, err, "LoseRun")
+	equal(t, "LoseRun won", true, won)
+	end := runRecord("lost", "s", "", core.RunCompleted, 0)
+	ok, err := st.WriteRun(t.Context(), core.RunWrite{
+		SessionID: "s", Messages: turnMessages(baseTime)[1:2], Run: &end, Owner: "replica-a",
+		Crumbs: textEntries("lost", "s", 1, 2),
+	})
+	noErr(t, err, "WriteRun of a taken run's end")
+	equal(t, "WriteRun wrote", false, ok)
+	assertCrumbSeqs(t, capability[core.CrumbLog](t, s), "lost", []int64{})
+}
+
+// testRunWriteCrumbsAtomic: with a RunCrumbWriter the crumbs are part of
+// the one atomic write: a seq the log holds already (another instance's
+// RUN_LOST, say) fails it, and nothing of it is written.
+func testRunWriteCrumbsAtomic(t *testing.T, s core.BreadStore) {
+	st := core.NewStorage(s)
+	if !st.WritesRunCrumbs() {
+		t.Skipf("%T writes a run write's crumbs after the rest (not a core.RunCrumbWriter)", s)
+	}
+	createSession(t, s, core.NewSession{ID: "s"})
+	cl := capability[core.CrumbLog](t, s)
+	noErr(t, cl.AppendCrumbs(t.Context(), textEntries("run-1", "s", 1, 2)), "AppendCrumbs")
+	rec := runRecord("run-1", "s", "", core.RunCompleted, 0)
+	_, err := st.WriteRun(t.Context(), core.RunWrite{
+		SessionID: "s", Messages: turnMessages(baseTime)[1:2], Run: &rec,
+		Crumbs: textEntries("run-1", "s", 2, 3),
+	})
+	if err == nil {
+		t.Fatal("WriteRun with a crumb seq already logged: want an error, got none")
+	}
+	assertNoMessages(t, s, "s")
+	_, err = capability[core.RunStore](t, s).GetRun(t.Context(), "run-1")
+	isErr(t, err, core.ErrRunNotFound, "the record of a failed WriteRun")
+	assertCrumbSeqs(t, cl, "run-1", []int64{1, 2})
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/mysqldialect"
 
+	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/stores/internal/bunstore"
 )
 
@@ -69,3 +70,10 @@ func New(opts Options) (*Store, error) {
 type noProbe struct{ *mysqldialect.Dialect }
 
 func (noProbe) Init(*sql.DB) {}
+
+// RunCrumbLog implements core.RunCrumbWriter: WriteRun (the shared
+// store's) appends a run write's crumbs to this store's own crumb log, in
+// the write's one transaction. It is declared here, not promoted from the
+// shared store, because core.Storage folds crumbs into run writes only
+// when the writer's log is the crumb log it found: this Store.
+func (s *Store) RunCrumbLog() core.CrumbLog { return s }

@@ -7,6 +7,7 @@ import (
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" database/sql driver
 
+	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/stores/internal/bunstore"
 )
 
@@ -70,3 +71,10 @@ func (s *Store) Close() error {
 	s.checkpoints.close()
 	return s.shared.Close()
 }
+
+// RunCrumbLog implements core.RunCrumbWriter: WriteRun (the shared
+// store's) appends a run write's crumbs to this store's own crumb log, in
+// the write's one transaction. It is declared here, not promoted from the
+// shared store, because core.Storage folds crumbs into run writes only
+// when the writer's log is the crumb log it found: this Store.
+func (s *Store) RunCrumbLog() core.CrumbLog { return s }

@@ -36,22 +36,28 @@ func (s *Store) AppendCrumbs(ctx context.Context, entries []core.CrumbLogEntry) 
 		return s.writeText(ctx, "append crumbs", onFK, w)
 	}
 	return s.write(ctx, "append crumbs", onFK, func(ctx context.Context, tx bun.Tx) error {
-		if s.prepared != nil {
-			for _, r := range rows {
-				if _, err := s.execHot(ctx, tx, hotInsertCrumb, r.args()...); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		for start := 0; start < len(rows); start += crumbInsertChunk {
-			chunk := rows[start:min(start+crumbInsertChunk, len(rows))]
-			if _, err := tx.NewInsert().Model(&chunk).Exec(ctx); err != nil {
+		return s.insertCrumbs(ctx, tx, rows)
+	})
+}
+
+// insertCrumbs inserts rows in tx: one prepared INSERT each where the
+// dialect prepares, else in chunks of crumbInsertChunk rows.
+func (s *Store) insertCrumbs(ctx context.Context, tx bun.Tx, rows []crumbRow) error {
+	if s.prepared != nil {
+		for _, r := range rows {
+			if _, err := s.execHot(ctx, tx, hotInsertCrumb, r.args()...); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
+	}
+	for start := 0; start < len(rows); start += crumbInsertChunk {
+		chunk := rows[start:min(start+crumbInsertChunk, len(rows))]
+		if _, err := tx.NewInsert().Model(&chunk).Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // args are r's values in the order of hotInsertCrumb's placeholders.

@@ -24,6 +24,7 @@ var (
 	prepInsertCrumb   = prepared1("bread_insert_crumb", hotSQL[hotInsertCrumb])
 	prepAddMessage    = prepared1("bread_add_message", addMessageSQL)
 	prepAddOwnMessage = prepared1("bread_add_own_message", addOwnMessageSQL)
+	prepAddOwnCrumb   = prepared1("bread_add_own_crumb", addOwnCrumbSQL)
 	prepLockRun       = prepared1("bread_lock_run", "SELECT 1 FROM bread_runs WHERE id = ? FOR UPDATE")
 	prepPutRun        = prepared1("bread_put_run", runUpsertSQL)
 	// prepEndRun is prepPutRun changing nothing when the record was taken

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -45,6 +46,12 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	crumbs := make([]crumbRow, len(w.Crumbs))
+	for i, e := range w.Crumbs {
+		if crumbs[i], err = newCrumbRow(s.errs, e); err != nil {
+			return false, err
+		}
+	}
 	var run *runRow
 	owner := ""
 	if w.Run != nil {
@@ -55,7 +62,7 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 	}
 	var taken bool
 	if s.features.Pipeline != nil && s.features.WritableCTEs {
-		tw := s.runWriteText(w.SessionID, sess, msgs, run, owner, &taken)
+		tw := s.runWriteText(w.SessionID, sess, msgs, run, crumbs, owner, &taken)
 		if err := s.writeText(ctx, "write run", sessionFK(w.SessionID), tw); err != nil {
 			return false, err
 		}
@@ -96,9 +103,11 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 			}
 		}
 		if run != nil {
-			return run.put(s)(ctx, tx)
+			if err := run.put(s)(ctx, tx); err != nil {
+				return err
+			}
 		}
-		return nil
+		return s.insertCrumbs(ctx, tx, crumbs)
 	})
 	if err != nil {
 		return false, err
@@ -109,17 +118,18 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 // runWriteText is WriteRun as prepared statements, sent in one round trip:
 // the session's INSERT, each message (a plain INSERT into the session just
 // created, else addMessageSQL, which touches the session and inserts
-// nothing when it is missing) and the run's upsert. A missing session fails
-// the run's upsert (its foreign key), and without a run the check reports
-// it: then no statement changed a row.
+// nothing when it is missing), the run's upsert and each crumb's INSERT. A
+// missing session fails the run's upsert or a crumb's (their foreign
+// keys), and without either the check reports it: then no statement
+// changed a row.
 //
 // An owner's end (owner set) first locks the run's row (SELECT ... FOR
-// UPDATE), then adds each message and upserts the record only when the
-// record was not taken from owner; the row lock makes both conditions see
-// the same record. The upsert changing no row sets *taken: then no
-// statement changed anything.
-func (s *Store) runWriteText(sessionID string, sess *sessionRow, msgs []messageRow, run *runRow, owner string, taken *bool) *textWrite {
-	stmts := make([]Stmt, 0, 3+len(msgs))
+// UPDATE), then adds each message and crumb and upserts the record only
+// when the record was not taken from owner; the row lock makes every
+// condition see the same record. The upsert changing no row sets *taken:
+// then no statement changed anything.
+func (s *Store) runWriteText(sessionID string, sess *sessionRow, msgs []messageRow, run *runRow, crumbs []crumbRow, owner string, taken *bool) *textWrite {
+	stmts := make([]Stmt, 0, 3+len(msgs)+len(crumbs))
 	if owner != "" {
 		stmts = append(stmts, prepLockRun.with(run.ID))
 	}
@@ -141,6 +151,13 @@ func (s *Store) runWriteText(sessionID string, sess *sessionRow, msgs []messageR
 			stmts = append(stmts, prepAddMessage.with(now, sessionID, r.ID, r.Role, string(r.Content), r.Timestamp))
 		}
 	}
+	if owner != "" {
+		// Before the record's upsert, which changes what their condition
+		// reads.
+		for i := range crumbs {
+			stmts = append(stmts, prepAddOwnCrumb.with(append(crumbs[i].args(), run.ID, string(core.RunLost), string(core.RunRunning), owner)...))
+		}
+	}
 	last := -1
 	if run != nil {
 		last = len(stmts)
@@ -148,6 +165,11 @@ func (s *Store) runWriteText(sessionID string, sess *sessionRow, msgs []messageR
 			stmts = append(stmts, prepEndRun.with(append(run.args(), string(core.RunLost), string(core.RunRunning), owner)...))
 		} else {
 			stmts = append(stmts, prepPutRun.with(run.args()...))
+		}
+	}
+	if owner == "" {
+		for i := range crumbs {
+			stmts = append(stmts, crumbs[i].insertStmt())
 		}
 	}
 	tw := &textWrite{stmts: stmts}
@@ -174,6 +196,12 @@ const addOwnMessageSQL = `WITH touched AS (
 )
 INSERT INTO bread_session_messages (id, session_id, role, content, timestamp)
 SELECT ?, id, ?, ?, ? FROM touched`
+
+// addOwnCrumbSQL is hotInsertCrumb for an owner's end: it inserts nothing
+// when the run's record was taken from its owner (runTakenSQL, after the
+// run's id), so no crumb follows the RUN_LOST a sweeper logs.
+var addOwnCrumbSQL = strings.Replace(hotSQL[hotInsertCrumb], "VALUES (?, ?, ?, ?, ?, ?, ?)",
+	"SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM bread_runs AS run_row WHERE run_row.id = ? AND ("+runTakenSQL+"))", 1)
 
 // insertMessages inserts rows, their session touched already.
 func (s *Store) insertMessages(ctx context.Context, tx bun.Tx, rows []messageRow) error {
