@@ -88,6 +88,9 @@ type runSeq struct {
 	// chokePoint): written by the writer (or the inline append) as entries
 	// commit, read by publish without cp.mu.
 	durable atomic.Int64
+	// folded is the crumb numbered by fold for a run write that logs it:
+	// when it passes, it keeps its seq and is not logged again.
+	folded core.Crumb
 }
 
 // newRunSeq is a run's state with its counter at seq; a logged run's floor
@@ -160,6 +163,10 @@ func (cp *chokePoint) sequence(ctx context.Context, c core.Crumb, b *core.CrumbB
 
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
+	if rs.folded != nil && rs.folded == c {
+		rs.folded = nil
+		return rs
+	}
 	typ := c.CrumbType()
 	if core.IsDelta(typ) {
 		if w := rs.window; w != nil && w.crumbType != typ {
@@ -542,6 +549,98 @@ func (cp *chokePoint) publish(rs *runSeq, c core.Crumb, b *core.CrumbBase) {
 	if warn {
 		cp.in.log.Warn("bread: bus publish failed; the run goes on", append(runAttrs(b.RunID, b.AgentID, b.SessionID), "error", err)...)
 	}
+}
+
+// fold numbers c, the crumb that tells a client of a run's start or end
+// write, and returns the crumb-log entries that write carries so they
+// commit with it (core.RunWrite.Crumbs): the run's entries the writer has
+// not taken, its open delta window's, and c's. A write of the run's
+// earlier entries in flight lands first, so the log stays gap-free and in
+// order. A short run then logs nothing of its own: its agent:run:start
+// goes with its start, its text and agent:run:end with its end, two
+// commits where a third waited for the log.
+//
+// It returns nil when the run's crumbs cannot go with the write (an
+// inline log, a run not logged or not opened here): c is then numbered
+// and logged as usual when it passes. Otherwise settle must follow the
+// write. Called on the stream's goroutine, before c is processed.
+func (cp *chokePoint) fold(c core.Crumb) []core.CrumbLogEntry {
+	b := c.Base()
+	typ := c.CrumbType()
+	cp.mu.Lock()
+	rs := cp.run(b.RunID)
+	if cp.inline || rs == nil || rs.noLog || rs.gone || core.IsDelta(typ) || !logged(typ) {
+		cp.mu.Unlock()
+		return nil
+	}
+	cp.flushWindow(rs)
+	var entries []core.CrumbLogEntry
+	kept := cp.pending[:0]
+	for _, e := range cp.pending {
+		if e.RunID == rs.id {
+			entries = append(entries, e)
+		} else {
+			kept = append(kept, e)
+		}
+	}
+	clear(cp.pending[len(kept):])
+	cp.pending = kept
+	rs.counter++
+	b.Seq = rs.counter
+	entries = append(entries, core.CrumbLogEntry{
+		RunID: b.RunID, Seq: b.Seq, SessionID: b.SessionID, AgentID: b.AgentID,
+		Type: typ, Crumb: c, CreatedAt: stamp(b.Timestamp),
+	})
+	rs.folded = c
+	started := cp.signal != nil
+	cp.mu.Unlock()
+	if started {
+		// The writer may hold a batch with the run's earlier entries.
+		cp.sync()
+	}
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if rs.noLog {
+		// That batch failed for good: nothing more of the run is logged.
+		cp.unfold(rs, c)
+		return nil
+	}
+	return entries
+}
+
+// settle follows the run write fold handed entries to: committed, they
+// are the run's floor; not (the write failed, or wrote nothing because
+// another instance took the run), c gives its seq back to whichever crumb
+// ends the run instead, and the entries before it go to the writer as
+// they would have.
+func (cp *chokePoint) settle(c core.Crumb, entries []core.CrumbLogEntry, committed bool) {
+	b := c.Base()
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	rs := cp.run(b.RunID)
+	if rs == nil {
+		return
+	}
+	if committed {
+		rs.durable.Store(b.Seq)
+		return
+	}
+	cp.unfold(rs, c)
+	for _, e := range entries[:len(entries)-1] {
+		cp.enqueue(rs, e)
+	}
+}
+
+// unfold undoes fold's numbering of c. Called with cp.mu held.
+func (cp *chokePoint) unfold(rs *runSeq, c core.Crumb) {
+	b := c.Base()
+	if rs.folded == c {
+		rs.folded = nil
+		if rs.counter == b.Seq {
+			rs.counter--
+		}
+	}
+	b.Seq = 0
 }
 
 // sync waits until the writer has stored every entry queued so far. A

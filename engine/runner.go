@@ -88,6 +88,9 @@ type run struct {
 	// last holds the messages of the run's last turn until its ended
 	// record is written with them (persistLast).
 	last []core.SessionMessage
+	// told is the agent:run:end a successful run's end write may log with
+	// it (writeEnd, fold); recordEnd takes it, whatever it writes.
+	told core.Crumb
 
 	// Built-in runtimes, set up by assembleTools when configured.
 	mu         sync.Mutex
@@ -301,6 +304,8 @@ func (r *run) persistStored(ctx context.Context, sms []core.SessionMessage) erro
 // again.
 func (r *run) recordEnd(ctx context.Context, res outcome, err error) (ours bool, werr error) {
 	r.recorded = true
+	told := r.told
+	r.told = nil
 	if !r.unstarted && r.stillOurs(ctx) != nil {
 		r.resumedFrom, r.start, r.last = nil, nil, nil
 		r.in.quietEnds.Store(r.id, struct{}{})
@@ -310,7 +315,7 @@ func (r *run) recordEnd(ctx context.Context, res outcome, err error) (ours bool,
 	case r.unstarted:
 		ours = true
 	case r.start != nil || len(r.last) > 0:
-		if ours, werr = r.writeEnd(ctx, res, err); werr != nil {
+		if ours, werr = r.writeEnd(ctx, res, err, told); werr != nil {
 			return true, werr
 		}
 	default:
@@ -376,7 +381,7 @@ func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
 	if r.start != nil && (r.hooks.hasBefore() || r.opts.Client.HasState()) {
 		// A hook may read the session, and a client's state is stored
 		// with it: it exists before either.
-		if err := r.writeStart(ctx); err != nil {
+		if err := r.writeStart(ctx, nil); err != nil {
 			return outcome{}, r.fail(ctx, err)
 		}
 	}
@@ -401,18 +406,20 @@ func (r *run) execute(ctx context.Context, out sink) (outcome, error) {
 		}
 		msgs = append(msgs, core.Message{Role: core.RoleAssistant, Parts: []core.Part{core.TextPart(string(reply))}})
 	}
+	if f, ok := r.out.(freshSink); ok && r.fresh {
+		f.fresh(r.id, r.agent.ID, r.sessionID)
+	}
+	start := &core.AgentRunStart{CrumbBase: r.base(), Input: input, Skill: r.opts.Skill, ParentRunID: r.parentRunID}
 	if r.start != nil {
 		// The session, the record and the messages in one write, before
-		// agent:run:start names the session to a client.
-		if err := r.writeStart(ctx, msgs...); err != nil {
+		// agent:run:start names the session to a client (and with its
+		// log entry, where the store allows).
+		if err := r.writeStart(ctx, start, msgs...); err != nil {
 			return outcome{}, r.fail(ctx, err)
 		}
 		msgs = nil
 	}
-	if f, ok := r.out.(freshSink); ok && r.fresh {
-		f.fresh(r.id, r.agent.ID, r.sessionID)
-	}
-	if !r.emit(&core.AgentRunStart{CrumbBase: r.base(), Input: input, Skill: r.opts.Skill, ParentRunID: r.parentRunID}) {
+	if !r.emit(start) {
 		return outcome{}, r.fail(ctx, errConsumerGone)
 	}
 	if err := r.persist(ctx, msgs...); err != nil {
@@ -549,6 +556,12 @@ func (r *run) finish(ctx context.Context, output any) (outcome, error) {
 	if err != nil {
 		return outcome{}, r.fail(ctx, err)
 	}
+	end := &core.AgentRunEnd{CrumbBase: r.base(), Output: output, DurationMs: time.Since(r.started).Milliseconds(), Files: r.files}
+	if r.usage != (core.Usage{}) {
+		end.Usage, end.ModelCalls = r.endUsage()
+	}
+	// Built before the end's write, which may log it (writeEnd).
+	r.told = end
 	ours, werr := r.recordEnd(ctx, outcome{output: output}, nil)
 	if werr != nil {
 		return outcome{}, r.fail(ctx, werr)
@@ -557,10 +570,6 @@ func (r *run) finish(ctx context.Context, output any) (outcome, error) {
 		c, be := r.in.errorCrumb(r.base(), errLeaseLost)
 		r.out.end(c, be)
 		return outcome{}, be
-	}
-	end := &core.AgentRunEnd{CrumbBase: r.base(), Output: output, DurationMs: time.Since(r.started).Milliseconds(), Files: r.files}
-	if r.usage != (core.Usage{}) {
-		end.Usage, end.ModelCalls = r.endUsage()
 	}
 	r.out.end(end, nil)
 	return outcome{output: output}, nil

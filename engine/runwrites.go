@@ -25,6 +25,13 @@ import (
 // about it, and a failed end write fails the run as a failed message write
 // did (the write is not retried: a retry of one whose commit was lost in
 // transit would store the answer twice).
+//
+// With a store that writes crumbs in the same commit
+// (core.Storage.WritesRunCrumbs), the crumb that tells a client of each
+// write goes with it, numbered (chokePoint.fold): agent:run:start with the
+// start, and with the end the run's crumbs not logged yet (its text) and
+// agent:run:end. A short run then commits twice, where the crumb log's
+// own write after its end made a third commit the response waited for.
 
 // startOnNewSession prepares the start write of a run that creates its
 // session under the id this instance minted for it (r.sessionID): the
@@ -36,10 +43,12 @@ func (r *run) startOnNewSession(opts core.SessionOptions) {
 	r.start = &r.startWrite
 }
 
-// writeStart writes the run's pending start with msgs appended to it.
-// After a failure nothing of the start exists, and the run ends without a
-// record, as a run whose session could not be created does.
-func (r *run) writeStart(ctx context.Context, msgs ...core.Message) error {
+// writeStart writes the run's pending start with msgs appended to it, and
+// with the log entry of told (agent:run:start, nil when the start is
+// written before the hooks) where the store allows (fold). After a failure
+// nothing of the start exists, and the run ends without a record, as a
+// run whose session could not be created does.
+func (r *run) writeStart(ctx context.Context, told core.Crumb, msgs ...core.Message) error {
 	w := r.start
 	r.start = nil
 	sms, err := toSessionMessages(msgs)
@@ -48,7 +57,11 @@ func (r *run) writeStart(ctx context.Context, msgs ...core.Message) error {
 		return err
 	}
 	w.Messages = sms
-	if _, err := r.in.store.WriteRun(ctx, *w); err != nil {
+	w.Crumbs = r.fold(told)
+	_, err = r.in.store.WriteRun(ctx, *w)
+	r.settle(told, w.Crumbs, err == nil)
+	w.Crumbs = nil
+	if err != nil {
 		r.unstarted = true
 		return err
 	}
@@ -98,8 +111,9 @@ func (r *run) flushLast(ctx context.Context) error {
 // record meanwhile). It reports whether the run's end is its own, as
 // records.ended does, and returns the write's error only when it held
 // messages: the run then has not stored its answer and must fail instead
-// of ending.
-func (r *run) writeEnd(ctx context.Context, res outcome, err error) (bool, error) {
+// of ending. told, when set, is the agent:run:end the write logs with it
+// where the store allows (fold).
+func (r *run) writeEnd(ctx context.Context, res outcome, err error, told core.Crumb) (bool, error) {
 	ctx = context.WithoutCancel(ctx)
 	rc := r.in.records
 	var w core.RunWrite
@@ -116,10 +130,15 @@ func (r *run) writeEnd(ctx context.Context, res outcome, err error) (bool, error
 		w = core.RunWrite{SessionID: r.sessionID, Messages: r.last, Run: &r.endRecord, Owner: rc.owner}
 		r.last = nil
 	}
+	w.Crumbs = r.fold(told)
 	ours, werr := r.in.store.WriteRun(ctx, w)
+	if werr != nil && r.landed(ctx, werr, w.Crumbs) {
+		ours, werr = true, nil
+	}
 	if errors.Is(werr, core.ErrRunTaken) {
 		ours, werr = false, nil // another attempt holds the record's fence
 	}
+	r.settle(told, w.Crumbs, werr == nil && ours)
 	switch {
 	case werr == nil && !ours:
 		rc.taken(*w.Run)
@@ -135,6 +154,43 @@ func (r *run) writeEnd(ctx context.Context, res outcome, err error) (bool, error
 	}
 	r.in.log.Warn("bread: recording a run's end failed", append(runAttrs(r.id, r.agent.ID, r.sessionID), "error", werr)...)
 	return true, nil
+}
+
+// fold hands told's log entry, with the run's entries not logged yet, to
+// a write of the run (chokePoint.fold), when the store writes them in the
+// write's commit and the run's crumbs pass the public stream's choke
+// point; nil otherwise (told is then logged when it passes, as before).
+func (r *run) fold(told core.Crumb) []core.CrumbLogEntry {
+	if told == nil || !r.in.store.WritesRunCrumbs() {
+		return nil
+	}
+	f, ok := r.out.(foldingSink)
+	if !ok {
+		return nil
+	}
+	return f.fold(told)
+}
+
+// settle tells the choke point whether the write fold's entries went with
+// committed.
+func (r *run) settle(told core.Crumb, entries []core.CrumbLogEntry, committed bool) {
+	if len(entries) > 0 {
+		r.out.(foldingSink).settle(told, entries, committed)
+	}
+}
+
+// landed reports whether a run write that failed for want of the store
+// (STORE_UNAVAILABLE: a connection cut under it) committed all the same,
+// its answer lost in transit: the write is atomic, so its last crumb in
+// the log says it did. Without it the run would fail with an answer and
+// agent:run:end stored.
+func (r *run) landed(ctx context.Context, err error, entries []core.CrumbLogEntry) bool {
+	if len(entries) == 0 || !unavailable(err) {
+		return false
+	}
+	last := entries[len(entries)-1]
+	held, gerr := r.in.store.GetCrumbs(ctx, last.RunID, last.Seq-1, 1)
+	return gerr == nil && sameEntries(held, entries[len(entries)-1:])
 }
 
 // toSessionMessages encodes msgs for the store.

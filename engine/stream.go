@@ -33,6 +33,20 @@ func (s *streamSink) fresh(runID, agentID, sessionID string) {
 	s.cp.openFresh(runID, agentID, sessionID)
 }
 
+// foldingSink is a sink whose choke point hands a run's crumb-log entries
+// to the run's own start and end writes (chokePoint.fold), so they commit
+// with them.
+type foldingSink interface {
+	fold(c core.Crumb) []core.CrumbLogEntry
+	settle(c core.Crumb, entries []core.CrumbLogEntry, committed bool)
+}
+
+func (s *streamSink) fold(c core.Crumb) []core.CrumbLogEntry { return s.cp.fold(c) }
+
+func (s *streamSink) settle(c core.Crumb, entries []core.CrumbLogEntry, committed bool) {
+	s.cp.settle(c, entries, committed)
+}
+
 // streamSink is the public stream: the choke point, then the consumer.
 type streamSink struct {
 	ctx      context.Context
