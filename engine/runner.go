@@ -88,8 +88,9 @@ type run struct {
 	// last holds the messages of the run's last turn until its ended
 	// record is written with them (persistLast).
 	last []core.SessionMessage
-	// told is the agent:run:end a successful run's end write may log with
-	// it (writeEnd, fold); recordEnd takes it, whatever it writes.
+	// told is the crumb that ends the run (agent:run:end, agent:error),
+	// which its end write may log with it (writeEnd, endLogged, fold);
+	// recordEnd takes it, whatever it writes.
 	told core.Crumb
 
 	// Built-in runtimes, set up by assembleTools when configured.
@@ -319,7 +320,7 @@ func (r *run) recordEnd(ctx context.Context, res outcome, err error) (ours bool,
 			return true, werr
 		}
 	default:
-		ours = r.in.records.ended(ctx, r.record(), res, err)
+		ours = r.endLogged(ctx, res, err, told)
 	}
 	if cp := r.resumedFrom; cp != nil {
 		r.resumedFrom = nil
@@ -633,6 +634,8 @@ func (r *run) fail(ctx context.Context, err error) error {
 		// back, and the retry continues the session where it stands).
 		r.in.closeInterrupted(ctx, r.sessionID, 0, be.Code)
 	}
+	// Built before the end's write, which may log it (endLogged).
+	r.told = c
 	if ours, _ := r.recordEnd(ctx, outcome{}, be); !ours && be.Code != core.CodeRunLost {
 		c, be = r.in.errorCrumb(r.base(), errLeaseLost)
 	}

@@ -156,6 +156,44 @@ func (r *run) writeEnd(ctx context.Context, res outcome, err error, told core.Cr
 	return true, nil
 }
 
+// endLogged records how the run ended, as records.ended does, for a run
+// that holds no writes back, with told's log entry (and the run's entries
+// not logged yet) in the same write where the store allows (fold): its
+// record and the crumb that ends its log commit together. Found by the
+// chaos harness: runs recorded completed or failed whose log never ended,
+// their replica SIGKILLed between the end record's commit and the crumb
+// log's own write after it; no sweeper looks at an ended record. A write
+// cut off whose crumbs the log holds landed; one that failed otherwise
+// gives its crumbs back to the writer and the record is written alone, as
+// before, with records.ended's retries.
+func (r *run) endLogged(ctx context.Context, res outcome, err error, told core.Crumb) bool {
+	rc := r.in.records
+	entries := r.fold(told)
+	if len(entries) == 0 || !rc.keeps {
+		r.settle(told, entries, false)
+		return rc.ended(ctx, r.record(), res, err)
+	}
+	ctx = context.WithoutCancel(ctx)
+	r.endRecord = rc.finalRecord(r.record(), res, err)
+	w := core.RunWrite{SessionID: r.sessionID, Run: &r.endRecord, Owner: rc.owner, Crumbs: entries}
+	ours, werr := r.in.store.WriteRun(ctx, w)
+	if werr != nil && r.landed(ctx, werr, entries) {
+		ours, werr = true, nil
+	}
+	if errors.Is(werr, core.ErrRunTaken) {
+		ours, werr = false, nil // another attempt holds the record's fence
+	}
+	r.settle(told, entries, werr == nil && ours)
+	switch {
+	case werr != nil:
+		return rc.ended(ctx, r.record(), res, err)
+	case !ours:
+		rc.taken(r.endRecord)
+		return false
+	}
+	return true
+}
+
 // fold hands told's log entry, with the run's entries not logged yet, to
 // a write of the run (chokePoint.fold), when the store writes them in the
 // write's commit and the run's crumbs pass the public stream's choke

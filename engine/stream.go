@@ -93,6 +93,24 @@ type nested struct{ parent sink }
 func (n nested) put(c core.Crumb) bool       { return n.parent.put(c) }
 func (n nested) end(c core.Crumb, err error) { n.parent.put(c) }
 
+// fold and settle let a nested run's end write log its crumbs when its
+// parent is on the public stream's goroutine (a pipeline's sequential
+// step, a resumed step): through the parent's choke point. Under a
+// parallel branch or a delegation (a funcSink, another goroutine) there is
+// nothing to fold: its crumbs are numbered when they reach the stream.
+func (n nested) fold(c core.Crumb) []core.CrumbLogEntry {
+	if f, ok := n.parent.(foldingSink); ok {
+		return f.fold(c)
+	}
+	return nil
+}
+
+func (n nested) settle(c core.Crumb, entries []core.CrumbLogEntry, committed bool) {
+	if f, ok := n.parent.(foldingSink); ok {
+		f.settle(c, entries, committed)
+	}
+}
+
 // errorCrumb builds the agent:error that ends a failed run.
 //
 // A plain Go error (not a *core.BreadError, not a context error) can carry

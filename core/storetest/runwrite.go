@@ -20,6 +20,7 @@ func runWriteCases() []testCase {
 		{name: "an owner's end writes nothing once its record was taken", needs: needsRuns, run: testRunWriteTaken},
 		{name: "a run's start and end log their crumbs", needs: needsRuns | needsCrumbLog, run: testRunWriteCrumbs},
 		{name: "an owner's end logs no crumb once its record was taken", needs: needsRuns | needsCrumbLog, run: testRunWriteCrumbsTaken},
+		{name: "an owner's end of its record and crumbs alone", needs: needsRuns | needsCrumbLog, run: testRunWriteEndCrumbsAlone},
 		{name: "a crumb seq already logged fails a RunCrumbWriter's whole write", needs: needsRuns | needsCrumbLog, run: testRunWriteCrumbsAtomic},
 	}
 }
@@ -224,6 +225,25 @@ func testRunWriteCrumbs(t *testing.T, s core.BreadStore) {
 	// Crumbs alone.
 	noErr(t, wrote(st.WriteRun(t.Context(), core.RunWrite{SessionID: "s-new", Crumbs: textEntries("run-1", "s-new", 4, 4)})), "WriteRun of crumbs alone")
 	assertCrumbSeqs(t, cl, "run-1", []int64{1, 2, 3, 4})
+}
+
+// testRunWriteEndCrumbsAlone: an owner's end with crumbs and no message
+// (a failed run's record and its agent:error, the engine's endLogged)
+// writes both.
+func testRunWriteEndCrumbsAlone(t *testing.T, s core.BreadStore) {
+	st := core.NewStorage(s)
+	createSession(t, s, core.NewSession{ID: "s"})
+	noErr(t, capability[core.RunStore](t, s).PutRun(t.Context(), runRecord("run-1", "s", "replica-a", core.RunRunning, baseTime+30_000)), "PutRun")
+	end := runRecord("run-1", "s", "", core.RunFailed, 0)
+	end.ErrorCode = core.CodeAgentError
+	noErr(t, wrote(st.WriteRun(t.Context(), core.RunWrite{SessionID: "s", Run: &end, Owner: "replica-a", Crumbs: textEntries("run-1", "s", 1, 2)})),
+		"WriteRun of an end with crumbs and no message")
+	assertCrumbSeqs(t, capability[core.CrumbLog](t, s), "run-1", []int64{1, 2})
+	cur, err := capability[core.RunStore](t, s).GetRun(t.Context(), "run-1")
+	noErr(t, err, "GetRun")
+	equal(t, "status", core.RunFailed, cur.Status)
+	equal(t, "error code", core.CodeAgentError, cur.ErrorCode)
+	assertNoMessages(t, s, "s")
 }
 
 // testRunWriteCrumbsTaken: an owner's end whose record was taken (a
