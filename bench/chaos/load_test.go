@@ -369,9 +369,10 @@ func (l *load) resume(cpID string, a *answer, delay time.Duration, seed uint64) 
 	case <-time.After(delay):
 	}
 	for l.settle.Err() == nil {
-		f, _, err := openStream(l.settle, "POST", l.pick(rng, "")+"/resume/"+cpID, `{"response":{"ok":true}}`, nil)
+		base := l.pick(rng, "")
+		f, _, err := openStream(l.settle, "POST", base+"/resume/"+cpID, `{"response":{"ok":true}}`, nil)
 		if err == nil {
-			done := l.readResume(f, cpID, a)
+			done := l.readResume(f, base, cpID, a)
 			f.body.Close()
 			if done {
 				return
@@ -385,8 +386,32 @@ func (l *load) resume(cpID string, a *answer, delay time.Duration, seed uint64) 
 	}
 }
 
+// waitsForRetry reads whether run runID's record waits on checkpoint cpID
+// again (suspended on it after a lost resume).
+func (l *load) waitsForRetry(base, runID, cpID string) bool {
+	req, err := http.NewRequestWithContext(l.settle, "GET", base+"/runs/"+runID, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var rec core.RunRecord
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&rec) != nil {
+		return false
+	}
+	return rec.Status == core.RunSuspended && rec.CheckpointID == cpID
+}
+
 // readResume reads one resume's stream; done when nothing is left to do.
-func (l *load) readResume(f *frames, cpID string, a *answer) (done bool) {
+// A resume that ends with RUN_LOST while its run waits for a retry on the
+// same checkpoint (its replica was paused past its lease, another replica's
+// sweeper put the run back to waiting, and the paused resume, fenced,
+// stopped) is retried, as the run's record tells a client to: "waiting
+// for a retry" is a suspended record, "ended" a final one.
+func (l *load) readResume(f *frames, base, cpID string, a *answer) (done bool) {
 	fr, ok := f.next()
 	if !ok {
 		return false
@@ -422,6 +447,10 @@ func (l *load) readResume(f *frames, cpID string, a *answer) (done bool) {
 			return false
 		}
 		if terminal(fr.Crumb) && fr.Crumb.Base().RunID == a.runID {
+			if ae, ok := fr.Crumb.(*core.AgentError); ok && ae.Error.Code == core.CodeRunLost && l.waitsForRetry(base, a.runID, cpID) {
+				l.tr.count("answer: resume lost, retried")
+				return false
+			}
 			l.tr.mu.Lock()
 			a.ended = true
 			l.tr.mu.Unlock()
