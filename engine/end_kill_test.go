@@ -30,19 +30,28 @@ func TestARunKilledRightAfterItsEndRecordEndsOnce(t *testing.T) {
 		// pipeline runs the agent as a pipeline's step (a nested run, its
 		// crumbs through the pipeline's stream).
 		pipeline bool
+		// parallel makes the step a parallel step's one branch (its
+		// crumbs reach the stream from the branch's goroutine).
+		parallel bool
 	}{
 		{name: "completed", turn: modeltest.Text("done")},
 		{name: "failed", turn: modeltest.Fail(errors.New("the model broke"))},
 		{name: "a pipeline step completed", turn: modeltest.Text("done"), pipeline: true},
 		{name: "a pipeline step failed", turn: modeltest.Fail(errors.New("the model broke")), pipeline: true},
+		{name: "a parallel branch completed", turn: modeltest.Text("done"), pipeline: true, parallel: true},
+		{name: "a parallel branch failed", turn: modeltest.Fail(errors.New("the model broke")), pipeline: true, parallel: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const lease = 300 * time.Millisecond
 				inner := memory.New()
 				store := &diesAfterEnd{Store: inner}
+				step := core.PipelineStep{Type: core.StepAgent, AgentID: "a"}
+				if tc.parallel {
+					step = core.PipelineStep{Type: core.StepParallel, Steps: []core.PipelineStep{step}}
+				}
 				a, err := engine.New(engine.Config{Store: store, Agents: []*core.Agent{textAgent("a")}, Providers: modeltest.New(tc.turn).Registry("mock"), RunLease: lease,
-					Pipelines: map[string][]core.PipelineStep{"p": {{Type: core.StepAgent, AgentID: "a"}}}})
+					Pipelines: map[string][]core.PipelineStep{"p": {step}}})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -172,7 +172,7 @@ func (in *Instance) parallel(ctx context.Context, out sink, p pipelineRun, index
 		link.Parallel = &core.ParallelProgress{BranchIndex: b, Branches: len(branches), JoinID: joinID}
 		sub := pipelineRun{id: p.id, runID: p.stepRunID(index) + ":" + strconv.Itoa(b)}
 		wg.Go(func() {
-			results[b].res, results[b].err = in.pipeline(ctx, nested{funcSink(func(c core.Crumb) { ch <- c })}, sub, []core.PipelineStep{step}, input, 0, &link)
+			results[b].res, results[b].err = in.pipeline(ctx, nested{branchSink{ch}}, sub, []core.PipelineStep{step}, input, 0, &link)
 		})
 	}
 	go func() {
@@ -182,8 +182,15 @@ func (in *Instance) parallel(ctx context.Context, out sink, p pipelineRun, index
 	var held []core.Crumb
 	gone := false
 	for c := range ch {
-		if _, ok := c.(*core.HumanRequired); ok {
+		switch v := c.(type) {
+		case *core.HumanRequired:
 			held = append(held, c)
+			continue
+		case *foldRequest:
+			v.reply <- foldThrough(out, v.Crumb, gone)
+			continue
+		case *settleRequest:
+			settleThrough(out, v.Crumb, v.entries, v.committed)
 			continue
 		}
 		if !gone && !out.put(c) {

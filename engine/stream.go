@@ -93,11 +93,12 @@ type nested struct{ parent sink }
 func (n nested) put(c core.Crumb) bool       { return n.parent.put(c) }
 func (n nested) end(c core.Crumb, err error) { n.parent.put(c) }
 
-// fold and settle let a nested run's end write log its crumbs when its
-// parent is on the public stream's goroutine (a pipeline's sequential
-// step, a resumed step): through the parent's choke point. Under a
-// parallel branch or a delegation (a funcSink, another goroutine) there is
-// nothing to fold: its crumbs are numbered when they reach the stream.
+// fold and settle let a nested run's end write log its crumbs through its
+// parent's choke point: directly when the parent is on the public stream's
+// goroutine (a pipeline's sequential step, a resumed step), by a request
+// through the branch's channel under a parallel branch (branchSink). Under
+// a delegation (a funcSink, another goroutine) there is nothing to fold:
+// its crumbs are numbered when they reach the stream.
 func (n nested) fold(c core.Crumb) []core.CrumbLogEntry {
 	if f, ok := n.parent.(foldingSink); ok {
 		return f.fold(c)
@@ -283,4 +284,54 @@ func (in *Instance) RunSync(ctx context.Context, agentID string, input any, opts
 		return res, errors.New("bread: the run produced no crumbs")
 	}
 	return res, nil
+}
+
+// branchSink is a parallel branch's sink: its crumbs go, in order, over
+// the step's channel to the loop on the stream's goroutine that passes
+// them on (instance.parallel). A fold goes the same way and waits for its
+// entries, so the branch's earlier crumbs are numbered before its end is,
+// and its end write logs them with its record (foldingSink).
+type branchSink struct{ ch chan<- core.Crumb }
+
+func (b branchSink) put(c core.Crumb) bool       { b.ch <- c; return true }
+func (b branchSink) end(c core.Crumb, err error) { b.ch <- c }
+
+func (b branchSink) fold(c core.Crumb) []core.CrumbLogEntry {
+	req := &foldRequest{Crumb: c, reply: make(chan []core.CrumbLogEntry, 1)}
+	b.ch <- req
+	return <-req.reply
+}
+
+func (b branchSink) settle(c core.Crumb, entries []core.CrumbLogEntry, committed bool) {
+	b.ch <- &settleRequest{Crumb: c, entries: entries, committed: committed}
+}
+
+// foldRequest and settleRequest carry a branch's fold and settle to the
+// stream's goroutine, in the order of the branch's crumbs; they are never
+// passed on as crumbs.
+type foldRequest struct {
+	core.Crumb
+	reply chan []core.CrumbLogEntry
+}
+
+type settleRequest struct {
+	core.Crumb
+	entries   []core.CrumbLogEntry
+	committed bool
+}
+
+// foldThrough folds c through out, on the stream's goroutine; nothing
+// once the stream's consumer is gone (c will not pass).
+func foldThrough(out sink, c core.Crumb, gone bool) []core.CrumbLogEntry {
+	if f, ok := out.(foldingSink); ok && !gone {
+		return f.fold(c)
+	}
+	return nil
+}
+
+// settleThrough settles through out what foldThrough folded.
+func settleThrough(out sink, c core.Crumb, entries []core.CrumbLogEntry, committed bool) {
+	if f, ok := out.(foldingSink); ok && len(entries) > 0 {
+		f.settle(c, entries, committed)
+	}
 }
