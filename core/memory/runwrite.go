@@ -57,12 +57,20 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 		return false, err
 	}
 	now := s.nowMillis()
+	var sess *session
 	if creates {
 		info.CreatedAt, info.UpdatedAt = now, now
-		s.addSession(info)
+		sess = s.addSession(info)
+		if len(prepared) > 0 {
+			// A run that creates its session writes its answer next: room
+			// for it now spares a copy and a second allocation.
+			sess.messages = make([]core.SessionMessage, 0, len(prepared)+1)
+		}
+	} else if len(prepared) > 0 {
+		sess = s.sessions[w.SessionID]
 	}
 	if len(prepared) > 0 {
-		s.appendMessages(s.sessions[w.SessionID], now, prepared...)
+		s.appendMessages(sess, now, prepared...)
 	}
 	if w.Run != nil {
 		if err := s.putRun(*w.Run); err != nil {
