@@ -129,12 +129,32 @@ func appendValue(dst []byte, v any) ([]byte, bool) {
 		return append(dst, "null"...), true
 	case string:
 		return protocol.AppendJSONString(dst, x), true
+	case json.RawMessage:
+		if plainJSONString(x) { // a run's input as a client posts it
+			return append(dst, x...), true
+		}
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return dst, false
 	}
 	return append(dst, b...), true
+}
+
+// plainJSONString reports whether raw is one JSON string token of
+// printable ASCII that needs no escape, which json.Marshal writes as it
+// is: no backslash, no quote inside, none of the <, > and & it escapes
+// for HTML, no byte it would validate or rewrite.
+func plainJSONString(raw []byte) bool {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return false
+	}
+	for _, c := range raw[1 : len(raw)-1] {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // appendBase opens a crumb's object: its type, then CrumbBase's fields in

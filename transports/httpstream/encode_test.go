@@ -52,7 +52,9 @@ func TestAppendCrumbJSONMatchesEncodingJSON(t *testing.T) {
 func runStartEndCases() []core.Crumb {
 	base := core.CrumbBase{AgentID: "writer", RunID: "run-1", SessionID: "sess", Timestamp: 1700000000000, Seq: 2}
 	values := []any{
-		nil, "", "plain", "<b>&\u2028\"\xff", json.RawMessage(` {"a": [1, 2], "h": "<&>"} `), json.RawMessage(`"hi"`),
+		nil, "", "plain", "<b>&\u2028\"\xff", json.RawMessage(` {"a": [1, 2], "h": "<&>"} `), json.RawMessage(`"hi"`), json.RawMessage(`""`),
+		json.RawMessage(`"a\"b"`), json.RawMessage(`"<"`), json.RawMessage(`"tab\tx"`), json.RawMessage(`"é"`), json.RawMessage(` "hi"`),
+		json.RawMessage(`"hi" `), json.RawMessage(`12`),
 		map[string]any{"z": 1, "a": "<x>"}, []string{"a"}, 3.5, true, (*core.Usage)(nil), &core.Usage{InputTokens: 1},
 	}
 	var out []core.Crumb
@@ -77,6 +79,9 @@ func TestAppendCrumbJSONRefusesWhatEncodingJSONRefuses(t *testing.T) {
 		&core.AgentRunStart{Input: make(chan int)},
 		&core.AgentRunEnd{Output: func() {}},
 		&core.AgentRunEnd{Output: json.RawMessage(`{bad`)},
+		&core.AgentRunStart{Input: json.RawMessage(`"`)},
+		&core.AgentRunStart{Input: json.RawMessage(`"a"b"`)},
+		&core.AgentRunStart{Input: json.RawMessage(`"a" "b"`)},
 	} {
 		if _, err := json.Marshal(c); err == nil {
 			t.Fatalf("json.Marshal(%#v) did not fail", c)
