@@ -67,3 +67,41 @@ func TestParallelBranchesLogTheirEndsWithTheirRecords(t *testing.T) {
 		}
 	})
 }
+
+// TestDelegatedRunsLogTheirEndsWithTheirRecords is the same for runs a
+// supervisor delegates to, two at once (their crumbs pass their delegate
+// calls' doors to the supervisor's goroutine).
+func TestDelegatedRunsLogTheirEndsWithTheirRecords(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &foldLog{Store: memory.New()}
+		boss, _ := scripted("boss", modeltest.ToolCalls(delegate("d1", "worker", "one"), delegate("d2", "worker", "two")), modeltest.Text("composed"))
+		boss.Supervisor = &core.SupervisorConfig{Agents: []core.SubAgent{{AgentID: "worker"}}}
+		tb := newTestbed(t, modeltest.New(), []*core.Agent{boss, echoAgent("worker", "done:")}, func(c *engine.Config) { c.Store = store })
+		cs, err := tb.run(t, "boss", "go", core.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var children []string
+		for _, s := range find[*core.AgentRunStart](cs) {
+			if s.AgentID == "worker" {
+				children = append(children, s.RunID)
+			}
+		}
+		if len(children) != 2 {
+			t.Fatalf("%d delegated runs, want 2", len(children))
+		}
+		for _, id := range children {
+			if logged := loggedTypes(t, store.Store, id); !slices.Equal(logged, []string{core.TypeAgentRunStart, core.TypeTextDelta, core.TypeAgentRunEnd}) {
+				t.Errorf("delegated run %s logged %v", id, logged)
+			}
+		}
+		_, writes := store.seen()
+		ends := 0
+		for _, w := range writes {
+			ends += count(w, core.TypeAgentRunEnd)
+		}
+		if ends != 3 { // the two children's and the supervisor's
+			t.Errorf("%d end writes carried their agent:run:end (%v), want 3", ends, writes)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -33,6 +34,9 @@ func TestARunKilledRightAfterItsEndRecordEndsOnce(t *testing.T) {
 		// parallel makes the step a parallel step's one branch (its
 		// crumbs reach the stream from the branch's goroutine).
 		parallel bool
+		// delegated runs the agent as a supervisor's delegate (its crumbs
+		// reach the stream through its delegate call's door).
+		delegated bool
 	}{
 		{name: "completed", turn: modeltest.Text("done")},
 		{name: "failed", turn: modeltest.Fail(errors.New("the model broke"))},
@@ -40,6 +44,8 @@ func TestARunKilledRightAfterItsEndRecordEndsOnce(t *testing.T) {
 		{name: "a pipeline step failed", turn: modeltest.Fail(errors.New("the model broke")), pipeline: true},
 		{name: "a parallel branch completed", turn: modeltest.Text("done"), pipeline: true, parallel: true},
 		{name: "a parallel branch failed", turn: modeltest.Fail(errors.New("the model broke")), pipeline: true, parallel: true},
+		{name: "a delegated run completed", turn: modeltest.Text("done"), delegated: true},
+		{name: "a delegated run failed", turn: modeltest.Fail(errors.New("the model broke")), delegated: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -50,7 +56,9 @@ func TestARunKilledRightAfterItsEndRecordEndsOnce(t *testing.T) {
 				if tc.parallel {
 					step = core.PipelineStep{Type: core.StepParallel, Steps: []core.PipelineStep{step}}
 				}
-				a, err := engine.New(engine.Config{Store: store, Agents: []*core.Agent{textAgent("a")}, Providers: modeltest.New(tc.turn).Registry("mock"), RunLease: lease,
+				boss, _ := scripted("boss", modeltest.ToolCalls(delegate("d1", "a", "task")), modeltest.Text("composed"))
+				boss.Supervisor = &core.SupervisorConfig{Agents: []core.SubAgent{{AgentID: "a"}}}
+				a, err := engine.New(engine.Config{Store: store, Agents: []*core.Agent{textAgent("a"), boss}, Providers: modeltest.New(tc.turn).Registry("mock"), RunLease: lease,
 					Pipelines: map[string][]core.PipelineStep{"p": {step}}})
 				if err != nil {
 					t.Fatal(err)
@@ -63,10 +71,13 @@ func TestARunKilledRightAfterItsEndRecordEndsOnce(t *testing.T) {
 				if tc.pipeline {
 					stream = a.RunPipeline(context.Background(), "p", "hi")
 				}
+				if tc.delegated {
+					stream = a.Run(context.Background(), "boss", "go", core.RunOptions{})
+				}
 				cs, _ := collect(stream)
-				starts := find[*core.AgentRunStart](cs)
+				starts := slices.DeleteFunc(find[*core.AgentRunStart](cs), func(s *core.AgentRunStart) bool { return s.AgentID != "a" })
 				if len(starts) == 0 {
-					t.Fatalf("no agent:run:start in %v", types(cs))
+					t.Fatalf("no agent:run:start of a in %v", types(cs))
 				}
 				id := starts[0].RunID
 				synctest.Wait()

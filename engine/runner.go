@@ -646,6 +646,17 @@ func (r *run) fail(ctx context.Context, err error) error {
 // emit passes a crumb on; when the consumer has gone, it cancels the run so
 // the model call and tools stop, and reports false.
 func (r *run) emit(c core.Crumb) bool {
+	switch v := c.(type) {
+	case *foldRequest:
+		// A delegated run's end write, through its tool's door: folded
+		// here, on the run's goroutine, after the crumbs the door passed
+		// before it (delegatedSink).
+		v.reply <- foldThrough(r.out, v.Crumb, false)
+		return true
+	case *settleRequest:
+		settleThrough(r.out, v.Crumb, v.entries, v.committed)
+		return true
+	}
 	if r.out.put(c) {
 		return true
 	}

@@ -306,6 +306,34 @@ func (b branchSink) settle(c core.Crumb, entries []core.CrumbLogEntry, committed
 	b.ch <- &settleRequest{Crumb: c, entries: entries, committed: committed}
 }
 
+// delegatedSink is a delegated run's sink: its crumbs go through its
+// delegate call's door to the supervisor's goroutine (funcSink). Under
+// passthrough visibility, where they pass as they are, its end write folds
+// through the door too: the request reaches the supervisor's run.emit
+// after the crumbs the door passed before it, and waits for its entries.
+// Under another visibility the end passes transformed or not at all, and
+// nothing is folded.
+type delegatedSink struct {
+	funcSink
+	forward     func(core.Crumb) bool
+	passthrough bool
+}
+
+func (d delegatedSink) fold(c core.Crumb) []core.CrumbLogEntry {
+	if !d.passthrough {
+		return nil
+	}
+	req := &foldRequest{Crumb: c, reply: make(chan []core.CrumbLogEntry, 1)}
+	if !d.forward(req) {
+		return nil
+	}
+	return <-req.reply
+}
+
+func (d delegatedSink) settle(c core.Crumb, entries []core.CrumbLogEntry, committed bool) {
+	d.forward(&settleRequest{Crumb: c, entries: entries, committed: committed})
+}
+
 // foldRequest and settleRequest carry a branch's fold and settle to the
 // stream's goroutine, in the order of the branch's crumbs; they are never
 // passed on as crumbs.

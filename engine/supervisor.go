@@ -108,7 +108,7 @@ func (s *supervisorRuntime) delegate(ctx context.Context, a delegateArgs, tc cor
 	}
 	var suspendedAt string
 	emit := builtinEmit(tc)
-	out := funcSink(func(c core.Crumb) {
+	out := delegatedSink{forward: builtinForward(tc), passthrough: vis == core.Passthrough, funcSink: func(c core.Crumb) {
 		if hr, ok := c.(*core.HumanRequired); ok {
 			// Held until the supervisor's checkpoint links this child, so a
 			// client resuming the instant it sees the crumb finds the link.
@@ -121,7 +121,7 @@ func (s *supervisorRuntime) delegate(ctx context.Context, a delegateArgs, tc cor
 		if f := filterSubAgentCrumb(c, a.AgentID, parentID, vis); f != nil {
 			emit(f)
 		}
-	})
+	}}
 	var input any = a.Input
 	if len(a.Input) == 0 {
 		input = nil

@@ -143,3 +143,12 @@ func builtinEmit(tc core.ToolContext) func(core.Crumb) {
 	}
 	return func(core.Crumb) {}
 }
+
+// builtinForward is builtinEmit reporting whether the crumb went through
+// (false once the tool has returned, or outside a run).
+func builtinForward(tc core.ToolContext) func(core.Crumb) bool {
+	if d, ok := tc.Emitter.(*toolDoor); ok {
+		return func(c core.Crumb) bool { return d.forward(c) == nil }
+	}
+	return func(core.Crumb) bool { return false }
+}
