@@ -40,7 +40,6 @@ require (
 	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
-	github.com/breadai/bread/engine v0.0.0 // indirect
 	github.com/breadai/bread/extensions/auth/apikey v0.0.0 // indirect
 	github.com/breadai/bread/extensions/auth/jwt v0.0.0 // indirect
 	github.com/breadai/bread/extensions/auth/oauth2 v0.0.0 // indirect
@@ -200,6 +199,7 @@ require (
 require (
 	github.com/breadai/bread/cli v0.0.0
 	github.com/breadai/bread/core v0.0.0
+	github.com/breadai/bread/engine v0.0.0
 	github.com/breadai/bread/providers/replay v0.0.0
 	github.com/breadai/bread/stores/sqlite v0.0.0
 	github.com/breadai/bread/stores/teststores v0.0.0

@@ -28,7 +28,12 @@ type liveItem struct {
 // reconnect rule (httpstream.Dedup), mapping each crumb through m, until a
 // final status, the client going away, or (without a duplex bus) the end
 // of the log. A failed subscription catches up from the log again.
-func (p *Plugin) follow(ctx context.Context, runID string, m *mapper, yield func(a2a.Event) bool) {
+//
+// Log entries below history are the past of a run known to have gone on
+// (an answer resumed it): an input request among them is never the
+// task's current state, even when the log, written behind the run, ends
+// on it.
+func (p *Plugin) follow(ctx context.Context, runID string, history int64, m *mapper, yield func(a2a.Event) bool) {
 	var clog *core.Storage // nil: the store keeps no crumb log
 	if st := p.rt.Storage(); st.Has(core.StoreCrumbLog) {
 		clog = st
@@ -85,7 +90,7 @@ func (p *Plugin) follow(ctx context.Context, runID string, m *mapper, yield func
 					if e.Crumb == nil {
 						continue
 					}
-					if emit(e.Crumb, i == len(entries)-1 && len(entries) < replayPage) {
+					if emit(e.Crumb, i == len(entries)-1 && len(entries) < replayPage && e.Seq >= history) {
 						cancel()
 						return
 					}

@@ -258,7 +258,7 @@ func (h *handler) OnSendMessage(ctx context.Context, params *a2a.MessageSendPara
 	if err != nil {
 		return nil, err
 	}
-	h.registerPush(s.info, push, s.soFar != nil)
+	h.registerPush(s.info, push, s.resumedAt())
 	t := s.task()
 	if !blocking {
 		go func() {
@@ -290,7 +290,7 @@ func (h *handler) OnSendMessageStream(ctx context.Context, params *a2a.MessageSe
 			yield(nil, err)
 			return
 		}
-		h.registerPush(s.info, push, s.soFar != nil)
+		h.registerPush(s.info, push, s.resumedAt())
 		if !yield(s.task(), nil) {
 			s.stop()
 			return
@@ -327,7 +327,7 @@ func (h *handler) OnResubscribeToTask(ctx context.Context, params *a2a.TaskIDPar
 		if !yield(&a2a.Task{ID: info.TaskID, ContextID: info.ContextID, Status: a2a.TaskStatus{State: stateOf(rec.Status), Timestamp: &now}}, nil) {
 			return
 		}
-		h.p.follow(ctx, rec.ID, h.p.newMapper(info), func(ev a2a.Event) bool { return yield(ev, nil) })
+		h.p.follow(ctx, rec.ID, 0, h.p.newMapper(info), func(ev a2a.Event) bool { return yield(ev, nil) })
 	}
 }
 
@@ -345,6 +345,20 @@ type started struct {
 	// log built it and the mapper that built it; nil for a new task.
 	soFar *a2a.Task
 	m     *mapper
+}
+
+// resumedAt is, for an answer that resumed a task, the log position its
+// continuation starts at (its first crumb's seq; 1 when unknown, as for a
+// continuation that starts in a delegated run, numbered in that run's
+// log); 0 for a new task.
+func (s *started) resumedAt() int64 {
+	if s.soFar == nil {
+		return 0
+	}
+	if s.first != nil && s.first.Base().RunID == string(s.info.TaskID) && s.first.Base().Seq > 0 {
+		return s.first.Base().Seq
+	}
+	return 1
 }
 
 // start runs the message: a new task on the message's context (a new

@@ -159,6 +159,7 @@ type pusher struct {
 	again    map[a2a.TaskID]bool // follow the task again when its watcher ends
 	sent     map[a2a.TaskID]int  // status events of the task queued so far
 	last     map[a2a.TaskID]a2a.TaskState
+	history  map[a2a.TaskID]int64 // where the task's latest continuation starts in its log
 	wg       sync.WaitGroup
 	closed   bool
 }
@@ -166,7 +167,7 @@ type pusher struct {
 func newPusher(send *webhook.Sender, store *pushStore, encode func(*a2a.Task) ([]byte, error), log *slog.Logger) *pusher {
 	ctx, stop := context.WithCancel(context.Background())
 	return &pusher{send: send, store: store, encode: encode, log: log, ctx: ctx, stop: stop, queues: map[a2a.TaskID][]*a2a.Task{},
-		watching: map[a2a.TaskID]bool{}, again: map[a2a.TaskID]bool{}, sent: map[a2a.TaskID]int{}, last: map[a2a.TaskID]a2a.TaskState{}}
+		watching: map[a2a.TaskID]bool{}, again: map[a2a.TaskID]bool{}, sent: map[a2a.TaskID]int{}, last: map[a2a.TaskID]a2a.TaskState{}, history: map[a2a.TaskID]int64{}}
 }
 
 // enqueue queues t (a snapshot the caller no longer changes) for every
@@ -225,9 +226,17 @@ func (p *pusher) drain(task a2a.TaskID) {
 			p.mu.Lock()
 			delete(p.sent, task)
 			delete(p.last, task)
+			delete(p.history, task)
 			p.mu.Unlock()
 		}
 	}
+}
+
+// resumedAt records that task's run was resumed at log position seq.
+func (p *pusher) resumedAt(task a2a.TaskID, seq int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.history[task] = max(p.history[task], seq)
 }
 
 // close abandons the deliveries waiting to retry, drops the queued ones and
@@ -288,7 +297,10 @@ func (p *Plugin) watchOnce(task a2a.TaskInfo) (again bool) {
 	{
 		t := &a2a.Task{ID: task.TaskID, ContextID: task.ContextID}
 		seen := 0
-		p.follow(ps.ctx, string(task.TaskID), p.newMapper(task), func(ev a2a.Event) bool {
+		ps.mu.Lock()
+		history := ps.history[task.TaskID]
+		ps.mu.Unlock()
+		p.follow(ps.ctx, string(task.TaskID), history, p.newMapper(task), func(ev a2a.Event) bool {
 			st, ok := ev.(*a2a.TaskStatusUpdateEvent)
 			if !ok {
 				apply(t, ev)
@@ -303,9 +315,11 @@ func (p *Plugin) watchOnce(task a2a.TaskInfo) (again bool) {
 			}
 			ps.mu.Unlock()
 			if fresh {
-				snap := *t
+				// A deep copy: the delivery encodes it on another
+				// goroutine while this one folds the next events into t.
+				snap := cloneTask(t)
 				snap.Status = st.Status
-				ps.enqueue(&snap)
+				ps.enqueue(snap)
 			}
 			return true
 		})

@@ -128,9 +128,17 @@ func (h *handler) sendPush(ctx context.Context, params *a2a.MessageSendParams) (
 // registerPush keeps c (if any) for the task a message started or resumed
 // and watches the task when it has configs: a resumed task's configs,
 // set before, get its new states.
-func (h *handler) registerPush(info a2a.TaskInfo, c *a2a.PushConfig, resumed bool) {
+// resumedAt is the log position an answer's continuation starts at (0
+// for a new task): what the log holds below it is past, so the watcher
+// does not take the input request it ends on, before the continuation is
+// logged, for the task's current state.
+func (h *handler) registerPush(info a2a.TaskInfo, c *a2a.PushConfig, resumedAt int64) {
 	if h.p.push == nil {
 		return
+	}
+	resumed := resumedAt > 0
+	if resumed {
+		h.p.push.resumedAt(info.TaskID, resumedAt)
 	}
 	if c != nil {
 		if _, err := h.p.push.store.save(info.TaskID, *c); err != nil {
