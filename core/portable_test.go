@@ -23,7 +23,7 @@ var portsAndCapabilities = map[string]bool{
 	"BreadStore": true, "SessionStore": true, "CheckpointStore": true,
 	"RunStore": true, "RunLister": true, "SessionStarters": true, "MessageDeleter": true, "LoopStore": true,
 	"CrumbLog": true, "InlineCrumbLog": true, "TaskRunStore": true, "KnowledgeStore": true, "DocumentStore": true, "EvalRunStore": true,
-	"Migrator": true, "Pinger": true, "SessionStateStore": true,
+	"Migrator": true, "Pinger": true, "SessionStateStore": true, "RunSubscriptionStore": true,
 	"BreadBus": true, "Subscriber": true, "Watcher": true, "JobQueue": true,
 	"BlobStore": true, "BlobDeleter": true, "BlobKeyer": true, "SessionBlobStore": true,
 }

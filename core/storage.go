@@ -52,6 +52,7 @@ type Storage struct {
 	pinger      Pinger
 	closer      io.Closer
 	state       SessionStateStore
+	subs        RunSubscriptionStore
 
 	owners atomic.Pointer[SessionOwners] // the session ownership rule (OwnSessions), nil when off
 
@@ -66,29 +67,30 @@ type StoreCapability uint32
 
 // The optional capabilities of a store.
 const (
-	StoreRuns            StoreCapability = 1 << iota // RunStore: durable run records and leases
-	StoreRunList                                     // RunLister: runs listed by filter
-	StoreSessionStarters                             // SessionStarters: who started a session's runs
-	StoreMessageDelete                               // MessageDeleter: messages removed from a session
-	StoreLoops                                       // LoopStore: agent-driven loops
-	StoreCrumbLog                                    // CrumbLog: each run's crumbs, durably
-	StoreInlineCrumbLog                              // InlineCrumbLog reporting AppendsInline
-	StoreTaskRuns                                    // TaskRunStore: the task audit
-	StoreKnowledge                                   // KnowledgeStore: the knowledge graph
-	StoreDocuments                                   // DocumentStore: the document library
-	StoreEvalRuns                                    // EvalRunStore: the eval history
-	StoreStart                                       // Starter: opens connections at start
-	StoreMigrate                                     // Migrator: creates its schema at start
-	StorePing                                        // Pinger: answers a readiness probe
-	StoreClose                                       // io.Closer: released at stop
-	StoreSessionState                                // SessionStateStore: a session's state document
+	StoreRuns             StoreCapability = 1 << iota // RunStore: durable run records and leases
+	StoreRunList                                      // RunLister: runs listed by filter
+	StoreSessionStarters                              // SessionStarters: who started a session's runs
+	StoreMessageDelete                                // MessageDeleter: messages removed from a session
+	StoreLoops                                        // LoopStore: agent-driven loops
+	StoreCrumbLog                                     // CrumbLog: each run's crumbs, durably
+	StoreInlineCrumbLog                               // InlineCrumbLog reporting AppendsInline
+	StoreTaskRuns                                     // TaskRunStore: the task audit
+	StoreKnowledge                                    // KnowledgeStore: the knowledge graph
+	StoreDocuments                                    // DocumentStore: the document library
+	StoreEvalRuns                                     // EvalRunStore: the eval history
+	StoreStart                                        // Starter: opens connections at start
+	StoreMigrate                                      // Migrator: creates its schema at start
+	StorePing                                         // Pinger: answers a readiness probe
+	StoreClose                                        // io.Closer: released at stop
+	StoreSessionState                                 // SessionStateStore: a session's state document
+	StoreRunSubscriptions                             // RunSubscriptionStore: who asked to hear about a run
 	storeCapabilityEnd
 )
 
 var storeCapabilityNames = [...]string{
 	"RunStore", "RunLister", "SessionStarters", "MessageDeleter", "LoopStore",
 	"CrumbLog", "InlineCrumbLog", "TaskRunStore", "KnowledgeStore", "DocumentStore", "EvalRunStore",
-	"Starter", "Migrator", "Pinger", "io.Closer", "SessionStateStore",
+	"Starter", "Migrator", "Pinger", "io.Closer", "SessionStateStore", "RunSubscriptionStore",
 }
 
 // StoreCapabilities lists every store capability, one bit each, in order.
@@ -165,6 +167,7 @@ func NewStorage(store BreadStore) *Storage {
 	s.pinger = found[Pinger](&s.caps, StorePing, store)
 	s.closer = found[io.Closer](&s.caps, StoreClose, store)
 	s.state = found[SessionStateStore](&s.caps, StoreSessionState, store)
+	s.subs = found[RunSubscriptionStore](&s.caps, StoreRunSubscriptions, store)
 	return s
 }
 

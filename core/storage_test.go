@@ -67,6 +67,8 @@ var optionalCalls = map[string]core.StoreCapability{
 	"ListRuns": core.StoreRunList, "CountRuns": core.StoreRunList, "SessionStarters": core.StoreSessionStarters, "DeleteMessages": core.StoreMessageDelete,
 	"CreateLoop": core.StoreLoops, "UpdateLoop": core.StoreLoops, "AddLoopIteration": core.StoreLoops, "GetLoop": core.StoreLoops, "ListLoops": core.StoreLoops,
 	"GetSessionState": core.StoreSessionState, "PutSessionState": core.StoreSessionState,
+	"PutRunSubscription": core.StoreRunSubscriptions, "ListRunSubscriptions": core.StoreRunSubscriptions,
+	"DeleteRunSubscription": core.StoreRunSubscriptions, "DeleteRunSubscriptions": core.StoreRunSubscriptions,
 	"AppendCrumbs": core.StoreCrumbLog, "GetCrumbs": core.StoreCrumbLog, "MaxCrumbSeq": core.StoreCrumbLog,
 	"CreateTaskRun": core.StoreTaskRuns, "FinishTaskRun": core.StoreTaskRuns, "GetTaskRun": core.StoreTaskRuns, "ListTaskRuns": core.StoreTaskRuns,
 	"AddKnowledgeNode": core.StoreKnowledge, "AddKnowledgeEdge": core.StoreKnowledge, "QueryKnowledge": core.StoreKnowledge, "ForgetKnowledge": core.StoreKnowledge, "KnowledgeContext": core.StoreKnowledge,
@@ -118,7 +120,7 @@ func TestStorageFindsEveryCapabilityOfTheMemoryStore(t *testing.T) {
 	s := core.NewStorage(memory.New())
 	want := core.StoreRuns | core.StoreRunList | core.StoreSessionStarters | core.StoreMessageDelete | core.StoreLoops |
 		core.StoreCrumbLog | core.StoreInlineCrumbLog | core.StoreTaskRuns | core.StoreKnowledge | core.StoreDocuments | core.StoreEvalRuns |
-		core.StorePing | core.StoreClose | core.StoreSessionState
+		core.StorePing | core.StoreClose | core.StoreSessionState | core.StoreRunSubscriptions
 	if got := s.Capabilities(); got != want {
 		t.Errorf("Capabilities() = %v, want %v", got, want)
 	}
@@ -220,6 +222,8 @@ func hidden(target any, c core.StoreCapability) bool {
 		return c == core.StoreEvalRuns
 	case *core.SessionStateStore:
 		return c == core.StoreSessionState
+	case *core.RunSubscriptionStore:
+		return c == core.StoreRunSubscriptions
 	}
 	return false
 }
@@ -332,8 +336,8 @@ func TestStoreCapabilityString(t *testing.T) {
 			t.Errorf("%d.String() = %q, want %q", c.c, got, c.want)
 		}
 	}
-	if n := len(core.StoreCapabilities()); n != 16 {
-		t.Errorf("StoreCapabilities() has %d, want 16", n)
+	if n := len(core.StoreCapabilities()); n != 17 {
+		t.Errorf("StoreCapabilities() has %d, want 17", n)
 	}
 }
 

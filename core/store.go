@@ -12,7 +12,8 @@ import (
 // A store may implement more, discovered by type assertion the way io.WriterTo
 // is: LoopStore (agent-driven loops), CrumbLog (catch-up on the run stream),
 // TaskRunStore (task audit),
-// KnowledgeStore, DocumentStore, EvalRunStore (eval history), Migrator
+// KnowledgeStore, DocumentStore, EvalRunStore (eval history),
+// RunSubscriptionStore (who asked to hear about a run), Migrator
 // (schema at Start) and io.Closer
 // (released at Stop). core/storetest checks every contract; every adapter
 // runs it.

@@ -140,6 +140,7 @@ func (s *Store) dropSession(id string) {
 	}
 	s.dropSessionCrumbs(id)
 	s.dropSessionRuns(id)
+	s.dropSessionSubscriptions(id)
 }
 
 // GetMessages implements core.SessionStore. A missing session has no

@@ -40,6 +40,9 @@ type Store struct {
 	edges       []core.KnowledgeEdge
 	documents   map[string]*storedDocument
 	evalRuns    map[string]*storedEvalRun
+	// subs are the run subscriptions (core.RunSubscriptionStore) by run,
+	// in the order they were first put.
+	subs map[string][]core.RunSubscription
 
 	// retain bounds the finished runs kept (Options.RetainRuns);
 	// finishedOrder lists them oldest first (a run whose record has ended

@@ -10,7 +10,7 @@ import (
 
 var allFeatures = storetest.Features{
 	Runs: true, RunList: true, SessionStarters: true, MessageDelete: true, Loops: true, CrumbLog: true, InlineCrumbLog: true,
-	TaskRuns: true, Knowledge: true, Documents: true, EvalRuns: true, Ping: true, ClosedErrors: true, SessionState: true,
+	TaskRuns: true, Knowledge: true, Documents: true, EvalRuns: true, Ping: true, ClosedErrors: true, SessionState: true, RunSubscriptions: true,
 }
 
 func newStore(tb testing.TB) core.BreadStore {

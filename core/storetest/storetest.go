@@ -49,6 +49,8 @@ type Features struct {
 	ClosedErrors bool
 	// SessionState: the store implements core.SessionStateStore.
 	SessionState bool
+	// RunSubscriptions: the store implements core.RunSubscriptionStore.
+	RunSubscriptions bool
 }
 
 // featureFields ties each field of Features to its capability.
@@ -73,6 +75,7 @@ var featureFields = []struct {
 	{"Ping", core.StorePing, func(f Features) bool { return f.Ping }},
 	{"ClosedErrors", core.StoreClose, func(f Features) bool { return f.ClosedErrors }},
 	{"SessionState", core.StoreSessionState, func(f Features) bool { return f.SessionState }},
+	{"RunSubscriptions", core.StoreRunSubscriptions, func(f Features) bool { return f.RunSubscriptions }},
 }
 
 // claims is the set of capabilities f claims.
@@ -95,21 +98,22 @@ type Harness func(t *testing.T) core.BreadStore
 type feature = core.StoreCapability
 
 const (
-	needsNothing         feature = 0
-	needsRuns                    = core.StoreRuns
-	needsRunList                 = core.StoreRunList
-	needsSessionStarters         = core.StoreSessionStarters
-	needsMessageDelete           = core.StoreMessageDelete
-	needsLoops                   = core.StoreLoops
-	needsCrumbLog                = core.StoreCrumbLog
-	needsTaskRuns                = core.StoreTaskRuns
-	needsKnowledge               = core.StoreKnowledge
-	needsDocuments               = core.StoreDocuments
-	needsEvalRuns                = core.StoreEvalRuns
-	needsMigrate                 = core.StoreMigrate
-	needsPing                    = core.StorePing
-	needsClosedErrors            = core.StoreClose
-	needsSessionState            = core.StoreSessionState
+	needsNothing          feature = 0
+	needsRuns                     = core.StoreRuns
+	needsRunList                  = core.StoreRunList
+	needsSessionStarters          = core.StoreSessionStarters
+	needsMessageDelete            = core.StoreMessageDelete
+	needsLoops                    = core.StoreLoops
+	needsCrumbLog                 = core.StoreCrumbLog
+	needsTaskRuns                 = core.StoreTaskRuns
+	needsKnowledge                = core.StoreKnowledge
+	needsDocuments                = core.StoreDocuments
+	needsEvalRuns                 = core.StoreEvalRuns
+	needsMigrate                  = core.StoreMigrate
+	needsPing                     = core.StorePing
+	needsClosedErrors             = core.StoreClose
+	needsSessionState             = core.StoreSessionState
+	needsRunSubscriptions         = core.StoreRunSubscriptions
 )
 
 // testCase is one conformance check. It receives a fresh store.
@@ -150,6 +154,7 @@ func groups() []group {
 		{"Owners", ownerCases()},
 		{"Messages", messageCases()},
 		{"SessionState", stateCases()},
+		{"RunSubscriptions", subscriptionCases()},
 		{"Checkpoints", checkpointCases()},
 		{"Claims", claimCases()},
 		{"Joins", joinCases()},

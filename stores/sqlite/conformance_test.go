@@ -12,7 +12,7 @@ import (
 // allFeatures is every optional capability: the store claims them all.
 var allFeatures = storetest.Features{
 	Runs: true, RunList: true, SessionStarters: true, MessageDelete: true, Loops: true, CrumbLog: true,
-	TaskRuns: true, Knowledge: true, Documents: true, EvalRuns: true, Migrate: true, Ping: true, ClosedErrors: true, SessionState: true,
+	TaskRuns: true, Knowledge: true, Documents: true, EvalRuns: true, Migrate: true, Ping: true, ClosedErrors: true, SessionState: true, RunSubscriptions: true,
 }
 
 // newFileStore opens a migrated store on a fresh file, closed at cleanup.

@@ -60,6 +60,9 @@ var history = []Migration{
 	// (core.RunFence, issue 31): a new column, NULL on the runs already
 	// there (no attempt of theirs writes under a fence).
 	{Version: "0005", Comment: "run_fence", Up: createTables},
+	// bread_run_subscriptions, who asked to hear about a run (A2A push
+	// notification configs, issue 33): a new table, created empty.
+	{Version: "0006", Comment: "run_subscriptions", Up: createTables},
 }
 
 // addSessionOwner is migration 0002. Its UPDATE touches only sessions

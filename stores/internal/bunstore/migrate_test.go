@@ -33,7 +33,7 @@ func TestRowsMatchTables(t *testing.T) {
 	}
 	for _, row := range []any{
 		sessionRow{}, messageRow{}, checkpointRow{}, runRow{}, loopRow{}, loopIterationRow{},
-		crumbRow{}, taskRunRow{}, kgNodeRow{}, kgEdgeRow{}, documentRow{}, sessionStateRow{},
+		crumbRow{}, taskRunRow{}, kgNodeRow{}, kgEdgeRow{}, documentRow{}, sessionStateRow{}, runSubscriptionRow{},
 	} {
 		name, cols := bunColumns(reflect.TypeOf(row))
 		have, ok := defined[name]

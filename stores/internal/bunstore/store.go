@@ -62,7 +62,7 @@ var _ API = (*Store)(nil)
 // ORDER BY expressions of the listings, with the dialect's insertion-order
 // column breaking ties, and the keyword-search conditions.
 type clauses struct {
-	sessions, checkpoints, loops, iterations, taskRuns, nodes, documents string // ORDER BY
+	sessions, checkpoints, loops, iterations, taskRuns, nodes, documents, subs string // ORDER BY
 
 	labelMatch, documentMatch string // WHERE, with a likePattern for each ?
 }
@@ -83,6 +83,7 @@ func newClauses(d Dialect, f Features) clauses {
 		taskRuns:    desc("created_at", "bread_task_runs"),
 		nodes:       desc("created_at", "bread_kg_nodes"),
 		documents:   desc("created_at", "bread_documents"),
+		subs:        asc("created_at", "bread_run_subscriptions"),
 
 		labelMatch:    match("label"),
 		documentMatch: "(" + match("title") + " OR " + match("content") + ")",

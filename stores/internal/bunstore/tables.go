@@ -58,6 +58,19 @@ type sessionStateTable struct {
 	State     string `bun:"state,notnull" kind:"json"`
 }
 
+// runSubscriptionsTable holds who asked to hear about a run
+// (core.RunSubscriptionStore, migration 0006): one row per subscription,
+// listed in insertion order, deleted with the run's session.
+type runSubscriptionsTable struct {
+	bun.BaseModel `bun:"table:bread_run_subscriptions"`
+
+	RunID     string `bun:"run_id,pk" kind:"id"`
+	ID        string `bun:"id,pk" kind:"id"`
+	SessionID string `bun:"session_id,notnull" kind:"id"`
+	Config    string `bun:"config,notnull" kind:"json"`
+	CreatedAt int64  `bun:"created_at,notnull" kind:"bigint"`
+}
+
 type messagesTable struct {
 	bun.BaseModel `bun:"table:bread_session_messages"`
 
@@ -309,4 +322,7 @@ var tables = []tableDef{
 		{name: "idx_bread_eval_runs_agent", columns: "agent_id, created_at, id"},
 	}},
 	{model: (*sessionStateTable)(nil), foreignKeys: []string{sessionCascade}},
+	{model: (*runSubscriptionsTable)(nil), ordered: true, foreignKeys: []string{sessionCascade}, indexes: []indexDef{
+		{name: "idx_bread_run_subscriptions_session", columns: "session_id"},
+	}},
 }
