@@ -27,13 +27,14 @@ type liveItem struct {
 // replays the crumb log from the start, then yields live frames under the
 // reconnect rule (httpstream.Dedup), mapping each crumb through m, until a
 // final status, the client going away, or (without a duplex bus) the end
-// of the log. A failed subscription catches up from the log again.
+// of the log. A failed subscription catches up from the log again. yield
+// gets each event with the seq of the crumb it came from.
 //
 // Log entries below history are the past of a run known to have gone on
 // (an answer resumed it): an input request among them is never the
 // task's current state, even when the log, written behind the run, ends
 // on it.
-func (p *Plugin) follow(ctx context.Context, runID string, history int64, m *mapper, yield func(a2a.Event) bool) {
+func (p *Plugin) follow(ctx context.Context, runID string, history int64, m *mapper, yield func(ev a2a.Event, seq int64) bool) {
 	var clog *core.Storage // nil: the store keeps no crumb log
 	if st := p.rt.Storage(); st.Has(core.StoreCrumbLog) {
 		clog = st
@@ -45,13 +46,13 @@ func (p *Plugin) follow(ctx context.Context, runID string, history int64, m *map
 	filter := p.rt.CrumbFilter()
 	var d httpstream.Dedup
 	// emit maps one crumb; true ends the stream.
-	emit := func(c core.Crumb, waiting bool) bool {
+	emit := func(c core.Crumb, seq int64, waiting bool) bool {
 		if filter != nil && !filter(c) {
 			return false
 		}
 		evs, final := m.events(httpstream.ClientSafe(c), waiting)
 		for _, ev := range evs {
-			if !yield(ev) {
+			if !yield(ev, seq) {
 				return true
 			}
 		}
@@ -90,7 +91,7 @@ func (p *Plugin) follow(ctx context.Context, runID string, history int64, m *map
 					if e.Crumb == nil {
 						continue
 					}
-					if emit(e.Crumb, i == len(entries)-1 && len(entries) < replayPage && e.Seq >= history) {
+					if emit(e.Crumb, e.Seq, i == len(entries)-1 && len(entries) < replayPage && e.Seq >= history) {
 						cancel()
 						return
 					}
@@ -118,7 +119,7 @@ func (p *Plugin) follow(ctx context.Context, runID string, history int64, m *map
 				if it.f.Crumb == nil || !d.Accept(it.f.Seq, it.f.Crumb.CrumbType()) {
 					continue
 				}
-				if emit(it.f.Crumb, true) {
+				if emit(it.f.Crumb, it.f.Seq, true) {
 					cancel()
 					return
 				}

@@ -6,6 +6,7 @@ require (
 	github.com/breadai/bread/core v0.0.0
 	github.com/breadai/bread/engine v0.0.0
 	github.com/breadai/bread/server v0.0.0-00010101000000-000000000000
+	github.com/breadai/bread/stores/postgres v0.0.0
 	github.com/breadai/bread/transports/httpstream v0.0.0
 )
 
@@ -14,7 +15,6 @@ require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/breadai/bread/stores/internal/bunstore v0.0.0 // indirect
 	github.com/breadai/bread/stores/mysql v0.0.0 // indirect
-	github.com/breadai/bread/stores/postgres v0.0.0 // indirect
 	github.com/breadai/bread/stores/sqlite v0.0.0 // indirect
 	github.com/breadai/bread/typed v0.0.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect

@@ -327,7 +327,7 @@ func (h *handler) OnResubscribeToTask(ctx context.Context, params *a2a.TaskIDPar
 		if !yield(&a2a.Task{ID: info.TaskID, ContextID: info.ContextID, Status: a2a.TaskStatus{State: stateOf(rec.Status), Timestamp: &now}}, nil) {
 			return
 		}
-		h.p.follow(ctx, rec.ID, 0, h.p.newMapper(info), func(ev a2a.Event) bool { return yield(ev, nil) })
+		h.p.follow(ctx, rec.ID, 0, h.p.newMapper(info), func(ev a2a.Event, _ int64) bool { return yield(ev, nil) })
 	}
 }
 

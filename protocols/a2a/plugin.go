@@ -234,16 +234,26 @@ func (p *Plugin) Init(_ context.Context, rt core.Runtime) error {
 	}
 	if p.opts.SpecVersion == SpecV1 {
 		if send != nil {
-			p.push = newPusher(send, newPushStore(), func(t *a2a.Task) ([]byte, error) { return json.Marshal(map[string]any{"task": v1Task(t)}) }, p.log)
+			p.push = newPusher(send, p.pushConfigs(), func(t *a2a.Task) ([]byte, error) { return json.Marshal(map[string]any{"task": v1Task(t)}) }, p.log)
 		}
 		p.rpc = v1{&handler{p: p}}
 	} else {
 		if send != nil {
-			p.push = newPusher(send, newPushStore(), func(t *a2a.Task) ([]byte, error) { return json.Marshal(t) }, p.log)
+			p.push = newPusher(send, p.pushConfigs(), func(t *a2a.Task) ([]byte, error) { return json.Marshal(t) }, p.log)
 		}
 		p.rpc = a2asrv.NewJSONRPCHandler(&handler{p: p})
 	}
 	return nil
+}
+
+// pushConfigs is where the mount keeps push configs: the store's run
+// subscriptions when it has them (durable, shared by the replicas), else
+// this replica's memory.
+func (p *Plugin) pushConfigs() pushConfigs {
+	if st := p.rt.Storage(); st.Has(core.StoreRunSubscriptions) {
+		return &storedPushConfigs{st: st, mount: p.rpcPath}
+	}
+	return newMemPushConfigs()
 }
 
 // webhookSenderOf is a runtime that lends its webhook sender

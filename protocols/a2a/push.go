@@ -2,36 +2,62 @@ package a2a
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/a2aproject/a2a-go/a2a"
 
+	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/engine/webhook"
 )
 
 // maxPushConfigs bounds the push configurations one task keeps, so a
-// client cannot grow a replica's memory without bound through one task.
+// client cannot grow a store without bound through one task.
 const maxPushConfigs = 10
 
-// pushStore keeps the push notification configurations of tasks in memory:
-// they are lost when the process restarts and not shared across replicas
-// (core.Storage has no generic key-value capability to keep them in).
-type pushStore struct {
+// pushConfigs keeps the push notification configurations of tasks: in the
+// store (storedPushConfigs) when it has core.RunSubscriptionStore, so every
+// replica sharing it sees a config set on any of them, across restarts;
+// in this replica's memory (memPushConfigs) otherwise.
+type pushConfigs interface {
+	// save adds cfg to task (of context session), or replaces the config
+	// of the same id; a config without id gets one. It returns what it
+	// stored.
+	save(ctx context.Context, task a2a.TaskID, session string, cfg a2a.PushConfig) (*a2a.PushConfig, error)
+	// list is task's configs, in the order they were first set.
+	list(ctx context.Context, task a2a.TaskID) ([]*a2a.PushConfig, error)
+	// remove deletes task's config of id and reports whether it was there.
+	remove(ctx context.Context, task a2a.TaskID, id string) (bool, error)
+	// forget drops every config of task (its run ended and was delivered).
+	forget(ctx context.Context, task a2a.TaskID) error
+}
+
+func tooManyPushConfigs(task a2a.TaskID) error {
+	return fmt.Errorf("task %s has %d push notification configs already, the most it may have: %w", quote(string(task)), maxPushConfigs, a2a.ErrInvalidParams)
+}
+
+// memPushConfigs keeps configs in memory: lost when the process restarts
+// and not shared across replicas. For a store without
+// core.RunSubscriptionStore.
+type memPushConfigs struct {
 	mu   sync.Mutex
 	next int
 	cfgs map[a2a.TaskID][]*a2a.PushConfig
 }
 
-func newPushStore() *pushStore { return &pushStore{cfgs: map[a2a.TaskID][]*a2a.PushConfig{}} }
+func newMemPushConfigs() *memPushConfigs {
+	return &memPushConfigs{cfgs: map[a2a.TaskID][]*a2a.PushConfig{}}
+}
 
-// save adds cfg to task, or replaces the config of the same id; a config
-// without id gets one. It stores and returns a copy.
-func (s *pushStore) save(task a2a.TaskID, cfg a2a.PushConfig) (*a2a.PushConfig, error) {
+func (s *memPushConfigs) save(_ context.Context, task a2a.TaskID, _ string, cfg a2a.PushConfig) (*a2a.PushConfig, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if cfg.ID == "" {
@@ -47,28 +73,14 @@ func (s *pushStore) save(task a2a.TaskID, cfg a2a.PushConfig) (*a2a.PushConfig, 
 		}
 	}
 	if len(list) >= maxPushConfigs {
-		return nil, fmt.Errorf("task %s has %d push notification configs already, the most it may have: %w", quote(string(task)), maxPushConfigs, a2a.ErrInvalidParams)
+		return nil, tooManyPushConfigs(task)
 	}
 	s.cfgs[task] = append(list, &cfg)
 	out := cfg
 	return &out, nil
 }
 
-// get is task's config of id, nil when there is none.
-func (s *pushStore) get(task a2a.TaskID, id string) *a2a.PushConfig {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, c := range s.cfgs[task] {
-		if c.ID == id {
-			out := *c
-			return &out
-		}
-	}
-	return nil
-}
-
-// list is a copy of task's configs, in the order they were set.
-func (s *pushStore) list(task a2a.TaskID) []*a2a.PushConfig {
+func (s *memPushConfigs) list(_ context.Context, task a2a.TaskID) ([]*a2a.PushConfig, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]*a2a.PushConfig, 0, len(s.cfgs[task]))
@@ -76,11 +88,10 @@ func (s *pushStore) list(task a2a.TaskID) []*a2a.PushConfig {
 		cp := *c
 		out = append(out, &cp)
 	}
-	return out
+	return out, nil
 }
 
-// remove deletes task's config of id and reports whether it was there.
-func (s *pushStore) remove(task a2a.TaskID, id string) bool {
+func (s *memPushConfigs) remove(_ context.Context, task a2a.TaskID, id string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.cfgs[task]
@@ -92,17 +103,91 @@ func (s *pushStore) remove(task a2a.TaskID, id string) bool {
 			} else {
 				s.cfgs[task] = list
 			}
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
-// forget drops every config of task (its run ended and was delivered).
-func (s *pushStore) forget(task a2a.TaskID) {
+func (s *memPushConfigs) forget(_ context.Context, task a2a.TaskID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.cfgs, task)
+	return nil
+}
+
+// storedPushConfigs keeps configs as the store's run subscriptions
+// (core.RunSubscriptionStore): one subscription per config, its document
+// the config's v0.3 JSON, its id the mount's RPC path and the config's id
+// (mount + " " + id), so each mount of a task (a v0.3 and a v1.0 one, say)
+// lists and delivers its own configs, in its own shape. A config without
+// id gets a random one, so two replicas never give one id twice.
+type storedPushConfigs struct {
+	st    *core.Storage
+	mount string
+}
+
+func (s *storedPushConfigs) key(id string) string { return s.mount + " " + id }
+
+func (s *storedPushConfigs) save(ctx context.Context, task a2a.TaskID, session string, cfg a2a.PushConfig) (*a2a.PushConfig, error) {
+	all, err := s.list(ctx, task)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ID == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		cfg.ID = "push-" + hex.EncodeToString(b[:])
+	}
+	if len(all) >= maxPushConfigs && !slices.ContainsFunc(all, func(c *a2a.PushConfig) bool { return c.ID == cfg.ID }) {
+		// Two replicas setting a task's last configs at once may both
+		// pass: the bound is on what one caller can grow, not exact.
+		return nil, tooManyPushConfigs(task)
+	}
+	doc, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.st.PutRunSubscription(ctx, core.RunSubscription{RunID: string(task), ID: s.key(cfg.ID), SessionID: session, Config: doc}); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
+func (s *storedPushConfigs) list(ctx context.Context, task a2a.TaskID) ([]*a2a.PushConfig, error) {
+	subs, err := s.st.ListRunSubscriptions(ctx, string(task))
+	if err != nil {
+		return nil, err
+	}
+	out := []*a2a.PushConfig{}
+	for _, sub := range subs {
+		if _, ok := strings.CutPrefix(sub.ID, s.mount+" "); !ok {
+			continue // another mount's
+		}
+		var c a2a.PushConfig
+		if err := json.Unmarshal(sub.Config, &c); err != nil {
+			return nil, fmt.Errorf("push notification config %q of task %s: %w", sub.ID, task, err)
+		}
+		out = append(out, &c)
+	}
+	return out, nil
+}
+
+func (s *storedPushConfigs) remove(ctx context.Context, task a2a.TaskID, id string) (bool, error) {
+	return s.st.DeleteRunSubscription(ctx, string(task), s.key(id))
+}
+
+func (s *storedPushConfigs) forget(ctx context.Context, task a2a.TaskID) error {
+	all, err := s.list(ctx, task)
+	if err != nil {
+		return err
+	}
+	for _, c := range all {
+		if _, err := s.st.DeleteRunSubscription(ctx, string(task), s.key(c.ID)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pushHeader is the header a delivery to cfg carries: the config's token as
@@ -145,7 +230,7 @@ func pushAuthSupported(cfg *a2a.PushConfig) bool {
 // receiver never blocks the run (enqueue only appends to a queue).
 type pusher struct {
 	send  *webhook.Sender
-	store *pushStore
+	store pushConfigs
 	// encode is a snapshot as the mount's spec version delivers it: the
 	// Task (v0.3), or a StreamResponse holding it (v1.0).
 	encode func(*a2a.Task) ([]byte, error)
@@ -164,7 +249,7 @@ type pusher struct {
 	closed   bool
 }
 
-func newPusher(send *webhook.Sender, store *pushStore, encode func(*a2a.Task) ([]byte, error), log *slog.Logger) *pusher {
+func newPusher(send *webhook.Sender, store pushConfigs, encode func(*a2a.Task) ([]byte, error), log *slog.Logger) *pusher {
 	ctx, stop := context.WithCancel(context.Background())
 	return &pusher{send: send, store: store, encode: encode, log: log, ctx: ctx, stop: stop, queues: map[a2a.TaskID][]*a2a.Task{},
 		watching: map[a2a.TaskID]bool{}, again: map[a2a.TaskID]bool{}, sent: map[a2a.TaskID]int{}, last: map[a2a.TaskID]a2a.TaskState{}, history: map[a2a.TaskID]int64{}}
@@ -213,7 +298,11 @@ func (p *pusher) drain(task a2a.TaskID) {
 			p.log.Error("a2a: encoding a push notification failed", "task", string(task), "error", err)
 			continue
 		}
-		for _, cfg := range p.store.list(task) {
+		cfgs, err := p.store.list(p.ctx, task)
+		if err != nil {
+			p.log.Error("a2a: reading a task's push notification configs failed", "task", string(task), "error", err)
+		}
+		for _, cfg := range cfgs {
 			n, err := p.send.Send(p.ctx, webhook.Delivery{URL: cfg.URL, Body: body, Header: pushHeader(cfg)})
 			if err != nil {
 				p.log.Warn("a2a: a push notification was not delivered", "task", string(task), "config", cfg.ID, "attempts", n, "error", err)
@@ -222,7 +311,9 @@ func (p *pusher) drain(task a2a.TaskID) {
 		if t.Status.State.Terminal() {
 			// The task will not change again: its configs and count go,
 			// so finished tasks hold no memory.
-			p.store.forget(task)
+			if err := p.store.forget(p.ctx, task); err != nil {
+				p.log.Warn("a2a: a finished task's push notification configs were not deleted", "task", string(task), "error", err)
+			}
 			p.mu.Lock()
 			delete(p.sent, task)
 			delete(p.last, task)
@@ -256,7 +347,13 @@ func (p *pusher) close() {
 // count, so each state change goes out once.
 func (p *Plugin) watch(task a2a.TaskInfo) {
 	ps := p.push
-	if ps == nil || len(ps.store.list(task.TaskID)) == 0 {
+	if ps == nil {
+		return
+	}
+	if cfgs, err := ps.store.list(ps.ctx, task.TaskID); err != nil || len(cfgs) == 0 {
+		if err != nil {
+			p.log.Error("a2a: reading a task's push notification configs failed", "task", string(task.TaskID), "error", err)
+		}
 		return
 	}
 	ps.mu.Lock()
@@ -300,7 +397,7 @@ func (p *Plugin) watchOnce(task a2a.TaskInfo) (again bool) {
 		ps.mu.Lock()
 		history := ps.history[task.TaskID]
 		ps.mu.Unlock()
-		p.follow(ps.ctx, string(task.TaskID), history, p.newMapper(task), func(ev a2a.Event) bool {
+		p.follow(ps.ctx, string(task.TaskID), history, p.newMapper(task), func(ev a2a.Event, seq int64) bool {
 			st, ok := ev.(*a2a.TaskStatusUpdateEvent)
 			if !ok {
 				apply(t, ev)
@@ -312,6 +409,13 @@ func (p *Plugin) watchOnce(task a2a.TaskInfo) (again bool) {
 			fresh := seen > ps.sent[task.TaskID]
 			if fresh {
 				ps.sent[task.TaskID] = seen
+			}
+			if seq < history {
+				// Before the answer that resumed the run: the replica
+				// that ran that stretch delivered it (this one, or
+				// another sharing the configs), so it is counted, not
+				// sent again.
+				fresh = false
 			}
 			ps.mu.Unlock()
 			if fresh {

@@ -17,6 +17,8 @@ import (
 	"github.com/breadai/bread/core/modeltest"
 	"github.com/breadai/bread/engine/webhook"
 	a2ap "github.com/breadai/bread/protocols/a2a"
+	"github.com/breadai/bread/stores/postgres"
+	"github.com/breadai/bread/stores/teststores"
 )
 
 // pushReceiver records, per path, the states delivered to it; its first
@@ -222,5 +224,79 @@ func TestV1PushNotifications(t *testing.T) {
 			t.Errorf("/c, deleted before the answer, got %v", rc.states["/c"])
 			break
 		}
+	}
+}
+
+// TestPushConfigsAcrossReplicas: two engines on one PostgreSQL schema, each
+// with its own bus. A config set on replica A for a task A started (and
+// that waits for input) is kept in the store, so replica B, which the
+// answer reaches and which runs the rest of the task, delivers the task's
+// next states to it; A delivered the state it was set in, and B does not
+// repeat it. Once the task finished its configs are gone from the store.
+func TestPushConfigsAcrossReplicas(t *testing.T) {
+	url := teststores.PostgresURL(t)
+	open := func() core.BreadStore {
+		s, err := postgres.New(postgres.Options{URL: url, MaxOpenConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		if err := s.Migrate(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	rc := &pushReceiver{t: t, states: map[string][]string{}, auth: map[string]string{}, done: map[string]chan struct{}{"/a": make(chan struct{})}}
+	recv := httptest.NewServer(rc)
+	defer recv.Close()
+	send := webhook.New(webhook.Options{Secret: "s3cret", AllowPrivateNetworks: true, Backoff: time.Millisecond})
+	defer send.Close()
+	ask := modeltest.ToolCall("human_confirm", map[string]string{"url": "https://bread.dev"})
+	storeA := open()
+	a := newStack(t, setup{store: storeA, opts: a2ap.Options{Push: send}, agents: []*core.Agent{humanAgent(ask)}})
+	b := newStack(t, setup{store: open(), opts: a2ap.Options{Push: send}, agents: []*core.Agent{humanAgent(modeltest.Text("Published."))}})
+
+	res, err := a.client.SendMessage(t.Context(), textMessage("publish"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("task %+v", task.Status)
+	}
+	if _, err := a.client.SetTaskPushConfig(t.Context(), &a2a.TaskPushConfig{TaskID: task.ID, Config: a2a.PushConfig{ID: "a", URL: recv.URL + "/a", Token: "tok-a"}}); err != nil {
+		t.Fatal(err)
+	}
+	// B sees the config A set.
+	list, err := b.client.ListTaskPushConfig(t.Context(), &a2a.ListTaskPushConfigParams{TaskID: task.ID})
+	if err != nil || len(list) != 1 || list[0].Config.URL != recv.URL+"/a" || list[0].Config.Token != "tok-a" {
+		t.Fatalf("list on B: %+v, %v", list, err)
+	}
+	answer := &a2a.MessageSendParams{Message: a2a.NewMessageForTask(a2a.MessageRoleUser, task, a2a.DataPart{Data: map[string]any{"url": "https://bread.dev"}})}
+	done, err := b.client.SendMessage(t.Context(), answer)
+	if err != nil || done.(*a2a.Task).Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the answer on B: %+v, %v", done, err)
+	}
+	<-rc.done["/a"]
+	rc.mu.Lock()
+	got, auth := strings.Join(rc.states["/a"], " "), rc.auth["/a"]
+	rc.mu.Unlock()
+	if got != "input-required working completed" || auth != "tok-a|" {
+		t.Fatalf("/a got %q (auth %q), want input-required working completed", got, auth)
+	}
+	// The delivery of the terminal state drops the task's configs.
+	st := core.NewStorage(storeA)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		subs, err := st.ListRunSubscriptions(t.Context(), string(task.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(subs) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the finished task still has its configs: %+v", subs)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

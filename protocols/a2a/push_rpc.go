@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,10 +28,14 @@ func (h *handler) OnGetTaskPushConfig(ctx context.Context, q *a2a.GetTaskPushCon
 	if _, err := h.record(ctx, q.TaskID); err != nil {
 		return nil, err
 	}
-	c := h.p.push.store.get(q.TaskID, q.ConfigID)
-	if c == nil && q.ConfigID == "" {
-		if all := h.p.push.store.list(q.TaskID); len(all) > 0 {
-			c = all[0]
+	all, err := h.p.push.store.list(ctx, q.TaskID)
+	if err != nil {
+		return nil, h.internal(ctx, "reading push notification configs", err)
+	}
+	var c *a2a.PushConfig
+	for _, one := range all {
+		if one.ID == q.ConfigID || (q.ConfigID == "" && c == nil) {
+			c = one
 		}
 	}
 	if c == nil {
@@ -49,8 +54,12 @@ func (h *handler) OnListTaskPushConfig(ctx context.Context, q *a2a.ListTaskPushC
 	if _, err := h.record(ctx, q.TaskID); err != nil {
 		return nil, err
 	}
+	all, err := h.p.push.store.list(ctx, q.TaskID)
+	if err != nil {
+		return nil, h.internal(ctx, "reading push notification configs", err)
+	}
 	out := []*a2a.TaskPushConfig{}
-	for _, c := range h.p.push.store.list(q.TaskID) {
+	for _, c := range all {
 		out = append(out, &a2a.TaskPushConfig{TaskID: q.TaskID, Config: *c})
 	}
 	return out, nil
@@ -74,9 +83,12 @@ func (h *handler) OnSetTaskPushConfig(ctx context.Context, q *a2a.TaskPushConfig
 	if err != nil {
 		return nil, err
 	}
-	saved, err := h.p.push.store.save(q.TaskID, *c)
+	saved, err := h.p.push.store.save(ctx, q.TaskID, rec.SessionID, *c)
 	if err != nil {
-		return nil, err
+		if errors.Is(err, a2a.ErrInvalidParams) {
+			return nil, err
+		}
+		return nil, h.internal(ctx, "keeping a push notification config", err)
 	}
 	h.p.watch(taskInfo(rec.ID, rec.SessionID))
 	return &a2a.TaskPushConfig{TaskID: q.TaskID, Config: *saved}, nil
@@ -92,7 +104,11 @@ func (h *handler) OnDeleteTaskPushConfig(ctx context.Context, q *a2a.DeleteTaskP
 	if _, err := h.record(ctx, q.TaskID); err != nil {
 		return err
 	}
-	if !h.p.push.store.remove(q.TaskID, q.ConfigID) {
+	found, err := h.p.push.store.remove(ctx, q.TaskID, q.ConfigID)
+	if err != nil {
+		return h.internal(ctx, "deleting a push notification config", err)
+	}
+	if !found {
 		return invalidParams("task " + quote(string(q.TaskID)) + " has no push notification config " + quote(q.ConfigID))
 	}
 	return nil
@@ -141,11 +157,11 @@ func (h *handler) registerPush(info a2a.TaskInfo, c *a2a.PushConfig, resumedAt i
 		h.p.push.resumedAt(info.TaskID, resumedAt)
 	}
 	if c != nil {
-		if _, err := h.p.push.store.save(info.TaskID, *c); err != nil {
+		if _, err := h.p.push.store.save(h.p.push.ctx, info.TaskID, string(info.ContextID), *c); err != nil {
 			h.p.log.Warn("a2a: a message's push notification config was not kept", "task", string(info.TaskID), "error", err)
 		}
 	}
-	if !resumed && len(h.p.push.store.list(info.TaskID)) > 0 {
+	if cfgs, _ := h.p.push.store.list(h.p.push.ctx, info.TaskID); !resumed && len(cfgs) > 0 {
 		// A new run starts working: the crumbs it logs carry its next
 		// state, not this one (a resumed run's log says working itself,
 		// after the input request a watcher may not have queued yet).

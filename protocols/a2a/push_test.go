@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,40 +13,77 @@ import (
 
 	"github.com/a2aproject/a2a-go/a2a"
 
+	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/engine/webhook"
+	"github.com/breadai/bread/stores/teststores"
 )
 
+// TestPushStore holds both keepers of push configs to one behaviour: the
+// memory one, and the store's run subscriptions on every store.
 func TestPushStore(t *testing.T) {
-	s := newPushStore()
-	a, err := s.save("t1", a2a.PushConfig{URL: "https://a"})
+	t.Run("memory", func(t *testing.T) { testPushConfigs(t, newMemPushConfigs(), "") })
+	teststores.Each(t, func(t *testing.T, s teststores.Store) {
+		st := core.NewStorage(s.Open(t))
+		sess, err := st.CreateSession(t.Context(), core.NewSession{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		testPushConfigs(t, &storedPushConfigs{st: st, mount: "/a2a"}, sess.ID)
+		// Another mount of the task keeps its own configs.
+		other := &storedPushConfigs{st: st, mount: "/a2a/v1"}
+		if got, err := other.list(t.Context(), "t1"); err != nil || len(got) != 0 {
+			t.Fatalf("another mount lists %+v, %v", got, err)
+		}
+	})
+}
+
+func testPushConfigs(t *testing.T, s pushConfigs, session string) {
+	ctx := t.Context()
+	list := func(task a2a.TaskID) []*a2a.PushConfig {
+		t.Helper()
+		got, err := s.list(ctx, task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	remove := func(task a2a.TaskID, id string) bool {
+		t.Helper()
+		ok, err := s.remove(ctx, task, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	a, err := s.save(ctx, "t1", session, a2a.PushConfig{URL: "https://a"})
 	if err != nil || a.ID == "" {
 		t.Fatalf("save: %+v, %v", a, err)
 	}
-	if _, err := s.save("t1", a2a.PushConfig{ID: "mine", URL: "https://b"}); err != nil {
+	if _, err := s.save(ctx, "t1", session, a2a.PushConfig{ID: "mine", URL: "https://b", Token: "tok", Auth: &a2a.PushAuthInfo{Schemes: []string{"Bearer"}, Credentials: "c"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.save("t1", a2a.PushConfig{ID: "mine", URL: "https://c"}); err != nil {
+	if _, err := s.save(ctx, "t1", session, a2a.PushConfig{ID: "mine", URL: "https://c", Token: "tok", Auth: &a2a.PushAuthInfo{Schemes: []string{"Bearer"}, Credentials: "c"}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.list("t1"); len(got) != 2 || got[1].URL != "https://c" {
+	if got := list("t1"); len(got) != 2 || got[0].ID != a.ID || got[1].URL != "https://c" || got[1].Token != "tok" || got[1].Auth == nil || got[1].Auth.Credentials != "c" {
 		t.Fatalf("list after replace: %+v", got)
 	}
-	if g := s.get("t1", "mine"); g == nil || g.URL != "https://c" {
-		t.Fatalf("get: %+v", g)
-	}
-	if s.get("t2", "mine") != nil || s.remove("t2", "mine") {
+	if len(list("t2")) != 0 || remove("t2", "mine") {
 		t.Fatal("another task sees t1's config")
 	}
-	if !s.remove("t1", "mine") || s.remove("t1", "mine") || len(s.list("t1")) != 1 {
+	if !remove("t1", "mine") || remove("t1", "mine") || len(list("t1")) != 1 {
 		t.Fatal("remove")
 	}
 	for i := 1; i < maxPushConfigs; i++ {
-		if _, err := s.save("t1", a2a.PushConfig{URL: "https://x"}); err != nil {
+		if _, err := s.save(ctx, "t1", session, a2a.PushConfig{URL: "https://x"}); err != nil {
 			t.Fatalf("config %d: %v", i+1, err)
 		}
 	}
-	if _, err := s.save("t1", a2a.PushConfig{URL: "https://x"}); err == nil {
-		t.Fatal("a config over the limit was kept")
+	if _, err := s.save(ctx, "t1", session, a2a.PushConfig{URL: "https://x"}); !errors.Is(err, a2a.ErrInvalidParams) {
+		t.Fatalf("a config over the limit: %v", err)
+	}
+	if err := s.forget(ctx, "t1"); err != nil || len(list("t1")) != 0 {
+		t.Fatalf("forget: %v, %+v", err, list("t1"))
 	}
 }
 
@@ -109,8 +147,8 @@ func TestPusherDelivers(t *testing.T) {
 	defer recv.Close()
 	send := webhook.New(webhook.Options{Secret: "s3cret", AllowPrivateNetworks: true, Backoff: time.Millisecond})
 	defer send.Close()
-	store := newPushStore()
-	if _, err := store.save("t1", a2a.PushConfig{URL: recv.URL, Token: "tok"}); err != nil {
+	store := newMemPushConfigs()
+	if _, err := store.save(t.Context(), "t1", "", a2a.PushConfig{URL: recv.URL, Token: "tok"}); err != nil {
 		t.Fatal(err)
 	}
 	p := newPusher(send, store, func(t *a2a.Task) ([]byte, error) { return json.Marshal(t) }, slog.New(slog.DiscardHandler))
