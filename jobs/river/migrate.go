@@ -17,7 +17,7 @@ import (
 // the others wait, then find nothing to do; SQLite has one writer at a
 // time, and a migrator that loses the race to another retries (for up to
 // sqliteMigrateBudget), reading the versions anew.
-func migrate(ctx context.Context, o Options, db *sql.DB, driver riverdriver.Driver[*sql.Tx]) error {
+func migrate[TTx any](ctx context.Context, o Options, db *sql.DB, driver riverdriver.Driver[TTx]) error {
 	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: o.Logger, Schema: o.Schema})
 	if err != nil {
 		return fmt.Errorf("riverjobs: migrator: %w", err)

@@ -10,10 +10,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivertype"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -29,7 +32,8 @@ type Queue struct {
 	opts    Options
 	db      *sql.DB
 	ownsDB  bool
-	client  *river.Client[*sql.Tx]
+	pool    *pgxpool.Pool // under db, when Open opened PostgreSQL from a DSN
+	client  riverClient
 	forward *forwarder
 	inserts *inserter
 
@@ -45,38 +49,78 @@ var _ core.JobQueue = (*Queue)(nil)
 // Open connects to the database, brings River's tables up to date (safe
 // when replicas open at once) and returns a Queue, not started. Enqueue
 // works before Start.
+//
+// PostgreSQL opened from a DSN runs on a pgx pool and River's pgx driver;
+// from a DB, on River's database/sql driver. Both are poll-only
+// (pollOnlyDriver).
 func Open(ctx context.Context, o Options) (*Queue, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	q := &Queue{opts: o, db: o.DB, hardStop: make(chan struct{})}
-	if q.db == nil {
-		if q.db, err = openDB(o); err != nil {
+	switch {
+	case o.Dialect == Postgres && o.DB == nil:
+		if q.pool, err = openPool(ctx, o); err != nil {
 			return nil, err
 		}
-		q.ownsDB = true
-	}
-	fail := func(err error) (*Queue, error) {
-		if q.ownsDB {
-			_ = q.db.Close()
+		q.db, q.ownsDB = stdlib.OpenDBFromPool(q.pool), true
+		err = q.open(newClient(ctx, q, pollOnlyDriver[pgx.Tx]{riverpgxv5.New(q.pool)}))
+	case o.Dialect == Postgres:
+		err = q.open(newClient(ctx, q, pollOnlyDriver[*sql.Tx]{riverdatabasesql.New(q.db)}))
+	default:
+		if q.db == nil {
+			if q.db, err = openSQLite(o); err != nil {
+				return nil, err
+			}
+			q.ownsDB = true
 		}
+		err = q.open(newClient(ctx, q, riversqlite.New(q.db)))
+	}
+	if err != nil {
+		q.closeDB()
 		return nil, err
 	}
-	var driver riverdriver.Driver[*sql.Tx]
-	if o.Dialect == Postgres {
-		driver = pollOnlyDriver{riverdatabasesql.New(q.db)}
-	} else {
-		driver = riversqlite.New(q.db)
+	return q, nil
+}
+
+// open keeps the client newClient made, or returns its error.
+func (q *Queue) open(c riverClient, err error) error {
+	if err != nil {
+		return err
 	}
+	q.client = c
+	q.inserts = newInserter(func(ctx context.Context, p []river.InsertManyParams) error {
+		_, err := c.InsertMany(ctx, p)
+		return err
+	}, q.opts.InsertsInFlight)
+	return nil
+}
+
+// riverClient is what the queue uses of a River client, whatever its
+// driver's transaction type.
+type riverClient interface {
+	InsertMany(ctx context.Context, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
+	JobDeleteMany(ctx context.Context, params *river.JobDeleteManyParams) (*river.JobDeleteManyResult, error)
+	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
+	PeriodicJobs() *river.PeriodicJobBundle
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	StopAndCancel(ctx context.Context) error
+}
+
+// newClient migrates River's tables through driver and makes the queue's
+// River client on it.
+func newClient[TTx any](ctx context.Context, q *Queue, driver riverdriver.Driver[TTx]) (riverClient, error) {
+	o := q.opts
 	if err := migrate(ctx, o, q.db, driver); err != nil {
-		return fail(core.Errorf(core.CodeStoreUnavailable, "%v", err).WithCause(err))
+		return nil, core.Errorf(core.CodeStoreUnavailable, "%v", err).WithCause(err)
 	}
 	q.forward = &forwarder{stopping: &q.stopping, hardStop: q.hardStop, beat: q.heartbeat,
 		every: max(rescueAfter(o)/4, 10*time.Millisecond), log: o.Logger}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, q.forward); err != nil {
-		return fail(fmt.Errorf("riverjobs: %w", err))
+		return nil, fmt.Errorf("riverjobs: %w", err)
 	}
 	cfg := &river.Config{
 		Logger:            o.Logger,
@@ -85,7 +129,7 @@ func Open(ctx context.Context, o Options) (*Queue, error) {
 		Queues:            map[string]river.QueueConfig{o.Queue: {MaxWorkers: o.Concurrency}},
 		FetchPollInterval: o.PollInterval,
 		FetchCooldown:     min(fetchCooldown, o.PollInterval),
-		PollOnly:          true, // database/sql has no LISTEN
+		PollOnly:          true, // no LISTEN (pollOnlyDriver)
 		// River's timeout must be finite for its rescuer to release a dead
 		// replica's jobs; the job's own context ignores it (forwarder).
 		JobTimeout:           rescueAfter(o) - rescueAfter(o)/10,
@@ -96,24 +140,35 @@ func Open(ctx context.Context, o Options) (*Queue, error) {
 	if o.RetryBackoff != nil {
 		cfg.RetryPolicy = retryPolicy{backoff: o.RetryBackoff}
 	}
-	if q.client, err = river.NewClient(driver, cfg); err != nil {
-		return fail(core.Errorf(core.CodeInvalidConfig, "riverjobs: %v", err).WithCause(err))
+	c, err := river.NewClient(driver, cfg)
+	if err != nil {
+		return nil, core.Errorf(core.CodeInvalidConfig, "riverjobs: %v", err).WithCause(err)
 	}
-	q.inserts = newInserter(func(ctx context.Context, p []river.InsertManyParams) error {
-		_, err := q.client.InsertMany(ctx, p)
-		return err
-	}, o.InsertsInFlight)
-	return q, nil
+	return c, nil
 }
 
-func openDB(o Options) (*sql.DB, error) {
-	if o.Dialect == Postgres {
-		db, err := sql.Open("pgx", o.DSN)
-		if err != nil {
-			return nil, core.Errorf(core.CodeInvalidConfig, "riverjobs: open: %v", err).WithCause(err)
-		}
-		return db, nil
+// defaultPoolConns is the pgx pool's size when the DSN does not set
+// pool_max_conns: pgx's default (the CPUs, at least 4) is less than
+// River's services, the insert transactions and the heartbeats of running
+// jobs use at once on a small machine.
+const defaultPoolConns = 16
+
+func openPool(ctx context.Context, o Options) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(o.DSN)
+	if err != nil {
+		return nil, core.Errorf(core.CodeInvalidConfig, "riverjobs: open: %v", err).WithCause(err)
 	}
+	if !strings.Contains(o.DSN, "pool_max_conns") {
+		cfg.MaxConns = max(cfg.MaxConns, defaultPoolConns)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, core.Errorf(core.CodeStoreUnavailable, "riverjobs: open: %v", err).WithCause(err)
+	}
+	return pool, nil
+}
+
+func openSQLite(o Options) (*sql.DB, error) {
 	dsn := o.DSN
 	if !strings.Contains(dsn, "_pragma=") {
 		sep := "?"
@@ -128,6 +183,19 @@ func openDB(o Options) (*sql.DB, error) {
 	}
 	db.SetMaxOpenConns(1)
 	return db, nil
+}
+
+// closeDB closes what Open opened: the database/sql handle, and the pgx
+// pool under it.
+func (q *Queue) closeDB() error {
+	var err error
+	if q.ownsDB && q.db != nil {
+		err = q.db.Close()
+	}
+	if q.pool != nil {
+		q.pool.Close()
+	}
+	return err
 }
 
 // Start starts fetching jobs for w and, if this queue is elected leader,
@@ -273,8 +341,5 @@ func (q *Queue) Close() error {
 	if err != nil {
 		return err
 	}
-	if q.ownsDB {
-		return q.db.Close()
-	}
-	return nil
+	return q.closeDB()
 }
