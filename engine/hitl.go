@@ -66,12 +66,13 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 	r := in.newRun(rt, cp.RunID, cp.SessionID, response, opts)
 	r.parent = cp.Parent
 	r.resumedFrom, r.heldSince = &cp, claimedAt
-	if cp.Set != nil {
+	r.heldFence = held
+	if cp.Set != nil && held != nil {
 		// The answers to one turn's several questions resume the run at
 		// once, each under its own checkpoint's claim: they share the
 		// run's token, so none refuses the others' writes. A sweeper's
 		// loss still changes it for all of them.
-		r.fence = held
+		r.fence = *held
 	}
 	r.restoreUsage(cp.Meta)
 	// The run, and a pipeline it is a step of, go on at the depth they
@@ -85,6 +86,11 @@ func (in *Instance) resume(ctx context.Context, out sink, checkpointID string, r
 	res, err := func() (outcome, error) {
 		ctx, done := r.bind(core.WithCheckpointMeta(ctx, cp.Meta), runOut)
 		defer done()
+		if r.lostAtTake {
+			// Another resume of the checkpoint took the run while this
+			// one was paused after its claim: nothing of this one runs.
+			return outcome{}, r.fail(ctx, errLeaseLost)
+		}
 		if err := r.applyClientState(ctx); err != nil {
 			return outcome{}, r.fail(ctx, err)
 		}

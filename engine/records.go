@@ -370,30 +370,32 @@ func (rc *records) retried(ctx context.Context, write func() error) error {
 // checkpoint of its own that is not a sibling of cp. A resume retried after
 // its process died at the very end then removes the checkpoint instead of
 // continuing the run a second time. Without a RunStore it is false. It
-// also returns the record's fence token (core.RunFence), which the resume
-// of a checkpoint of a human set keeps (see Instance.resume).
-func (rc *records) continued(ctx context.Context, cp core.CheckpointRecord) (bool, string) {
+// also returns the record's fence token (core.RunFence), nil when the
+// record could not be read: the resume takes the run only while the
+// record still holds it (take), and the resume of a checkpoint of a human
+// set keeps it.
+func (rc *records) continued(ctx context.Context, cp core.CheckpointRecord) (bool, *string) {
 	if !rc.keeps {
-		return false, ""
+		return false, nil
 	}
 	rec, err := rc.in.store.GetRun(ctx, cp.RunID)
 	if err != nil {
-		return false, ""
+		return false, nil
 	}
 	switch rec.Status {
 	case core.RunCompleted, core.RunFailed:
 		// Not cancelled: an instance that stops mid-resume records its run
 		// cancelled and gives the checkpoint back to be resumed again.
-		return true, rec.Fence
+		return true, &rec.Fence
 	case core.RunSuspended:
-		return rec.CheckpointID != "" && rec.CheckpointID != cp.ID && (cp.Set == nil || cp.Set.Slot(rec.CheckpointID) < 0), rec.Fence
+		return rec.CheckpointID != "" && rec.CheckpointID != cp.ID && (cp.Set == nil || cp.Set.Slot(rec.CheckpointID) < 0), &rec.Fence
 	case core.RunRunning:
 		// Its resumer died after logging the run's end, before recording
 		// it (the record still names its lapsed lease): the log says the
 		// continuation is done.
-		return rc.in.loggedEnd(ctx, cp.RunID) != nil, rec.Fence
+		return rc.in.loggedEnd(ctx, cp.RunID) != nil, &rec.Fence
 	}
-	return false, rec.Fence
+	return false, &rec.Fence
 }
 
 // resumable reports whether a lost run was a resume whose checkpoint is
@@ -415,6 +417,27 @@ func (rc *records) running(ctx context.Context, r core.RunRecord) {
 		return
 	}
 	rc.put(ctx, rc.runningRecord(ctx, r))
+}
+
+// take is running for a resume: the record goes running under the
+// resume's token only while it still holds held, the token the resume
+// read when it claimed its checkpoint (one step in the store, under a
+// core.RunFence). It reports false when another attempt took the run
+// meanwhile (a resume of the same checkpoint on another instance, while
+// this one was paused between its claim and this write).
+func (rc *records) take(ctx context.Context, r core.RunRecord, held string) bool {
+	if !rc.keeps {
+		return true
+	}
+	rec := rc.runningRecord(ctx, r)
+	err := rc.in.store.PutRun(core.WithRunFence(ctx, core.RunFence{RunID: r.ID, Token: held}), rec)
+	switch {
+	case errors.Is(err, core.ErrRunTaken):
+		return false
+	case err != nil:
+		rc.in.log.Warn("bread: recording a run's state failed", append(runAttrs(r.ID, r.AgentID, r.SessionID), "status", rec.Status, "error", err)...)
+	}
+	return true
 }
 
 // runningRecord is r as running writes it.

@@ -151,3 +151,64 @@ func TestARunLostBetweenAnyCheckAndItsWriteWritesNothingMore(t *testing.T) {
 		})
 	}
 }
+
+// takenBeforeTake is another replica's resume of the same checkpoint
+// taking the run at the worst moment for this one: after this resume
+// claimed the checkpoint and read the run's record, right before its
+// running write (it was paused between the two past its claim, and the
+// other resume claimed the checkpoint again and took the run).
+type takenBeforeTake struct {
+	*memory.Store
+	once sync.Once
+}
+
+func (s *takenBeforeTake) PutRun(ctx context.Context, r core.RunRecord) error {
+	if f, ok := core.RunFenceFrom(ctx); ok && f.RunID == r.ID && r.Status == core.RunRunning {
+		s.once.Do(func() {
+			other := r
+			other.Owner, other.Fence = "other-replica", "other-replica/1"
+			if err := s.Store.PutRun(context.Background(), other); err != nil {
+				panic(err)
+			}
+		})
+	}
+	return s.Store.PutRun(ctx, r)
+}
+
+// TestAResumeWhoseRunWasTakenBeforeItsTakeRunsNothing: a resume's own
+// running write is made only while the record holds the token the resume
+// read when it claimed its checkpoint (issue 31's run fences). Another
+// resume that took the run in between keeps it: this one writes nothing,
+// logs nothing (not even human:resumed), leaves the checkpoint to the
+// other and ends its caller's stream with RUN_LOST.
+func TestAResumeWhoseRunWasTakenBeforeItsTakeRunsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &takenBeforeTake{Store: memory.New()}
+		tb := newTestbed(t, modeltest.New(
+			modeltest.ToolCall("human_approve_publish", map[string]string{"url": "https://bread.dev"}),
+			modeltest.Text("Published."),
+		), []*core.Agent{askAgent()}, func(c *engine.Config) { c.Store = store })
+		cs, err := tb.run(t, "publisher", "publish", core.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hr := suspendOn(t, cs)
+		ctx := context.Background()
+		before, _ := store.GetMessages(ctx, hr.SessionID)
+		logged, _ := store.MaxCrumbSeq(ctx, hr.RunID)
+		_, err = collect(tb.in.Resume(ctx, hr.CheckpointID, okAnswer))
+		wantCode(t, err, core.CodeRunLost)
+		if r := getRun(t, store, hr.RunID); r.Fence != "other-replica/1" || r.Status != core.RunRunning {
+			t.Errorf("the record after the refused take: %+v, want the other resume's", r)
+		}
+		if after, _ := store.GetMessages(ctx, hr.SessionID); len(after) != len(before) {
+			t.Errorf("the session went from %d to %d messages", len(before), len(after))
+		}
+		if seq, _ := store.MaxCrumbSeq(ctx, hr.RunID); seq != logged {
+			t.Errorf("the log went from seq %d to %d", logged, seq)
+		}
+		if _, err := store.GetCheckpoint(ctx, hr.CheckpointID); err != nil {
+			t.Errorf("the checkpoint, the other resume's now: %v", err)
+		}
+	})
+}

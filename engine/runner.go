@@ -51,6 +51,11 @@ type run struct {
 	// into its record when it goes running; every later durable write of
 	// the run is made under it ("" when the store keeps no records).
 	fence string
+	// heldFence is the record's token a resume read when it claimed its
+	// checkpoint (nil: not read): its take is conditioned on it;
+	// lostAtTake is set when that take was refused.
+	heldFence  *string
+	lostAtTake bool
 	// heldSince is when the run last knew it was this instance's (Unix
 	// ms): when it began (a resume: when it claimed its checkpoint), or
 	// when stillOurs last checked.
@@ -460,6 +465,8 @@ func (r *run) bind(ctx context.Context, out sink) (context.Context, func()) {
 			r.startRecord = r.in.records.runningRecord(ctx, r.record())
 			r.start.Run = &r.startRecord
 		}
+	case r.heldFence != nil:
+		r.lostAtTake = !r.in.records.take(ctx, r.record(), *r.heldFence)
 	default:
 		r.in.records.running(ctx, r.record())
 	}
