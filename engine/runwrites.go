@@ -138,6 +138,17 @@ func (r *run) writeEnd(ctx context.Context, res outcome, err error, told core.Cr
 	if errors.Is(werr, core.ErrRunTaken) {
 		ours, werr = false, nil // another attempt holds the record's fence
 	}
+	if werr != nil && len(w.Crumbs) > 0 && !unavailable(werr) {
+		// Refused whole, and not for want of the store (a crumb seq the
+		// log holds already, say): the answer does not fail for its
+		// crumbs. It is written again without them, and they go to the
+		// writer, whose failure disables the run's log as it always did.
+		r.settle(told, w.Crumbs, false)
+		w.Crumbs = nil
+		if ours, werr = r.in.store.WriteRun(ctx, w); errors.Is(werr, core.ErrRunTaken) {
+			ours, werr = false, nil
+		}
+	}
 	r.settle(told, w.Crumbs, werr == nil && ours)
 	switch {
 	case werr == nil && !ours:

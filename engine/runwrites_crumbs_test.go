@@ -105,6 +105,21 @@ func TestARunsCrumbsGoWithItsWrites(t *testing.T) {
 			wantRecord:  core.RunFailed,
 		},
 		{
+			name: "refused for its crumbs",
+			fault: func(s *foldLog, w core.RunWrite) (bool, error, bool) {
+				if len(w.Crumbs) > 0 {
+					return false, &core.BreadError{Code: core.CodeValidationError, Message: "the crumb log already holds seq 2"}, true
+				}
+				return false, nil, false
+			},
+			// The answer and the record again without the crumbs, which
+			// the writer appends.
+			wantLog:     [][]string{{core.TypeAgentRunStart, core.TypeTextDelta, core.TypeAgentRunEnd}},
+			wantWrites:  [][]string{{core.TypeAgentRunStart}, {core.TypeTextDelta, core.TypeAgentRunEnd}, {}},
+			wantAppends: []string{core.TypeTextDelta, core.TypeAgentRunEnd},
+			wantRecord:  core.RunCompleted,
+		},
+		{
 			name: "cut after it landed",
 			fault: func(s *foldLog, w core.RunWrite) (bool, error, bool) {
 				if _, err := s.Store.WriteRun(context.Background(), w); err != nil {
