@@ -18,8 +18,11 @@ import (
 func Bench(b *testing.B, newStore func(b *testing.B) core.BreadStore) {
 	b.Run("AppendCrumbs", func(b *testing.B) {
 		for _, size := range []int{1, 32} {
-			b.Run("batch="+strconv.Itoa(size), func(b *testing.B) { benchAppendCrumbs(b, newStore(b), size) })
+			b.Run("batch="+strconv.Itoa(size), func(b *testing.B) { benchAppendCrumbs(b, newStore(b), size, false) })
 		}
+		// Under the run's fence (core.RunFence), as the engine appends a
+		// run's crumbs: what the store's check of the run's token costs.
+		b.Run("batch=1/fenced", func(b *testing.B) { benchAppendCrumbs(b, newStore(b), 1, true) })
 	})
 	b.Run("GetCrumbs", func(b *testing.B) {
 		b.Run("entries=10000", func(b *testing.B) { benchGetCrumbs(b, newStore(b), 0) })
@@ -81,8 +84,16 @@ func benchCrumbLog(b *testing.B, s core.BreadStore) core.CrumbLog {
 
 // benchAppendCrumbs appends batches of size entries the way the choke point
 // does: one run at a time, seqs increasing, a new run every 1024 entries.
-func benchAppendCrumbs(b *testing.B, s core.BreadStore, size int) {
+func benchAppendCrumbs(b *testing.B, s core.BreadStore, size int, fenced bool) {
 	cl := benchCrumbLog(b, s)
+	var rs core.RunStore
+	if fenced {
+		var ok bool
+		if rs, ok = optional[core.RunStore](s); !ok {
+			b.Skipf("%T does not implement core.RunStore", s)
+		}
+	}
+	ctx := b.Context()
 	const perRun = 1024
 	rot := newRotor(b, s, rotation/size)
 	crumb := &core.TextDelta{CrumbBase: core.CrumbBase{AgentID: "agent-a", RunID: "run", SessionID: "s", Timestamp: baseTime, Seq: 1}, Delta: "a few aggregated words of the answer"}
@@ -101,12 +112,22 @@ func benchAppendCrumbs(b *testing.B, s core.BreadStore, size int) {
 			if seq%perRun == 0 {
 				runs++
 				run, seq = "run-"+strconv.Itoa(runs), 0
+				if fenced {
+					b.StopTimer()
+					r := runRecord(run, sessionID, "bench", core.RunRunning, baseTime+1_000_000)
+					r.Fence = "bench/" + run
+					if err := rs.PutRun(b.Context(), r); err != nil {
+						b.Fatalf("PutRun: %v", err)
+					}
+					ctx = core.WithRunFence(b.Context(), core.RunFence{RunID: run, Token: r.Fence})
+					b.StartTimer()
+				}
 			}
 			seq++
 			entry.RunID, entry.Seq, entry.SessionID = run, seq, sessionID
 			batch[j] = entry
 		}
-		if err := cl.AppendCrumbs(b.Context(), batch); err != nil {
+		if err := cl.AppendCrumbs(ctx, batch); err != nil {
 			b.Fatalf("AppendCrumbs: %v", err)
 		}
 	}
