@@ -25,17 +25,42 @@ type RunFence struct {
 
 type runFenceKey struct{}
 
+// fenceCtx is a context carrying a fence: one allocation where
+// context.WithValue made two (the context and f boxed in an interface),
+// twice a run (issue 32). Everything else is its parent's.
+type fenceCtx struct {
+	context.Context
+	f RunFence
+}
+
+// Value answers the fence's key with the fenceCtx itself (a pointer: no
+// allocation per lookup) and any other key as the parent does.
+func (c *fenceCtx) Value(key any) any {
+	if key == (runFenceKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+func (c *fenceCtx) String() string { return "core.WithRunFence(" + c.f.RunID + ")" }
+
 // WithRunFence returns ctx with f: the fenced writes made with it (see
 // RunFence) are made only while run f.RunID holds f.Token. A zero f
 // removes a fence ctx carries.
 func WithRunFence(ctx context.Context, f RunFence) context.Context {
-	return context.WithValue(ctx, runFenceKey{}, f)
+	if ctx == nil {
+		panic("core.WithRunFence: nil parent context")
+	}
+	return &fenceCtx{Context: ctx, f: f}
 }
 
 // RunFenceFrom returns the fence of ctx, if it carries one.
 func RunFenceFrom(ctx context.Context) (RunFence, bool) {
-	f, ok := ctx.Value(runFenceKey{}).(RunFence)
-	return f, ok && f.RunID != ""
+	c, ok := ctx.Value(runFenceKey{}).(*fenceCtx)
+	if !ok {
+		return RunFence{}, false
+	}
+	return c.f, c.f.RunID != ""
 }
 
 // Admits reports whether f lets a write through given the run's stored

@@ -110,10 +110,7 @@ func (s *Store) SuspendRun(ctx context.Context, sessionID string, msgs []core.Se
 	}
 	prepared := make([]core.SessionMessage, len(msgs))
 	for i, m := range msgs {
-		var err error
-		if prepared[i], err = prepareMessage(sessionID, m); err != nil {
-			return err
-		}
+		prepared[i] = s.prepareMessage(sessionID, m)
 	}
 	if err := s.lock(ctx); err != nil {
 		return err

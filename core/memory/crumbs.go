@@ -21,6 +21,15 @@ type crumbRun struct {
 	// indexed is the last session anchor recorded in Store.sessionRuns for
 	// this run, so appends touch the index only when the anchor changes.
 	indexed string
+	// first and heads back the run's first chunk and the chunks' first
+	// array, so a short run's log is one object (a store keeps ten
+	// thousand of them, which the collector marks on every cycle) and one
+	// allocation instead of three. They serve the first push only: a
+	// rebuild makes new chunks, since a reader may still be copying
+	// entries of the old ones.
+	first [firstChunk]core.CrumbLogEntry
+	heads [1][]core.CrumbLogEntry
+	used  bool // first and heads have been handed out
 }
 
 const (
@@ -140,6 +149,12 @@ func (s *Store) run(e *core.CrumbLogEntry) *crumbRun {
 // push appends an entry whose seq is above every logged one.
 func (r *crumbRun) push(e *core.CrumbLogEntry) {
 	k := len(r.chunks)
+	if k == 0 && !r.used {
+		r.used = true
+		r.heads[0] = r.first[:0]
+		r.chunks = r.heads[:]
+		k = 1
+	}
 	if k == 0 || len(r.chunks[k-1]) == cap(r.chunks[k-1]) {
 		size := firstChunk
 		if k > 0 {

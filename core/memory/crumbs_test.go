@@ -229,3 +229,42 @@ func FuzzCrumbLog(f *testing.F) {
 		}
 	})
 }
+
+// A short run's log is one allocation: the crumbRun holds its first chunk.
+func TestAShortRunsLogIsOneAllocation(t *testing.T) {
+	entries := []core.CrumbLogEntry{
+		{RunID: "r", Seq: 1, Type: core.TypeAgentRunStart, Crumb: &core.AgentRunStart{}},
+		{RunID: "r", Seq: 2, Type: core.TypeTextDelta, Crumb: &core.TextDelta{Delta: "hi"}},
+		{RunID: "r", Seq: 3, Type: core.TypeAgentRunEnd, Crumb: &core.AgentRunEnd{}},
+	}
+	got := testing.AllocsPerRun(100, func() {
+		r := &crumbRun{}
+		for i := range entries {
+			r.push(&entries[i])
+		}
+	})
+	if got != 1 {
+		t.Fatalf("%v allocations for a three-entry log, want 1", got)
+	}
+}
+
+// A rebuild never reuses the run's first chunk: a reader copying the
+// entries it saw after releasing the lock would see them change.
+func TestARebuildLeavesTheFirstChunkAlone(t *testing.T) {
+	r := &crumbRun{}
+	for seq := int64(2); seq <= 5; seq++ {
+		r.push(&core.CrumbLogEntry{RunID: "r", Seq: seq, Type: core.TypeTextDelta, Crumb: &core.TextDelta{}})
+	}
+	seen := r.chunks[0] // what a reader holds, unlocked
+	want := slices.Clone(seen)
+	r.merge([]core.CrumbLogEntry{{RunID: "r", Seq: 1, Type: core.TypeAgentRunStart, Crumb: &core.AgentRunStart{}}})
+	for seq := int64(6); seq <= 9; seq++ {
+		r.push(&core.CrumbLogEntry{RunID: "r", Seq: seq, Type: core.TypeTextDelta, Crumb: &core.TextDelta{}})
+	}
+	if !slices.Equal(seen, want) {
+		t.Fatalf("a reader's entries changed under it: %+v, want %+v", seen, want)
+	}
+	if all := r.all(); len(all) != 9 || all[0].Seq != 1 || all[8].Seq != 9 {
+		t.Fatalf("after the merge: %+v", all)
+	}
+}

@@ -21,10 +21,7 @@ type storedDocument struct {
 
 // IngestDocument implements core.DocumentStore.
 func (s *Store) IngestDocument(ctx context.Context, d core.NewDocument) (core.DocumentRecord, error) {
-	id, err := newID()
-	if err != nil {
-		return core.DocumentRecord{}, err
-	}
+	id := s.newID()
 	doc := &storedDocument{
 		rec:     core.DocumentRecord{ID: id, Title: d.Title, Source: d.Source},
 		agentID: d.AgentID, content: d.Content,

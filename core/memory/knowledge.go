@@ -31,10 +31,7 @@ func (s *Store) AddKnowledgeNode(ctx context.Context, n core.NewKnowledgeNode) (
 	if err != nil {
 		return core.KnowledgeNode{}, invalid("knowledge node %q: data does not encode as JSON: %v", n.Label, err)
 	}
-	id, err := newID()
-	if err != nil {
-		return core.KnowledgeNode{}, err
-	}
+	id := s.newID()
 	node := &storedNode{
 		id: id, agentID: n.AgentID, sessionID: n.SessionID,
 		label: n.Label, lowerLabel: strings.ToLower(n.Label), data: encoded,

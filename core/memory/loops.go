@@ -66,11 +66,7 @@ func (s *Store) UpdateLoop(ctx context.Context, id string, u core.LoopUpdate) er
 // gets one; a missing loop is ErrLoopNotFound.
 func (s *Store) AddLoopIteration(ctx context.Context, it core.LoopIteration) error {
 	if it.ID == "" {
-		id, err := newID()
-		if err != nil {
-			return err
-		}
-		it.ID = id
+		it.ID = s.newID()
 	}
 	it.Input, it.Output = slices.Clone(it.Input), slices.Clone(it.Output)
 	if err := s.lock(ctx); err != nil {

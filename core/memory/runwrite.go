@@ -20,11 +20,7 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 	var few [2]core.SessionMessage // a run's start or end has one or two
 	prepared := few[:0]
 	for _, m := range w.Messages {
-		p, err := prepareMessage(w.SessionID, m)
-		if err != nil {
-			return false, err
-		}
-		prepared = append(prepared, p)
+		prepared = append(prepared, s.prepareMessage(w.SessionID, m))
 	}
 	if err := checkEntries(w.Crumbs); err != nil {
 		return false, err
@@ -60,10 +56,19 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 	var sess *session
 	if creates {
 		info.CreatedAt, info.UpdatedAt = now, now
-		sess = s.addSession(info)
-		if len(prepared) > 0 {
-			// A run that creates its session writes its answer next: room
-			// for it now spares a copy and a second allocation.
+		switch len(prepared) {
+		case 0:
+			sess = s.addSession(info)
+		case 1:
+			// A run that creates its session writes its answer next: the
+			// session and room for both messages are one allocation, and one
+			// object for the collector to mark for as long as the store
+			// keeps the session.
+			sr := &sessionWithRoom{session: session{info: info}}
+			sess = s.keepSession(&sr.session)
+			sess.messages = sr.room[:0]
+		default:
+			sess = s.addSession(info)
 			sess.messages = make([]core.SessionMessage, 0, len(prepared)+1)
 		}
 	} else if len(prepared) > 0 {
@@ -85,6 +90,13 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 		s.noteSession()
 	}
 	return true, nil
+}
+
+// sessionWithRoom is a session created by a run's start and the array of
+// its first two messages: the run's input and its answer.
+type sessionWithRoom struct {
+	session session
+	room    [2]core.SessionMessage
 }
 
 // RunCrumbLog implements core.RunCrumbWriter: WriteRun appends a run

@@ -51,8 +51,13 @@ func (o *sessionOrder) touch(sess *session) {
 
 // addSession stores a new session. The write lock must be held.
 func (s *Store) addSession(info core.Session) *session {
-	sess := &session{info: info, seq: s.next()}
-	s.sessions[info.ID] = sess
+	return s.keepSession(&session{info: info})
+}
+
+// keepSession stores sess, new, under its id. The write lock must be held.
+func (s *Store) keepSession(sess *session) *session {
+	sess.seq = s.next()
+	s.sessions[sess.info.ID] = sess
 	s.order.add(sess)
 	return sess
 }

@@ -31,10 +31,7 @@ type session struct {
 func (s *Store) CreateSession(ctx context.Context, ns core.NewSession) (core.Session, error) {
 	id := ns.ID
 	if id == "" {
-		var err error
-		if id, err = newID(); err != nil {
-			return core.Session{}, err
-		}
+		id = s.newID()
 	}
 	tags := storedTags(ns.Tags)
 	now := s.nowMillis()
@@ -159,10 +156,7 @@ func (s *Store) GetMessages(ctx context.Context, sessionID string) ([]core.Sessi
 
 // AddMessage implements core.SessionStore.
 func (s *Store) AddMessage(ctx context.Context, sessionID string, m core.SessionMessage) error {
-	m, err := prepareMessage(sessionID, m)
-	if err != nil {
-		return err
-	}
+	m = s.prepareMessage(sessionID, m)
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
@@ -180,13 +174,9 @@ func (s *Store) AddMessage(ctx context.Context, sessionID string, m core.Session
 
 // prepareMessage copies m and gives it an id and its session, outside the
 // lock.
-func prepareMessage(sessionID string, m core.SessionMessage) (core.SessionMessage, error) {
-	id, err := newID()
-	if err != nil {
-		return core.SessionMessage{}, err
-	}
-	m.ID, m.SessionID, m.Content = id, sessionID, slices.Clone(m.Content)
-	return m, nil
+func (s *Store) prepareMessage(sessionID string, m core.SessionMessage) core.SessionMessage {
+	m.ID, m.SessionID, m.Content = s.newID(), sessionID, slices.Clone(m.Content)
+	return m
 }
 
 // appendMessages adds prepared messages and touches the session. The write

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/breadai/bread/core"
 )
 
@@ -157,13 +155,7 @@ func (s *Store) next() uint64 {
 }
 
 // newID returns a UUIDv7: unique and sortable by creation time.
-func newID() (string, error) {
-	id, err := uuid.NewV7()
-	if err != nil {
-		return "", &core.BreadError{Code: core.CodeStoreError, Message: "memory store: cannot generate an id", Cause: err}
-	}
-	return id.String(), nil
-}
+func (s *Store) newID() string { return core.NewUUIDv7() }
 
 func errClosed() error {
 	return &core.BreadError{Code: core.CodeStoreClosed, Message: "memory store: the store is closed"}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/breadai/bread/core"
 )
@@ -355,5 +356,37 @@ func TestRetainSessionsFollowsEveryUpdate(t *testing.T) {
 	}
 	if want := []string{"msg", "state", "deleted", "new"}; !slices.Equal(order, want) {
 		t.Errorf("order of updates %v, want %v", order, want)
+	}
+}
+
+// TestARunsNewSessionHoldsItsFirstMessages holds that a run's start write
+// allocates the session it creates and the array of its first two messages
+// (its input, then its answer) together: one object the collector marks on
+// every cycle for each of the sessions the store keeps, not two.
+func TestARunsNewSessionHoldsItsFirstMessages(t *testing.T) {
+	ctx := t.Context()
+	s := New()
+	start := core.RunWrite{
+		SessionID: "s", Session: &core.NewSession{ID: "s"},
+		Messages: []core.SessionMessage{{Role: core.RoleUser, Content: []byte(`"hi"`)}},
+	}
+	if ok, err := s.WriteRun(ctx, start); !ok || err != nil {
+		t.Fatalf("the start write: %v, %v", ok, err)
+	}
+	end := core.RunWrite{SessionID: "s", Messages: []core.SessionMessage{{Role: core.RoleAssistant, Content: []byte(`"hello"`)}}}
+	if ok, err := s.WriteRun(ctx, end); !ok || err != nil {
+		t.Fatalf("the end write: %v, %v", ok, err)
+	}
+	sess := s.sessions["s"]
+	from := uintptr(unsafe.Pointer(sess))
+	to := from + unsafe.Sizeof(sessionWithRoom{})
+	for i := range sess.messages {
+		if p := uintptr(unsafe.Pointer(&sess.messages[i])); p < from || p >= to {
+			t.Errorf("message %d is in an allocation of its own (%#x, the session at %#x)", i, p, from)
+		}
+	}
+	got, err := s.GetMessages(ctx, "s")
+	if err != nil || len(got) != 2 || string(got[0].Content) != `"hi"` || string(got[1].Content) != `"hello"` {
+		t.Fatalf("messages %+v, %v", got, err)
 	}
 }

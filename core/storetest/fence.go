@@ -106,6 +106,15 @@ func fencedWrites(s core.BreadStore, runID, sessionID, token string) []fencedWri
 			_, err := st.EndRun(ctx, record(core.RunRunning, i), "paused")
 			return err
 		}},
+		// Last: it ends the run. PostgreSQL checks the fence as it locks
+		// the run's row here, and in WriteRun's and PutRun's upserts above.
+		{"WriteRun, the owner's end with its crumbs", func(ctx context.Context, i int) error {
+			r := record(core.RunCompleted, i)
+			_, err := st.WriteRun(ctx, core.RunWrite{SessionID: sessionID, Owner: "paused", Run: &r,
+				Messages: []core.SessionMessage{textMessage(core.RoleAssistant, fmt.Sprint("end", i), baseTime+int64(i))},
+				Crumbs:   []core.CrumbLogEntry{textEntry(runID, int64(i), sessionID)}})
+			return err
+		}},
 	}
 }
 
@@ -148,10 +157,11 @@ func testFenceAdmits(t *testing.T, s core.BreadStore) {
 		noErr(t, w.write(ctx, i+1), "%s under the record's own fence", w.name)
 	}
 	st := readState(t, s, "r", "s")
-	equal(t, "crumbs logged", int64(1), st.seq)
-	equal(t, "messages stored", 1+4+1, st.messages) // AddMessage, SuspendRun, WriteRun
+	equal(t, "crumbs logged, the last by the end", int64(len(fencedWrites(s, "r", "s", "t1"))), st.seq)
+	equal(t, "messages stored", 1+4+1+1, st.messages) // AddMessage, SuspendRun, WriteRun, the end
 	equal(t, "checkpoints stored", 2, st.checkpoints)
 	equal(t, "the record's fence", "t1", st.record.Fence)
+	equal(t, "the record's status", core.RunCompleted, st.record.Status)
 
 	// A run without a record (its running write failed) has nothing to be
 	// taken: its fenced writes land.
