@@ -13,6 +13,14 @@ import (
 	"github.com/breadai/bread/core"
 )
 
+// Conflict is SQLSTATE 40P01 (deadlock_detected) and 40001
+// (serialization_failure): the server rolled the transaction back for
+// another's sake.
+func (dialect) Conflict(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}
+
 // ForeignKeyViolation is SQLSTATE 23503; the server's error is the cause.
 func (dialect) ForeignKeyViolation(err error) (error, bool) {
 	var pgErr *pgconn.PgError

@@ -43,6 +43,7 @@ func (pipeline) Pipeline(ctx context.Context, db *sql.DB, stmts []bunstore.Stmt,
 		}
 		pc := c.Conn()
 		batch := &pgconn.Batch{}
+		var args textArgs
 		for _, st := range stmts {
 			if st.Name == "" {
 				batch.ExecParams(st.SQL, nil, nil, nil, nil)
@@ -55,7 +56,7 @@ func (pipeline) Pipeline(ctx context.Context, db *sql.DB, stmts []bunstore.Stmt,
 				}
 				return err
 			}
-			params, err := textParams(st.Args)
+			params, err := args.encode(st.Args)
 			if err != nil {
 				return err
 			}
@@ -92,22 +93,50 @@ func (pipeline) Pipeline(ctx context.Context, db *sql.DB, stmts []bunstore.Stmt,
 	return failed, err
 }
 
-// textParams are args in PostgreSQL's text format: a string as it is, an
-// integer in decimal, nil as NULL.
-func textParams(args []any) ([][]byte, error) {
-	params := make([][]byte, len(args))
+// textArgs writes a statement's arguments in PostgreSQL's text format into
+// buffers it reuses for the next statement: the batch's Bind message copies
+// them as it is appended, so a batch allocates its parameters once, not a
+// copy of every string (the JSON payloads) and integer of every statement.
+type textArgs struct {
+	params [][]byte
+	bytes  []byte
+}
+
+// encode returns args in the text format: a string as it is, an integer
+// in decimal, nil as NULL. The result is valid until the next call.
+func (t *textArgs) encode(args []any) ([][]byte, error) {
+	n := 0
+	for _, a := range args {
+		if v, ok := a.(string); ok {
+			n += len(v)
+		} else {
+			n += 20
+		}
+	}
+	if cap(t.bytes) < n {
+		t.bytes = make([]byte, 0, max(n, 2*cap(t.bytes)))
+	}
+	if cap(t.params) < len(args) {
+		t.params = make([][]byte, len(args), max(len(args), 16))
+	}
+	b, params := t.bytes[:0], t.params[:len(args)]
 	for i, a := range args {
+		start := len(b)
 		switch v := a.(type) {
 		case nil:
+			params[i] = nil
+			continue
 		case string:
-			params[i] = []byte(v)
+			b = append(b, v...)
 		case int64:
-			params[i] = strconv.AppendInt(nil, v, 10)
+			b = strconv.AppendInt(b, v, 10)
 		case int:
-			params[i] = strconv.AppendInt(nil, int64(v), 10)
+			b = strconv.AppendInt(b, int64(v), 10)
 		default:
 			return nil, fmt.Errorf("postgres store: a prepared statement's argument is a %T", a)
 		}
+		params[i] = b[start:len(b):len(b)]
 	}
+	t.bytes = b
 	return params, nil
 }

@@ -11,6 +11,10 @@ import (
 	"github.com/breadai/bread/stores/internal/bunstore"
 )
 
+// Conflict is false: SQLite has one writer at a time, and a lock held past
+// the busy timeout is STORE_UNAVAILABLE, not a conflict to run again.
+func (dialect) Conflict(error) bool { return false }
+
 // ForeignKeyViolation is SQLITE_CONSTRAINT_FOREIGNKEY.
 func (dialect) ForeignKeyViolation(err error) (error, bool) {
 	var se *sqlite.Error

@@ -216,7 +216,8 @@ func claimCheckpoint(ctx context.Context, db *bun.DB, id, claimant string, now, 
 	return rows, err
 }
 
-// RenewCheckpointClaims implements core.CheckpointStore in one UPDATE.
+// RenewCheckpointClaims implements core.CheckpointStore in one UPDATE,
+// which skips a row another transaction is writing (see renewUnlocked).
 func (s *Store) RenewCheckpointClaims(ctx context.Context, claimant string, until int64) (int, error) {
 	if hasNUL(claimant) {
 		return 0, nil
@@ -226,16 +227,11 @@ func (s *Store) RenewCheckpointClaims(ctx context.Context, claimant string, unti
 		return 0, err
 	}
 	defer unlock()
-	res, err := s.db.NewUpdate().Model((*checkpointRow)(nil)).
-		Set("claimed_until = ?", until).
-		Where("claimed_by = ?", claimant).
-		Exec(ctx)
+	n, err := s.renewUnlocked(ctx, func(db bun.IDB) *bun.UpdateQuery {
+		return db.NewUpdate().Model((*checkpointRow)(nil)).Set("claimed_until = ?", until)
+	}, "bread_checkpoints", "claimed_by = ?", claimant)
 	if err != nil {
 		return 0, s.mapErr("renew checkpoint claims", err, nil)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, s.mapErr("renew checkpoint claims", err, nil)
-	}
-	return int(n), nil
+	return n, nil
 }

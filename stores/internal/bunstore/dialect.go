@@ -49,6 +49,12 @@ type Dialect interface {
 	// message. A nil result leaves err a STORE_ERROR naming op.
 	MapError(op string, err error) error
 
+	// Conflict reports whether err aborted its transaction for a conflict
+	// with another transaction (a deadlock, a serialization failure): the
+	// same transaction, run again, may well succeed. The committer runs a
+	// write that failed so up to a few times before it reports the error.
+	Conflict(err error) bool
+
 	// InsertionOrder is the column that orders the rows of table by
 	// insertion, which breaks ties between rows of one timestamp (or, for
 	// bread_loop_iterations, of one index).

@@ -31,6 +31,7 @@ func (fakeDialect) ForeignKeyViolation(err error) (error, bool) {
 }
 func (d fakeDialect) MapError(string, error) error     { return d.mapped }
 func (fakeDialect) InsertionOrder(table string) string { return table + "_pos" }
+func (fakeDialect) Conflict(err error) bool            { return errors.Is(err, errConflict) }
 func (fakeDialect) TagConditions(map[string]string) []Condition {
 	return nil
 }

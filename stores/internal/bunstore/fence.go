@@ -37,6 +37,30 @@ const fenceSQL = `SELECT CAST(CASE WHEN COALESCE(fence, '') = ? THEN '1' ELSE '`
 
 var prepFence = prepared1("bread_fence", fenceSQL)
 
+// fenceValueSQL is the fence check as a text value of a statement that
+// locks the run's row itself (run_row): then when the row holds the token
+// (the placeholder), else a failing cast, built from the row so the
+// planner cannot fold it into an error of every execution.
+func fenceValueSQL(then string) string {
+	return `CASE WHEN COALESCE(run_row.fence, '') = ? THEN ` + then +
+		` ELSE CAST(CAST('` + fenceTaken + ` ' || COALESCE(run_row.fence, '') AS INTEGER) AS TEXT) END`
+}
+
+// The fence folded into statements a run's writes make anyway (issue 32:
+// one statement fewer at each end of a run). prepFenceLockRun is
+// prepLockRun checking the token as it locks the row (FOR UPDATE, the
+// stronger of prepFence's and prepLockRun's locks), the token first and
+// the run's id second. prepPutRunFenced is prepPutRun whose update of an
+// existing row fails, as prepFence does, when the row holds another token
+// (the token after the row's values); a missing row is inserted, as
+// prepFence admits it. Either holds the row's lock until the commit, as
+// prepFence did: a LoseRun is ordered before the whole write or after it.
+var (
+	prepFenceLockRun = prepared1("bread_fence_lock_run", `SELECT `+fenceValueSQL("'1'")+` FROM bread_runs AS run_row WHERE run_row.id = ? FOR UPDATE`)
+	prepPutRunFenced = prepared1("bread_put_run_fenced", strings.Replace(runUpsertSQL,
+		`"fence" = EXCLUDED."fence"`, `"fence" = `+fenceValueSQL(`EXCLUDED."fence"`), 1))
+)
+
 // runFence returns the fence of ctx, if any. A token or id with a NUL byte
 // no record holds, so it is refused at once.
 func runFence(ctx context.Context) (core.RunFence, bool, error) {
@@ -71,8 +95,11 @@ func (s *Store) fenced(f core.RunFence, fn func(ctx context.Context, tx bun.Tx) 
 	}
 }
 
-// fencedText is w preceded by prepFence.
+// fencedText is w preceded by prepFence, unless w checks the fence itself.
 func fencedText(f core.RunFence, w *textWrite) *textWrite {
+	if w.fenced {
+		return w
+	}
 	stmts := make([]Stmt, 0, len(w.stmts)+1)
 	stmts = append(stmts, prepFence.with(f.Token, f.RunID))
 	stmts = append(stmts, w.stmts...)

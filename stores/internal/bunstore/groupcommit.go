@@ -3,9 +3,11 @@ package bunstore
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -218,13 +220,36 @@ func (c *committer) run(batch []*job) {
 	}
 }
 
-// alone runs one write in a transaction of its own.
+// alone runs one write in a transaction of its own. A transaction the
+// database aborted for a conflict with another (the dialect's Conflict: a
+// deadlock, a serialization failure) runs again, up to maxConflictRuns
+// times in all, after a short wait that grows: the conflict is another
+// transaction's, often another committer's batch, and reporting it would
+// fail a write that nothing was wrong with.
 func (c *committer) alone(j *job) error {
 	ctx := context.WithoutCancel(j.ctx)
-	return c.s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return call(ctx, tx, j.fn)
+	return c.againOnConflict(func() error {
+		return c.s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			return call(ctx, tx, j.fn)
+		})
 	})
 }
+
+// againOnConflict runs txn, a transaction, until it does not fail for a
+// conflict, or maxConflictRuns times.
+func (c *committer) againOnConflict(txn func() error) error {
+	for run, wait := 1, time.Millisecond; ; run, wait = run+1, 2*wait {
+		err := txn()
+		if err == nil || run == maxConflictRuns || !c.s.d.Conflict(err) {
+			return err
+		}
+		time.Sleep(wait + rand.N(wait))
+	}
+}
+
+// maxConflictRuns bounds how many times alone runs a write whose
+// transactions keep meeting conflicts.
+const maxConflictRuns = 5
 
 // together runs the batch in one transaction, in order, and commits:
 // committed reports it did. When a write fails, the transaction is rolled

@@ -48,7 +48,11 @@ func (s *Store) PutRun(ctx context.Context, r core.RunRecord) error {
 		return err
 	}
 	if s.features.Pipeline != nil {
-		return s.writeText(ctx, "put run", sessionFK(r.SessionID), &textWrite{stmts: []Stmt{prepPutRun.with(row.args()...)}})
+		tw := &textWrite{stmts: []Stmt{prepPutRun.with(row.args()...)}}
+		if f, ok, err := runFence(ctx); ok && err == nil {
+			foldFence(f, tw)
+		}
+		return s.writeText(ctx, "put run", sessionFK(r.SessionID), tw)
 	}
 	return s.write(ctx, "put run", sessionFK(r.SessionID), row.put(s))
 }
@@ -112,7 +116,8 @@ func (s *Store) GetRun(ctx context.Context, id string) (core.RunRecord, error) {
 	return row.record(), nil
 }
 
-// RenewRunLeases implements core.RunStore in one UPDATE.
+// RenewRunLeases implements core.RunStore in one UPDATE, which skips a
+// row another transaction is writing (see renewUnlocked).
 func (s *Store) RenewRunLeases(ctx context.Context, owner string, until int64) (int, error) {
 	if hasNUL(owner) {
 		return 0, nil
@@ -122,19 +127,13 @@ func (s *Store) RenewRunLeases(ctx context.Context, owner string, until int64) (
 		return 0, err
 	}
 	defer unlock()
-	res, err := s.db.NewUpdate().Model((*runRow)(nil)).
-		Set("lease_until = ?", until).
-		Where("status = ?", string(core.RunRunning)).
-		Where("owner = ?", owner).
-		Exec(ctx)
+	n, err := s.renewUnlocked(ctx, func(db bun.IDB) *bun.UpdateQuery {
+		return db.NewUpdate().Model((*runRow)(nil)).Set("lease_until = ?", until)
+	}, "bread_runs", "status = ? AND owner = ?", string(core.RunRunning), owner)
 	if err != nil {
 		return 0, s.mapErr("renew run leases", err, nil)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, s.mapErr("renew run leases", err, nil)
-	}
-	return int(n), nil
+	return n, nil
 }
 
 // ExpiredRuns implements core.RunStore.

@@ -44,6 +44,10 @@ type Stmt struct {
 type textWrite struct {
 	stmts []Stmt
 	check func(affected []int64) error
+	// fenced says the statements check the context's run fence
+	// themselves (prepFenceLockRun, prepPutRunFenced): no prepFence
+	// before them.
+	fenced bool
 }
 
 // fn runs w in tx, for the transactions that do not pipeline.
@@ -127,9 +131,15 @@ func (c *committer) runPipelined(batch []*job) {
 }
 
 // pipelinedAlone commits one write in a transaction of its own and answers
-// it.
+// it, running it again when it met a conflict (alone).
 func (c *committer) pipelinedAlone(j *job) {
-	if failed, err := c.pipelined([]*job{j}); failed >= 0 {
+	failed := -1
+	err := c.againOnConflict(func() error {
+		var err error
+		failed, err = c.pipelined([]*job{j})
+		return err
+	})
+	if failed >= 0 {
 		j.finish(err)
 	}
 }

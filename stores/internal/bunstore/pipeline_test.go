@@ -9,15 +9,20 @@ import (
 	"testing"
 )
 
-// fakePipeline runs statements named "ok", "fail" (fails) and "together"
-// (fails the transaction as a whole unless it runs alone), and records each
+// fakePipeline runs statements named "ok", "fail" (fails), "together"
+// (fails the transaction as a whole unless it runs alone) and "conflict"
+// (fails with errConflict its first conflicts times), and records each
 // call's statements.
 type fakePipeline struct {
-	mu    sync.Mutex
-	calls [][]string
+	mu        sync.Mutex
+	calls     [][]string
+	conflicts int
 }
 
-var errStatement = errors.New("statement failed")
+var (
+	errStatement = errors.New("statement failed")
+	errConflict  = errors.New("deadlock detected")
+)
 
 func (f *fakePipeline) Pipeline(_ context.Context, _ *sql.DB, stmts []Stmt, affected []int64) (int, error) {
 	texts := make([]string, len(stmts))
@@ -33,6 +38,9 @@ func (f *fakePipeline) Pipeline(_ context.Context, _ *sql.DB, stmts []Stmt, affe
 			return i, errStatement
 		case q == "together" && len(stmts) > 1:
 			return len(stmts), errors.New("commit failed")
+		case q == "conflict" && f.conflicts > 0:
+			f.conflicts--
+			return i, errConflict
 		}
 		affected[i] = int64(len(q))
 	}
@@ -42,20 +50,24 @@ func (f *fakePipeline) Pipeline(_ context.Context, _ *sql.DB, stmts []Stmt, affe
 func TestRunPipelinedAnswersEachWriteOnce(t *testing.T) {
 	errCheck := errors.New("check refused")
 	for _, tc := range []struct {
-		name  string
-		stmts []string // one write each; "checked" has a check that refuses
-		want  []error
-		calls string // the calls, statements joined by '+', calls by ' '
+		name      string
+		stmts     []string // one write each; "checked" has a check that refuses
+		want      []error
+		calls     string // the calls, statements joined by '+', calls by ' '
+		conflicts int    // how many times "conflict" fails
 	}{
-		{"all commit together", []string{"ok", "ok", "ok"}, []error{nil, nil, nil}, "ok+ok+ok"},
-		{"a failed write runs alone after the others", []string{"ok", "fail", "ok"}, []error{nil, errStatement, nil}, "ok+fail+ok ok+ok fail"},
-		{"a failed transaction runs every write alone", []string{"together", "ok"}, []error{nil, nil}, "together+ok together ok"},
-		{"a check judges its own write", []string{"ok", "checked"}, []error{nil, errCheck}, "ok+checked"},
-		{"one write", []string{"fail"}, []error{errStatement}, "fail"},
+		{"all commit together", []string{"ok", "ok", "ok"}, []error{nil, nil, nil}, "ok+ok+ok", 0},
+		{"a failed write runs alone after the others", []string{"ok", "fail", "ok"}, []error{nil, errStatement, nil}, "ok+fail+ok ok+ok fail", 0},
+		{"a failed transaction runs every write alone", []string{"together", "ok"}, []error{nil, nil}, "together+ok together ok", 0},
+		{"a check judges its own write", []string{"ok", "checked"}, []error{nil, errCheck}, "ok+checked", 0},
+		{"one write", []string{"fail"}, []error{errStatement}, "fail", 0},
+		{"a write that met a conflict runs again", []string{"ok", "conflict", "ok"}, []error{nil, nil, nil}, "ok+conflict+ok ok+ok conflict conflict", 2},
+		{"a write that keeps meeting conflicts fails after five runs alone", []string{"ok", "conflict"}, []error{nil, errConflict},
+			"ok+conflict ok conflict conflict conflict conflict conflict", 99},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := &fakePipeline{}
-			s := &Store{features: Features{Pipeline: fake}}
+			fake := &fakePipeline{conflicts: tc.conflicts}
+			s := &Store{features: Features{Pipeline: fake}, d: fakeDialect{}}
 			c := newCommitter(s, 1)
 			s.commits = c
 			batch := make([]*job, len(tc.stmts))

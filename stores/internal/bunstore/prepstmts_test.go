@@ -33,3 +33,23 @@ func TestPrepared1NumbersPlaceholders(t *testing.T) {
 		t.Errorf("prepEndRun: %s", prepEndRun.sql)
 	}
 }
+
+func TestFencedRunStatementsNumberTheTokenLast(t *testing.T) {
+	for _, tc := range []struct {
+		p    preparedStmt
+		want []string
+		not  string
+	}{
+		{prepFenceLockRun, []string{"= $1 THEN '1'", "run_row.id = $2 FOR UPDATE"}, "$3"},
+		{prepPutRunFenced, []string{"$14)", `"fence" = CASE WHEN COALESCE(run_row.fence, '') = $15 THEN EXCLUDED."fence" ELSE CAST(CAST('` + fenceTaken}, "$16"},
+	} {
+		for _, w := range tc.want {
+			if !strings.Contains(tc.p.sql, w) {
+				t.Errorf("%s has no %q: %s", tc.p.name, w, tc.p.sql)
+			}
+		}
+		if strings.Contains(tc.p.sql, tc.not) || strings.Contains(tc.p.sql, "?") {
+			t.Errorf("%s: %s", tc.p.name, tc.p.sql)
+		}
+	}
+}

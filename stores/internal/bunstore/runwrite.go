@@ -62,7 +62,14 @@ func (s *Store) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 	}
 	var taken bool
 	if s.features.Pipeline != nil && s.features.WritableCTEs {
+		f, fenced, err := runFence(ctx)
+		if err != nil {
+			return false, err
+		}
 		tw := s.runWriteText(w.SessionID, sess, msgs, run, crumbs, owner, &taken)
+		if fenced {
+			foldFence(f, tw)
+		}
 		if err := s.writeText(ctx, "write run", sessionFK(w.SessionID), tw); err != nil {
 			return false, err
 		}
@@ -181,6 +188,27 @@ func (s *Store) runWriteText(sessionID string, sess *sessionRow, msgs []messageR
 		return nil
 	}
 	return tw
+}
+
+// foldFence has the statements of tw that lock its run's row check f as
+// they lock it, instead of a prepFence before them (one statement fewer at
+// each end of a run): an owner's end's prepLockRun becomes
+// prepFenceLockRun, and a run's upsert without an owner (its start)
+// prepPutRunFenced. A write with neither, or for another run, is left to
+// fencedText.
+func foldFence(f core.RunFence, tw *textWrite) {
+	for i, st := range tw.stmts {
+		switch {
+		case st.Name == prepLockRun.name && st.Args[0] == f.RunID:
+			tw.stmts[i] = prepFenceLockRun.with(f.Token, f.RunID)
+		case st.Name == prepPutRun.name && st.Args[0] == f.RunID:
+			tw.stmts[i] = prepPutRunFenced.with(append(st.Args, f.Token)...)
+		default:
+			continue
+		}
+		tw.fenced = true
+		return
+	}
 }
 
 // runTakenSQL is runTaken in SQL, over the run's row, with the lost and
