@@ -104,9 +104,9 @@ var _ core.Detacher = (*Instance)(nil)
 // run starts.
 func (in *Instance) RunBackground(ctx context.Context, agentID string, input any, opts core.RunOptions, bg core.BackgroundOptions) (core.Detached, error) {
 	if in.jobs != nil {
-		return in.enqueueRun(ctx, newID(), agentID, input, opts, bg)
+		return in.enqueueRun(ctx, in.newID(), agentID, input, opts, bg)
 	}
-	return in.runBackground(ctx, newID(), agentID, input, opts, bg)
+	return in.runBackground(ctx, in.newID(), agentID, input, opts, bg)
 }
 
 // runBackground starts a background run under runID on an Instance-owned

@@ -70,38 +70,63 @@ func TestParallelBranchesLogTheirEndsWithTheirRecords(t *testing.T) {
 
 // TestDelegatedRunsLogTheirEndsWithTheirRecords is the same for runs a
 // supervisor delegates to, two at once (their crumbs pass their delegate
-// calls' doors to the supervisor's goroutine).
+// calls' doors to the supervisor's goroutine), under each visibility: a
+// run's log holds what the supervisor's stream shows of it, at the seqs
+// shown, its end in its end write's commit.
 func TestDelegatedRunsLogTheirEndsWithTheirRecords(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		store := &foldLog{Store: memory.New()}
-		boss, _ := scripted("boss", modeltest.ToolCalls(delegate("d1", "worker", "one"), delegate("d2", "worker", "two")), modeltest.Text("composed"))
-		boss.Supervisor = &core.SupervisorConfig{Agents: []core.SubAgent{{AgentID: "worker"}}}
-		tb := newTestbed(t, modeltest.New(), []*core.Agent{boss, echoAgent("worker", "done:")}, func(c *engine.Config) { c.Store = store })
-		cs, err := tb.run(t, "boss", "go", core.RunOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var children []string
-		for _, s := range find[*core.AgentRunStart](cs) {
-			if s.AgentID == "worker" {
-				children = append(children, s.RunID)
-			}
-		}
-		if len(children) != 2 {
-			t.Fatalf("%d delegated runs, want 2", len(children))
-		}
-		for _, id := range children {
-			if logged := loggedTypes(t, store.Store, id); !slices.Equal(logged, []string{core.TypeAgentRunStart, core.TypeTextDelta, core.TypeAgentRunEnd}) {
-				t.Errorf("delegated run %s logged %v", id, logged)
-			}
-		}
-		_, writes := store.seen()
-		ends := 0
-		for _, w := range writes {
-			ends += count(w, core.TypeAgentRunEnd)
-		}
-		if ends != 3 { // the two children's and the supervisor's
-			t.Errorf("%d end writes carried their agent:run:end (%v), want 3", ends, writes)
-		}
-	})
+	for _, tc := range []struct {
+		vis core.Visibility
+		// logged is what each delegated run's log holds; ends counts the
+		// end writes that carried an agent:run:end or subagent:run:end
+		// (the supervisor's own included).
+		logged []string
+		ends   int
+	}{
+		{vis: core.Passthrough, logged: []string{core.TypeAgentRunStart, core.TypeTextDelta, core.TypeAgentRunEnd}, ends: 3},
+		{vis: core.Mediate, logged: []string{core.TypeSubagentRunStart, core.TypeSubagentRunEnd}, ends: 3},
+		{vis: core.Hidden, logged: []string{}, ends: 1},
+	} {
+		t.Run(string(tc.vis), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store := &foldLog{Store: memory.New()}
+				boss, _ := scripted("boss", modeltest.ToolCalls(delegate("d1", "worker", "one"), delegate("d2", "worker", "two")), modeltest.Text("composed"))
+				boss.Supervisor = &core.SupervisorConfig{Agents: []core.SubAgent{{AgentID: "worker", Visibility: tc.vis}}}
+				tb := newTestbed(t, modeltest.New(), []*core.Agent{boss, echoAgent("worker", "done:")}, func(c *engine.Config) { c.Store = store })
+				cs, err := tb.run(t, "boss", "go", core.RunOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				shown := map[string][]core.Crumb{} // what the stream showed, per run
+				for _, c := range cs {
+					if b := c.Base(); b.AgentID == "worker" {
+						shown[b.RunID] = append(shown[b.RunID], c)
+					}
+				}
+				if tc.vis != core.Hidden && len(shown) != 2 {
+					t.Fatalf("%d delegated runs shown, want 2", len(shown))
+				}
+				for id, crumbs := range shown {
+					logged := loggedTypes(t, store.Store, id)
+					if !slices.Equal(logged, tc.logged) {
+						t.Errorf("delegated run %s logged %v, want %v", id, logged, tc.logged)
+						continue
+					}
+					for _, c := range crumbs {
+						// A delta shows its window's seq before it is logged.
+						if seq := c.Base().Seq; !core.IsDelta(c.CrumbType()) && (seq < 1 || int(seq) > len(logged) || logged[seq-1] != c.CrumbType()) {
+							t.Errorf("delegated run %s showed %s at seq %d, its log holds %v", id, c.CrumbType(), seq, logged)
+						}
+					}
+				}
+				_, writes := store.seen()
+				ends := 0
+				for _, w := range writes {
+					ends += count(w, core.TypeAgentRunEnd) + count(w, core.TypeSubagentRunEnd)
+				}
+				if ends != tc.ends {
+					t.Errorf("%d end writes carried their end (%v), want %d", ends, writes, tc.ends)
+				}
+			})
+		})
+	}
 }

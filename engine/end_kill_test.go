@@ -35,9 +35,18 @@ func TestARunKilledRightAfterItsEndRecordEndsOnce(t *testing.T) {
 		// crumbs reach the stream from the branch's goroutine).
 		parallel bool
 		// delegated runs the agent as a supervisor's delegate (its crumbs
-		// reach the stream through its delegate call's door).
+		// reach the stream through its delegate call's door), under
+		// visibility vis (passthrough when empty).
 		delegated bool
+		vis       core.Visibility
+		// loop runs the agent as the one step of a loop's iteration (its
+		// crumbs reach the stream through the loop tool's door).
+		loop bool
+		// suspends: turn calls a human tool, and the record written is
+		// the run's suspended one, its log to end with human:required.
+		suspends bool
 	}{
+		{name: "suspended for a human", turn: modeltest.ToolCall("human_approve_publish", map[string]string{}), suspends: true},
 		{name: "completed", turn: modeltest.Text("done")},
 		{name: "failed", turn: modeltest.Fail(errors.New("the model broke"))},
 		{name: "a pipeline step completed", turn: modeltest.Text("done"), pipeline: true},
@@ -46,6 +55,9 @@ func TestARunKilledRightAfterItsEndRecordEndsOnce(t *testing.T) {
 		{name: "a parallel branch failed", turn: modeltest.Fail(errors.New("the model broke")), pipeline: true, parallel: true},
 		{name: "a delegated run completed", turn: modeltest.Text("done"), delegated: true},
 		{name: "a delegated run failed", turn: modeltest.Fail(errors.New("the model broke")), delegated: true},
+		{name: "a run delegated under mediate completed", turn: modeltest.Text("done"), delegated: true, vis: core.Mediate},
+		{name: "a loop iteration's step completed", turn: modeltest.Text("done"), loop: true},
+		{name: "a loop iteration's step failed", turn: modeltest.Fail(errors.New("the model broke")), loop: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -57,8 +69,12 @@ func TestARunKilledRightAfterItsEndRecordEndsOnce(t *testing.T) {
 					step = core.PipelineStep{Type: core.StepParallel, Steps: []core.PipelineStep{step}}
 				}
 				boss, _ := scripted("boss", modeltest.ToolCalls(delegate("d1", "a", "task")), modeltest.Text("composed"))
-				boss.Supervisor = &core.SupervisorConfig{Agents: []core.SubAgent{{AgentID: "a"}}}
-				a, err := engine.New(engine.Config{Store: store, Agents: []*core.Agent{textAgent("a"), boss}, Providers: modeltest.New(tc.turn).Registry("mock"), RunLease: lease,
+				boss.Supervisor = &core.SupervisorConfig{Agents: []core.SubAgent{{AgentID: "a", Visibility: tc.vis}}}
+				host, _ := loopHost(core.LoopConfig{Pool: []string{"a"}, MaxIterations: 1},
+					call("core_start_loop", map[string]any{"pipeline": []string{"a"}, "input": "x"}), modeltest.Text("final"))
+				asking := textAgent("a")
+				asking.HumanTools = askAgent().HumanTools
+				a, err := engine.New(engine.Config{Store: store, Agents: []*core.Agent{asking, boss, host}, Providers: modeltest.New(tc.turn).Registry("mock"), RunLease: lease,
 					Pipelines: map[string][]core.PipelineStep{"p": {step}}})
 				if err != nil {
 					t.Fatal(err)
@@ -74,10 +90,21 @@ func TestARunKilledRightAfterItsEndRecordEndsOnce(t *testing.T) {
 				if tc.delegated {
 					stream = a.Run(context.Background(), "boss", "go", core.RunOptions{})
 				}
+				if tc.loop {
+					stream = a.Run(context.Background(), "host", "go", core.RunOptions{})
+				}
 				cs, _ := collect(stream)
 				starts := slices.DeleteFunc(find[*core.AgentRunStart](cs), func(s *core.AgentRunStart) bool { return s.AgentID != "a" })
-				if len(starts) == 0 {
+				if len(starts) == 0 && tc.vis != core.Mediate {
 					t.Fatalf("no agent:run:start of a in %v", types(cs))
+				}
+				if tc.vis == core.Mediate {
+					// The run shows as subagent:run:start.
+					subs := find[*core.SubagentRunStart](cs)
+					if len(subs) == 0 {
+						t.Fatalf("no subagent:run:start in %v", types(cs))
+					}
+					starts = []*core.AgentRunStart{{CrumbBase: subs[0].CrumbBase}}
 				}
 				id := starts[0].RunID
 				synctest.Wait()
@@ -89,6 +116,32 @@ func TestARunKilledRightAfterItsEndRecordEndsOnce(t *testing.T) {
 				time.Sleep(4 * lease) // fake time: sweeps
 				synctest.Wait()
 				rec := getRun(t, inner, id)
+				if tc.suspends {
+					// Nobody sweeps a suspended run: its log must say what
+					// it waits on.
+					logged, err := inner.GetCrumbs(context.Background(), id, 0, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					hr, ok := core.Crumb(nil), false
+					if len(logged) > 0 {
+						hr = logged[len(logged)-1].Crumb
+						_, ok = hr.(*core.HumanRequired)
+					}
+					if rec.Status != core.RunSuspended || !ok || hr.(*core.HumanRequired).CheckpointID != rec.CheckpointID {
+						t.Fatalf("the run's record is %s on %q and its log ends with %v, want human:required on it", rec.Status, rec.CheckpointID, hr)
+					}
+					return
+				}
+				if tc.vis == core.Mediate {
+					// Its log holds what its supervisor's stream shows of
+					// it, subagent:run:end for its end (a failed run's
+					// agent:error shows as nothing).
+					if logged := loggedTypes(t, inner, id); rec.Status != core.RunCompleted || !slices.Equal(logged, []string{core.TypeSubagentRunStart, core.TypeSubagentRunEnd}) {
+						t.Fatalf("the run's record is %s and its log holds %v, want subagent:run:start and subagent:run:end", rec.Status, logged)
+					}
+					return
+				}
 				n, last := terminals(t, inner, id)
 				if n != 1 || !core.IsTerminal(last) {
 					t.Fatalf("the run's record is %s and its log holds %d terminal crumbs, ending with %q: want exactly one, its last", rec.Status, n, last)
@@ -106,8 +159,8 @@ func TestARunKilledRightAfterItsEndRecordEndsOnce(t *testing.T) {
 }
 
 // diesAfterEnd is the store as a process sees it that is killed right
-// after the write that ends a run's record: that write is committed,
-// nothing after it is (crumb-log appends included).
+// after the write that ends a run's record (final, or suspended): that
+// write is committed, nothing after it is (crumb-log appends included).
 type diesAfterEnd struct {
 	*memory.Store
 	mu   sync.Mutex
@@ -135,6 +188,9 @@ func (s *diesAfterEnd) write(ends bool, do func() error) error {
 	return err
 }
 
+// ends reports whether r ends its run's stretch: final, or suspended.
+func ends(r core.RunRecord) bool { return r.Status.Final() || r.Status == core.RunSuspended }
+
 func (s *diesAfterEnd) Close() error        { return nil }
 func (s *diesAfterEnd) AppendsInline() bool { return false }
 
@@ -143,18 +199,18 @@ func (s *diesAfterEnd) AppendCrumbs(ctx context.Context, entries []core.CrumbLog
 }
 
 func (s *diesAfterEnd) PutRun(ctx context.Context, r core.RunRecord) error {
-	return s.write(r.Status.Final(), func() error { return s.Store.PutRun(ctx, r) })
+	return s.write(ends(r), func() error { return s.Store.PutRun(ctx, r) })
 }
 
 func (s *diesAfterEnd) EndRun(ctx context.Context, r core.RunRecord, owner string) (bool, error) {
 	var ours bool
-	err := s.write(r.Status.Final(), func() (err error) { ours, err = s.Store.EndRun(ctx, r, owner); return err })
+	err := s.write(ends(r), func() (err error) { ours, err = s.Store.EndRun(ctx, r, owner); return err })
 	return ours, err
 }
 
 func (s *diesAfterEnd) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
 	var ours bool
-	err := s.write(w.Run != nil && w.Run.Status.Final(), func() (err error) { ours, err = s.Store.WriteRun(ctx, w); return err })
+	err := s.write(w.Run != nil && ends(*w.Run), func() (err error) { ours, err = s.Store.WriteRun(ctx, w); return err })
 	return ours, err
 }
 

@@ -18,6 +18,12 @@ func (in *Instance) NewChokePointForTest(ctx context.Context) ChokePointForTest 
 func (c ChokePointForTest) Process(ctx context.Context, cr core.Crumb) { c.cp.process(ctx, cr) }
 func (c ChokePointForTest) Finish()                                    { c.cp.finish() }
 
+// StartTickForTest starts a schedule tick's run under runID, as the
+// timetable does.
+func (in *Instance) StartTickForTest(ctx context.Context, runID, agentID string, input any) (core.Detached, error) {
+	return tickStarter{in}.StartBackground(ctx, runID, agentID, input, core.RunOptions{}, core.BackgroundOptions{})
+}
+
 // WorkJobForTest hands a job to the Instance's job worker, as a queue would.
 func (in *Instance) WorkJobForTest(ctx context.Context, j core.Job) error {
 	return in.newWorker().WorkJob(ctx, j)

@@ -145,7 +145,7 @@ func New(cfg Config) (*Instance, error) {
 	if in.clock == nil {
 		in.clock = realClock{}
 	}
-	in.records = newRecords(in, newID())
+	in.records = newRecords(in, in.newID())
 	if in.log == nil {
 		in.log = slog.Default()
 	}

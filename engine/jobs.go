@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/memory"
@@ -84,31 +85,53 @@ func (in *Instance) checkBackground(ctx context.Context, input any, bg core.Back
 	return raw, nil
 }
 
-// queueRun writes rec as queued, started by the caller of ctx, then
-// enqueues the job of p; a job the queue refuses leaves rec failed.
+// queueRun enqueues the job of p, then writes rec as queued, started by
+// the caller of ctx. The job goes first: a process that dies between the
+// two commits leaves a job without a record, which a worker starts once a
+// lease has passed (package worker), never a queued record that no job
+// would start (found by the chaos harness, issue 31). The record is written
+// as an insert only, fenced by a token no record holds: a worker that
+// already started the run from its job (the enqueuer paused between the
+// two writes) keeps its record. A job the queue refuses leaves rec failed.
 func (in *Instance) queueRun(ctx context.Context, rec core.RunRecord, p runJob, maxAttempts int) error {
 	now := in.nowMillis()
 	rec.Status, rec.StartedBy, rec.CreatedAt, rec.UpdatedAt = core.RunQueued, core.OwnerKey(core.IdentityFrom(ctx)), now, now
-	if in.records.keeps {
-		if err := in.store.PutRun(ctx, rec); err != nil {
-			return err
-		}
-	}
+	p.QueuedAt = now
 	if err := in.enqueueJob(ctx, p, maxAttempts); err != nil {
 		if in.records.keeps {
 			// Written like a run's end, retried: the queue failing is
-			// often the database failing, and a record left queued with
-			// no job would wait for ever (found by the chaos harness).
+			// often the database failing, and the job may have been
+			// stored all the same (an answer lost with its connection):
+			// its worker then finds the run failed, not a missing record.
 			rec.Status, rec.ErrorCode, rec.UpdatedAt = core.RunFailed, core.CodeInternalError, in.nowMillis()
 			in.records.putEnd(context.WithoutCancel(ctx), rec)
 		}
 		return err
+	}
+	if !in.records.keeps {
+		return nil
+	}
+	insert := core.WithRunFence(ctx, core.RunFence{RunID: rec.ID, Token: "queued:" + in.newID()})
+	if err := in.store.PutRun(insert, rec); err != nil {
+		if be := (*core.BreadError)(nil); errors.As(err, &be) && be.Code == core.CodeRunTaken {
+			return nil // a worker started the run from its job already
+		}
+		// The job is queued: the request fails only if the job is taken
+		// back; otherwise a worker starts the run once a lease has passed
+		// (or has started it), and the caller gets its id.
+		if job, cerr := in.jobs.CancelJob(context.WithoutCancel(ctx), rec.ID); cerr == nil && job != nil {
+			return err
+		}
+		in.log.Warn("bread: a background run's queued record could not be written; its job will start it", append(runAttrs(rec.ID, rec.AgentID, rec.SessionID), "error", err)...)
 	}
 	return nil
 }
 
 // enqueueJob enqueues the job of a background run.
 func (in *Instance) enqueueJob(ctx context.Context, p runJob, maxAttempts int) error {
+	if p.QueuedAt == 0 {
+		p.QueuedAt = in.nowMillis()
+	}
 	payload, err := json.Marshal(p)
 	if err != nil {
 		return err
@@ -193,7 +216,7 @@ func (in *Instance) onLostRetries(ctx context.Context, r core.RunRecord) bool {
 func (in *Instance) retryLost(ctx context.Context, p runJob, rec core.RunRecord) error {
 	since := in.attemptStart(ctx, rec)
 	in.log.Warn("bread: retrying a lost background run", append(runAttrs(rec.ID, rec.AgentID, rec.SessionID), "attempt", rec.Attempt+1)...)
-	if in.store.Has(core.StoreMessageDelete) && rec.SessionID != "" {
+	if in.store.Has(core.StoreMessageDelete) && rec.SessionID != "" && !in.sessionMovedOn(ctx, rec, since) {
 		msgs, err := in.store.GetMessages(ctx, rec.SessionID)
 		if err != nil {
 			return err
@@ -213,6 +236,23 @@ func (in *Instance) retryLost(ctx context.Context, p runJob, rec core.RunRecord)
 		in.closeInterrupted(ctx, rec.SessionID, since, core.CodeRunLost)
 	}
 	return in.execRun(ctx, p, rec.Attempt+1)
+}
+
+// sessionMovedOn says whether another run of rec's session was recorded
+// since the lost attempt of rec began: its turn then follows the lost
+// attempt's, which the other run closed when it claimed the session
+// (claimSession), and removing the messages written since would remove
+// that run's turn too. A failed read counts as moved on: a turn left in
+// place is safer than one removed.
+func (in *Instance) sessionMovedOn(ctx context.Context, rec core.RunRecord, since int64) bool {
+	if !in.store.Has(core.StoreRunList) {
+		return false
+	}
+	runs, err := in.store.ListRuns(ctx, core.RunFilter{SessionID: rec.SessionID, UpdatedSince: since})
+	if err != nil {
+		return true
+	}
+	return slices.ContainsFunc(runs, func(r core.RunRecord) bool { return r.ID != rec.ID && r.CreatedAt >= since })
 }
 
 // attemptStart is when the lost attempt of rec started: the time of the
@@ -246,16 +286,39 @@ func (in *Instance) execRun(ctx context.Context, p runJob, attempt int) error {
 	ctx = withWebhook(core.WithIdentity(in.jobDelegation(ctx, p), p.Identity), p.Webhook)
 	preset := &presetRun{runID: p.RunID, attempt: attempt}
 	sessionID := p.Options.Session.ID
+	var last core.Crumb
 	for c := range in.Run(context.WithValue(ctx, presetKey{}, preset), p.AgentID, input, p.Options) {
 		if c != nil && c.Base().SessionID != "" {
 			sessionID = c.Base().SessionID
 		}
+		if c != nil {
+			last = c
+		}
 	}
-	if preset.handedBack {
+	if preset.handedBack || in.leftToThisJob(ctx, last, p.RunID, attempt) {
 		return &core.JobSnooze{After: stopHandOver}
 	}
 	in.sendWebhook(p, sessionID)
 	return nil
+}
+
+// leftToThisJob reports whether an attempt that ended RUN_LOST (another
+// instance took the run: this one was paused or cut off past its lease)
+// was left to this very job to retry: a sweeper declared it lost and
+// recorded it queued, its attempt kept, for its job, and this job is the
+// one the queue holds, so it must not end. Snoozed, the job is handed out
+// again and retries it (package worker). Found by the chaos harness once
+// the sweeper stopped writing the lost attempt's token back: a replica
+// paused (SIGSTOP) for less than the queue's rescue delay woke, its
+// attempt was refused as taken, its job ended, and the run stayed queued
+// for good (before, the token written back let the paused attempt go on).
+func (in *Instance) leftToThisJob(ctx context.Context, last core.Crumb, runID string, attempt int) bool {
+	e, ok := last.(*core.AgentError)
+	if !ok || e.Error == nil || e.Error.Code != core.CodeRunLost || !in.records.keeps {
+		return false
+	}
+	rec, err := in.store.GetRun(context.WithoutCancel(ctx), runID)
+	return err == nil && rec.Status == core.RunQueued && rec.Attempt >= attempt && attempt > 0
 }
 
 // jobDelegation returns ctx at the depth the job's caller was

@@ -179,16 +179,19 @@ func lostAttempt(t *testing.T, tb *testbed, runID, agentID string, attempt int) 
 		}
 	}
 	started := core.NowMillis() - 5_000
-	if err := tb.store.PutRun(ctx, core.RunRecord{ID: runID, AgentID: agentID, SessionID: "s", Status: core.RunRunning,
-		Owner: "dead-replica", LeaseUntil: started + 1_000, Attempt: attempt, CreatedAt: started - 1_000, UpdatedAt: started}); err != nil {
-		t.Fatal(err)
-	}
 	raw, _ := json.Marshal(core.Message{Role: core.RoleUser, Parts: []core.Part{core.TextPart("the job")}})
 	if err := tb.store.AddMessage(ctx, "s", core.SessionMessage{ID: "lost-user", SessionID: "s", Role: core.RoleUser, Content: raw, Timestamp: started + 10}); err != nil {
 		t.Fatal(err)
 	}
 	start := &core.AgentRunStart{CrumbBase: core.CrumbBase{AgentID: agentID, RunID: runID, SessionID: "s", Seq: 1, Timestamp: started}}
 	if err := tb.store.AppendCrumbs(ctx, []core.CrumbLogEntry{{RunID: runID, Seq: 1, SessionID: "s", AgentID: agentID, Type: core.TypeAgentRunStart, Crumb: start, CreatedAt: started}}); err != nil {
+		t.Fatal(err)
+	}
+	// The record last, as the attempt's writes all came while its lease
+	// was live: the instance's sweeper may find the lapsed lease from
+	// here on, and must find what the dead attempt left.
+	if err := tb.store.PutRun(ctx, core.RunRecord{ID: runID, AgentID: agentID, SessionID: "s", Status: core.RunRunning,
+		Owner: "dead-replica", LeaseUntil: started + 1_000, Attempt: attempt, CreatedAt: started - 1_000, UpdatedAt: started}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -225,6 +228,73 @@ func TestLostBackgroundRunIsRetriedFromBeforeItsAttempt(t *testing.T) {
 			t.Fatalf("crumb log = %v, want the lost attempt's start, then the retry to its end, no RUN_LOST", types)
 		}
 	})
+}
+
+// retriedMeanwhile is a store on which a lost run's job, handed out again
+// on another replica, retries the run right after this instance's sweeper
+// won LoseRun on it and before the sweeper writes what it decided: the
+// retry's record goes running under its own token.
+type retriedMeanwhile struct {
+	*memory.Store
+	retry bool
+}
+
+func (s *retriedMeanwhile) LoseRun(ctx context.Context, id string, now int64) (bool, error) {
+	won, err := s.Store.LoseRun(ctx, id, now)
+	if err != nil || !won || !s.retry {
+		return won, err
+	}
+	rec, err := s.GetRun(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	rec.Status, rec.Owner, rec.LeaseUntil, rec.ErrorCode = core.RunRunning, "other-replica", now+60_000, ""
+	rec.Attempt, rec.Fence = rec.Attempt+1, "retry-token"
+	return won, s.PutRun(ctx, rec)
+}
+
+// A sweeper that finds a background run lost, whose onLost policy retries
+// it, leaves it queued for its job only while no attempt took it since
+// its LoseRun, and never gives the record back the lost attempt's token:
+// that attempt (paused, not dead) stays fenced out.
+func TestASweptRunIsLeftToItsRetry(t *testing.T) {
+	cases := []struct {
+		name    string
+		retry   bool // the run's job retries it between LoseRun and the sweeper's write
+		status  core.RunStatus
+		attempt int
+		fence   string
+	}{
+		{name: "queued for its job", status: core.RunQueued, attempt: 1},
+		{name: "its job retried it meanwhile: the retry's record stands", retry: true, status: core.RunRunning, attempt: 2, fence: "retry-token"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				store := &retriedMeanwhile{Store: memory.New(), retry: c.retry}
+				if _, err := store.CreateSession(ctx, core.NewSession{ID: "s", AgentID: "writer"}); err != nil {
+					t.Fatal(err)
+				}
+				now := core.NowMillis()
+				if err := store.PutRun(ctx, core.RunRecord{ID: "run-1", AgentID: "writer", SessionID: "s", Status: core.RunRunning,
+					Owner: "dead-replica", LeaseUntil: now - 1_000, Attempt: 1, Fence: "lost-token", CreatedAt: now - 5_000, UpdatedAt: now - 5_000}); err != nil {
+					t.Fatal(err)
+				}
+				newTestbed(t, modeltest.New(), []*core.Agent{retryAgent("writer", 3)}, withQueue(1), func(cfg *engine.Config) { cfg.Store = store })
+				synctest.Wait() // the keeper's first sweep
+				if rec := getRun(t, store, "run-1"); rec.Status != c.status || rec.Attempt != c.attempt || rec.Fence != c.fence {
+					t.Fatalf("record after the sweep: %s attempt %d fence %q, want %s attempt %d fence %q", rec.Status, rec.Attempt, rec.Fence, c.status, c.attempt, c.fence)
+				}
+				lost := core.WithRunFence(ctx, core.RunFence{RunID: "run-1", Token: "lost-token"})
+				late := &core.TextDelta{CrumbBase: core.CrumbBase{AgentID: "writer", RunID: "run-1", SessionID: "s", Seq: 1}, Delta: "late"}
+				err := store.AppendCrumbs(lost, []core.CrumbLogEntry{{RunID: "run-1", Seq: 1, SessionID: "s", AgentID: "writer", Type: core.TypeTextDelta, Crumb: late}})
+				if !errors.Is(err, core.ErrRunTaken) {
+					t.Fatalf("a write of the lost attempt after the sweep: %v, want it refused as taken", err)
+				}
+			})
+		})
+	}
 }
 
 func withWebhooks(c *engine.Config) {
@@ -569,4 +639,81 @@ func TestWebhookFollowsAResumedBackgroundRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sweptAtItsEnd is a store on which the replica running a background run
+// is paused past its lease right before its end write: another replica's
+// sweeper declares the run lost and, its onLost retrying it, records it
+// queued for its job (with no token, as LoseRun leaves it); then the
+// paused replica wakes and its end write goes to the store, under the
+// run's fence.
+type sweptAtItsEnd struct {
+	*memory.Store
+	once sync.Once
+	hit  bool
+}
+
+func (s *sweptAtItsEnd) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
+	if f, ok := core.RunFenceFrom(ctx); ok && w.Run != nil && w.Run.Status.Final() {
+		s.once.Do(func() {
+			s.hit = true
+			ctx := context.Background() // the other replica's
+			cur, err := s.GetRun(ctx, f.RunID)
+			if err != nil {
+				panic(err)
+			}
+			cur.LeaseUntil = 1
+			if err := s.Store.PutRun(ctx, cur); err != nil {
+				panic(err)
+			}
+			if won, err := s.LoseRun(ctx, f.RunID, core.NowMillis()); err != nil || !won {
+				panic("the sweeper did not win")
+			}
+			cur.Status, cur.Owner, cur.LeaseUntil, cur.ErrorCode, cur.Fence = core.RunQueued, "", 0, "", ""
+			if err := s.Store.PutRun(core.WithRunFence(ctx, core.RunFence{RunID: f.RunID}), cur); err != nil {
+				panic(err)
+			}
+		})
+	}
+	return s.Store.WriteRun(ctx, w)
+}
+
+// A background attempt refused as taken because a sweeper left its run to
+// its job to retry does not end that job: the job is snoozed, and handed
+// out again it retries the run (found by the chaos harness: a replica
+// paused for less than the queue's rescue delay woke, its attempt was
+// refused, its job ended, and the run stayed queued for good).
+func TestAnAttemptTakenForItsOwnJobsRetryLeavesTheJobToRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		store := &sweptAtItsEnd{Store: memory.New()}
+		model := modeltest.New(modeltest.Text("first answer"), modeltest.Text("retried answer"))
+		// The lease keeper sweeps once, at Start: the sweeper here is the
+		// store's.
+		clock := newSweepOnce()
+		tb := newTestbed(t, model, []*core.Agent{retryAgent("writer", 3)}, withQueue(1), func(c *engine.Config) { c.Store, c.Clock = store, clock })
+		<-clock.Swept
+		if _, err := store.CreateSession(ctx, core.NewSession{ID: "s", AgentID: "writer"}); err != nil {
+			t.Fatal(err)
+		}
+		now := core.NowMillis()
+		if err := store.PutRun(ctx, core.RunRecord{ID: "run-1", AgentID: "writer", SessionID: "s", Status: core.RunQueued, CreatedAt: now, UpdatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		job := engine.RunJobForTest("run-1", "writer", "the job", "s", "")
+		err := tb.in.WorkJobForTest(ctx, job)
+		if !store.hit {
+			t.Fatalf("the sweeper never acted: %v", err)
+		}
+		var snooze *core.JobSnooze
+		if !errors.As(err, &snooze) {
+			t.Fatalf("the job of the taken attempt: %v, want it snoozed (the run is left to it: %+v)", err, getRun(t, store, "run-1"))
+		}
+		if err := tb.in.WorkJobForTest(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		if rec := getRun(t, store, "run-1"); rec.Status != core.RunCompleted || rec.Attempt != 2 {
+			t.Fatalf("record after the job's next hand-out: %+v, want completed by attempt 2", rec)
+		}
+	})
 }

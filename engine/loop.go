@@ -92,7 +92,7 @@ func (l *loopRuntime) start(ctx context.Context, a startLoopArgs, tc core.ToolCo
 	if len(missing) > 0 {
 		return nil, &core.BreadError{Code: core.CodeAgentNotFound, Message: "pipeline agents are not registered: " + strings.Join(missing, ", "), Context: map[string]any{"missing": missing}}
 	}
-	id := newID()
+	id := l.r.in.newID()
 	rec := core.LoopRecord{ID: id, AgentID: r.agent.ID, SessionID: r.sessionID, RunID: r.id, Pool: l.cfg.Pool, Pipeline: a.Pipeline,
 		MaxIterations: l.cfg.MaxIterations, Status: core.LoopRunning, StartedAt: core.NowMillis()}
 	if err := r.in.store.CreateLoop(ctx, rec); err != nil {
@@ -108,7 +108,7 @@ func (l *loopRuntime) start(ctx context.Context, a startLoopArgs, tc core.ToolCo
 	if len(a.Input) > 0 {
 		input = a.Input
 	}
-	out, err := l.iteration(ctx, emit, input)
+	out, err := l.iteration(ctx, tc, input)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func (l *loopRuntime) iterate(ctx context.Context, a iterateLoopArgs, tc core.To
 	if len(a.Feedback) > 0 {
 		next = map[string]any{"previousOutput": l.active.last, "feedback": a.Feedback}
 	}
-	out, err := l.iteration(ctx, builtinEmit(tc), next)
+	out, err := l.iteration(ctx, tc, next)
 	if err != nil {
 		return nil, err
 	}
@@ -209,10 +209,11 @@ func (l *loopRuntime) finish(ctx context.Context, a finishLoopArgs, tc core.Tool
 }
 
 // iteration runs the loop's pipeline once with the loop's OnError and retry
-// around it, stores the iteration and emits its crumbs. Called with l.mu
-// held. emit is the loop tool's (builtinEmit).
-func (l *loopRuntime) iteration(ctx context.Context, emit func(core.Crumb), input any) (any, error) {
+// around it, stores the iteration and emits its crumbs through the loop
+// tool's door (tc's). Called with l.mu held.
+func (l *loopRuntime) iteration(ctx context.Context, tc core.ToolContext, input any) (any, error) {
 	r, a := l.r, l.active
+	emit := builtinEmit(tc)
 	index := a.iterations + 1
 	started := core.NowMillis()
 	emit(&core.LoopIterationStart{CrumbBase: r.base(), LoopID: a.id, Iteration: index})
@@ -227,14 +228,18 @@ func (l *loopRuntime) iteration(ctx context.Context, emit func(core.Crumb), inpu
 	// A human:required of the iteration is held until the host's
 	// checkpoint links it, so a client resuming the instant it sees the
 	// crumb finds the whole chain.
+	//
+	// The iteration's runs' crumbs pass the door as they are, so their end
+	// writes fold through it as a delegated run's do (delegatedSink): a
+	// step's record and the crumb that ends its log commit together.
 	var held []core.Crumb
-	sink := funcSink(func(c core.Crumb) {
+	sink := delegatedSink{forward: builtinForward(tc), funcSink: func(c core.Crumb) {
 		if _, ok := c.(*core.HumanRequired); ok {
 			held = append(held, c)
 			return
 		}
 		emit(c)
-	})
+	}}
 	ctx, err := r.in.delegating(ctx, r.agent.ID, strings.Join(a.pipeline, ","))
 	if err != nil {
 		return nil, err
@@ -301,7 +306,7 @@ func (in *Instance) recordIteration(ctx context.Context, emit func(core.Crumb), 
 	if err != nil {
 		return nil, err
 	}
-	it := core.LoopIteration{ID: newID(), LoopID: lc.LoopID, Index: lc.Iteration, Input: input, Output: output, StartedAt: started, CompletedAt: core.NowMillis()}
+	it := core.LoopIteration{ID: in.newID(), LoopID: lc.LoopID, Index: lc.Iteration, Input: input, Output: output, StartedAt: started, CompletedAt: core.NowMillis()}
 	if err := in.store.AddLoopIteration(ctx, it); err != nil {
 		return nil, err
 	}

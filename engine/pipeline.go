@@ -35,7 +35,7 @@ func (in *Instance) runPipeline(ctx context.Context, out sink, pipelineID string
 	}
 	runID, _ := ctx.Value(pipelinePresetKey{}).(string)
 	if runID == "" {
-		runID = newID()
+		runID = in.newID()
 	} else {
 		ctx = context.WithValue(ctx, pipelinePresetKey{}, "") // not for pipelines inside
 	}

@@ -40,7 +40,7 @@ func (in *Instance) RunPipelineBackground(ctx context.Context, pipelineID string
 	if err != nil {
 		return core.Detached{}, err
 	}
-	runID := newID()
+	runID := in.newID()
 	p := runJob{RunID: runID, PipelineID: pipelineID, Input: raw, Webhook: bg.Webhook, Identity: core.IdentityFrom(ctx), Delegation: delegationChain(ctx)}
 	if in.jobs == nil {
 		detached := context.WithoutCancel(ctx)

@@ -117,10 +117,6 @@ func lostPipeline(t *testing.T, tb *testbed, runID string) {
 	t.Helper()
 	ctx := t.Context()
 	now := core.NowMillis() - 5_000
-	if err := tb.store.PutRun(ctx, core.RunRecord{ID: runID, AgentID: engine.PipelineAgentID, PipelineID: "review", Status: core.RunRunning,
-		Owner: "dead-replica", LeaseUntil: now + 1_000, Attempt: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
 	base := func(agent string, seq int64) core.CrumbBase {
 		return core.CrumbBase{RunID: runID, AgentID: agent, Seq: seq, Timestamp: now}
 	}
@@ -136,6 +132,14 @@ func lostPipeline(t *testing.T, tb *testbed, runID string) {
 		entries = append(entries, core.CrumbLogEntry{RunID: runID, Seq: b.Seq, AgentID: b.AgentID, Type: c.CrumbType(), Crumb: c, CreatedAt: now})
 	}
 	if err := tb.store.AppendCrumbs(ctx, entries); err != nil {
+		t.Fatal(err)
+	}
+	// The record last, as the journal was written while the lease was
+	// live: the instance's sweeper may find the lapsed lease from here on
+	// (before, it could find the record with an empty journal, end the
+	// run with RUN_LOST at seq 1, and the journal's write failed).
+	if err := tb.store.PutRun(ctx, core.RunRecord{ID: runID, AgentID: engine.PipelineAgentID, PipelineID: "review", Status: core.RunRunning,
+		Owner: "dead-replica", LeaseUntil: now + 1_000, Attempt: 1, CreatedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -167,6 +168,30 @@ func (rc *records) sweep(ctx context.Context) {
 	}
 }
 
+// sweepLapsed declares lost, as the sweeper would, each running run of
+// runs, other than except, whose lease lapsed before now. A run claiming a
+// session calls it
+// on the session's running runs: without it, the claimant went first past
+// a lapsed run and wrote its turn, and the sweeper, coming later, closed
+// the lost run's turn after it, between the claimant's tool call and its
+// result (the chaos harness, 10 minutes, seed 11). A run another instance
+// declares lost at the same time is left to it (LoseRun decides).
+func (rc *records) sweepLapsed(ctx context.Context, runs []core.RunRecord, except string, now int64) {
+	if !rc.keeps {
+		return
+	}
+	for _, r := range runs {
+		if r.ID == except || r.Status != core.RunRunning || r.LeaseUntil >= now {
+			continue
+		}
+		won, err := rc.in.store.LoseRun(ctx, r.ID, now)
+		if err != nil || !won {
+			continue
+		}
+		rc.lost(ctx, r, now)
+	}
+}
+
 // lost writes the durable end of a run nobody runs any more, so every tail
 // and every replay of it ends: an agent:error RUN_LOST after its last logged
 // crumb, in the crumb log and on the bus.
@@ -187,7 +212,7 @@ func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
 		// wait for that attempt.
 		rc.in.log.Warn("bread: background run lost: its job will retry it", append(runAttrs(r.ID, r.AgentID, r.SessionID), "attempt", r.Attempt)...)
 		r.Status, r.Owner, r.LeaseUntil, r.ErrorCode, r.UpdatedAt = core.RunQueued, "", 0, "", now
-		rc.put(ctx, r)
+		rc.putLost(ctx, r)
 		return
 	}
 	if rc.resumable(ctx, r) {
@@ -199,16 +224,67 @@ func (rc *records) lost(ctx context.Context, r core.RunRecord, now int64) {
 		// it is, and its tails keep waiting for the retry's crumbs.
 		rc.in.log.Warn("bread: resume lost: the instance resuming it stopped renewing its lease; its checkpoint waits for the resume to be retried", append(runAttrs(r.ID, r.AgentID, r.SessionID), "checkpoint_id", r.CheckpointID)...)
 		r.Status, r.Owner, r.LeaseUntil, r.ErrorCode, r.UpdatedAt = core.RunSuspended, "", 0, core.CodeRunLost, now
-		rc.put(ctx, r)
+		rc.putLost(ctx, r)
 		return
 	}
 	rc.in.log.Warn("bread: run lost: the instance running it stopped renewing its lease", runAttrs(r.ID, r.AgentID, r.SessionID)...)
-	rc.in.closeInterrupted(ctx, r.SessionID, r.UpdatedAt, core.CodeRunLost)
+	if rc.sessionTailMayBeIts(ctx, r) {
+		rc.in.closeInterrupted(ctx, r.SessionID, r.UpdatedAt, core.CodeRunLost)
+	}
 	if end := rc.in.endDurably(ctx, r, now, &core.BreadError{Code: core.CodeRunLost, Message: "the run was lost: the process running it stopped"}); end != nil {
 		// Its owner logged the run's end meanwhile (it was paused between
 		// its log write and its record's).
 		rc.agree(ctx, r, *end, now)
 	}
+}
+
+// sessionTailMayBeIts says whether lost should close the session of r, a
+// run just declared lost: whether its last messages may be r's turn, left
+// open. They are not when r wrote nothing (it logged no crumb, on a store
+// that logs a run's start with its first messages in one commit: it died
+// waiting for its session, or before its start committed). And lost
+// leaves the session alone while another run of it is running: that run
+// holds the session or waits for it, and closes what r left open itself,
+// once it has it and before it writes its own turn (claimSession), where a
+// closing turn lost appended could land after that run's tool call,
+// before its result (the chaos harness, 10 minutes, seed 11: a run that
+// never started, declared lost 13 ms after a later run of its session
+// stored its call).
+func (rc *records) sessionTailMayBeIts(ctx context.Context, r core.RunRecord) bool {
+	if r.SessionID == "" {
+		return false
+	}
+	st := rc.in.store
+	if st.Has(core.StoreCrumbLog) && st.WritesRunCrumbs() {
+		if n, err := st.MaxCrumbSeq(ctx, r.ID); err == nil && n == 0 {
+			return false
+		}
+	}
+	if st.Has(core.StoreRunList) {
+		running, err := st.ListRuns(ctx, core.RunFilter{SessionID: r.SessionID, Status: core.RunRunning})
+		if err == nil && slices.ContainsFunc(running, func(o core.RunRecord) bool { return o.ID != r.ID }) {
+			return false
+		}
+	}
+	return true
+}
+
+// putLost writes what lost decided for a run it won LoseRun on (queued
+// for its job's retry, suspended for a resume's) only while the record is
+// as LoseRun left it, held by no attempt: under a core.RunFence of the
+// empty token, the one LoseRun writes. r was read before LoseRun, so it
+// still carries the lost attempt's token, which is not written back.
+//
+// Found under -race and load (TestLostBackgroundRunIsRetriedFromBeforeItsAttempt):
+// the run's job, handed out again, found the record lost between the
+// sweeper's LoseRun and this write and retried it; this write, plain,
+// then turned the retry's running record queued and gave it the dead
+// attempt's token back, so the retry's writes were refused as taken, the
+// dead (or paused) attempt's were admitted again, and the run stayed
+// queued with no job left to run it.
+func (rc *records) putLost(ctx context.Context, r core.RunRecord) {
+	r.Fence = ""
+	rc.put(core.WithRunFence(ctx, core.RunFence{RunID: r.ID}), r)
 }
 
 // agree makes the record of a run whose end its owner logged but could
@@ -336,6 +412,25 @@ func (rc *records) settle(ctx context.Context, cp core.CheckpointRecord, err err
 	})
 	if derr != nil {
 		rc.in.log.Warn("bread: removing a resumed checkpoint failed", append(runAttrs(cp.RunID, cp.AgentID, cp.SessionID), "checkpoint_id", cp.ID, "error", derr)...)
+	}
+}
+
+// unclaim gives back this instance's claim on checkpoint cp, if it still
+// holds it, without removing it: the resume's run was taken, and the
+// checkpoint waits for another resume (its keeper would otherwise renew
+// the claim, and the retry would find it claimed for as long as this
+// instance lives).
+func (rc *records) unclaim(ctx context.Context, cp core.CheckpointRecord) {
+	// Not under the run's fence, which refuses this attempt's writes: the
+	// claim given back is this instance's own.
+	ctx = core.WithRunFence(context.WithoutCancel(ctx), core.RunFence{})
+	cur, err := rc.in.store.GetCheckpoint(ctx, cp.ID)
+	if err != nil || cur.ClaimedBy != rc.owner {
+		return
+	}
+	cur.ClaimedBy, cur.ClaimedUntil = "", 0
+	if err := rc.in.store.SaveCheckpoint(ctx, cur); err != nil {
+		rc.in.log.Warn("bread: releasing the checkpoint of a taken resume failed; it is resumable once its claim lapses", append(runAttrs(cp.RunID, cp.AgentID, cp.SessionID), "checkpoint_id", cp.ID, "error", err)...)
 	}
 }
 

@@ -212,3 +212,78 @@ func TestAResumeWhoseRunWasTakenBeforeItsTakeRunsNothing(t *testing.T) {
 		}
 	})
 }
+
+// sweptBeforeResumeEnd is a sweeper acting right before a resume's end
+// write: the resumer was paused past its lease, and the run went back to
+// waiting for a retry of the same checkpoint (suspended, RUN_LOST).
+type sweptBeforeResumeEnd struct {
+	*memory.Store
+	once sync.Once
+	hit  bool
+}
+
+func (s *sweptBeforeResumeEnd) WriteRun(ctx context.Context, w core.RunWrite) (bool, error) {
+	if f, ok := core.RunFenceFrom(ctx); ok && w.Run != nil && w.Run.Status.Final() {
+		s.once.Do(func() {
+			s.hit = true
+			ctx := context.Background() // the other replica's
+			cur, err := s.GetRun(ctx, f.RunID)
+			if err != nil {
+				panic(err)
+			}
+			cp := cur.CheckpointID
+			cur.LeaseUntil = 1
+			if err := s.Store.PutRun(ctx, cur); err != nil {
+				panic(err)
+			}
+			if won, err := s.LoseRun(ctx, f.RunID, core.NowMillis()); err != nil || !won {
+				panic("the sweeper did not win")
+			}
+			cur, _ = s.GetRun(ctx, f.RunID)
+			cur.Status, cur.Owner, cur.LeaseUntil, cur.ErrorCode, cur.CheckpointID = core.RunSuspended, "", 0, core.CodeRunLost, cp
+			if err := s.Store.PutRun(ctx, cur); err != nil {
+				panic(err)
+			}
+		})
+	}
+	return s.Store.WriteRun(ctx, w)
+}
+
+// TestAResumeTakenBeforeItsEndLeavesItsCheckpointForTheRetry is a
+// violation the chaos harness found (issue 31, 90 s, seed 3): a resumer
+// paused past its lease woke after a sweeper had put its run back to
+// waiting for a retry of the same checkpoint; its end write was refused
+// (the run was taken), and it removed the checkpoint all the same, so
+// the run waited on a checkpoint that no longer existed and its retry
+// found none. A resume whose run was taken leaves the checkpoint.
+func TestAResumeTakenBeforeItsEndLeavesItsCheckpointForTheRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &sweptBeforeResumeEnd{Store: memory.New()}
+		tb := newTestbed(t, modeltest.New(
+			modeltest.ToolCall("human_approve_publish", map[string]string{"url": "https://bread.dev"}),
+			modeltest.Text("Published."),
+		), []*core.Agent{askAgent()}, func(c *engine.Config) { c.Store = store })
+		cs, err := tb.run(t, "publisher", "publish", core.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hr := suspendOn(t, cs)
+		ctx := context.Background()
+		_, err = collect(tb.in.Resume(ctx, hr.CheckpointID, okAnswer))
+		if !store.hit {
+			t.Fatalf("the resume made no fenced end write (%v)", err)
+		}
+		wantCode(t, err, core.CodeRunLost)
+		r := getRun(t, store, hr.RunID)
+		if r.Status != core.RunSuspended || r.CheckpointID != hr.CheckpointID {
+			t.Fatalf("the record: %+v, want suspended on %s for a retry", r, hr.CheckpointID)
+		}
+		cp, err := store.GetCheckpoint(ctx, hr.CheckpointID)
+		if err != nil {
+			t.Fatalf("the checkpoint the run waits on for its retry: %v", err)
+		}
+		if cp.ClaimedBy != "" {
+			t.Errorf("the taken resume kept its claim on the checkpoint (%s): its keeper would renew it while the retry waits", cp.ClaimedBy)
+		}
+	})
+}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/breadai/bread/core"
-	"github.com/google/uuid"
+	"github.com/breadai/bread/core/protocol"
 )
 
 // run is one execution of a local agent: one run id, one session, one hook
@@ -155,7 +155,7 @@ func (in *Instance) runAgent(ctx context.Context, out sink, agentID string, inpu
 	if err != nil {
 		return outcome{}, err
 	}
-	r := in.newRun(rt, newID(), session.ID, input, opts)
+	r := in.newRun(rt, in.newID(), session.ID, input, opts)
 	r.fresh = true
 	r.parent = parent
 	return r.execute(ctx, out)
@@ -168,7 +168,7 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 	// A background run comes with its run id, so it can be named (and
 	// cancelled) while it waits for its session; runs it starts get their
 	// own.
-	runID, preset := newID(), presetFrom(ctx)
+	runID, preset := in.newID(), presetFrom(ctx)
 	if preset != nil {
 		runID = preset.runID
 		ctx = context.WithValue(ctx, presetKey{}, (*presetRun)(nil))
@@ -219,7 +219,7 @@ func (in *Instance) runTop(ctx context.Context, out sink, rt *agentRT, input any
 		if err := checkTags(opts.Session.Tags); err != nil {
 			return fail(err)
 		}
-		session.ID = newID()
+		session.ID = in.newID()
 	} else if session, err = in.openSession(ctx, rt.ID, opts.Session); err != nil {
 		return fail(err)
 	}
@@ -329,7 +329,15 @@ func (r *run) recordEnd(ctx context.Context, res outcome, err error) (ours bool,
 	}
 	if cp := r.resumedFrom; cp != nil {
 		r.resumedFrom = nil
-		r.in.records.settle(ctx, *cp, err)
+		if ours {
+			r.in.records.settle(ctx, *cp, err)
+		} else {
+			// Taken: a sweeper put the run back to waiting for a retry of
+			// this checkpoint (this resumer was paused past its lease), or
+			// another resume runs it. The checkpoint is theirs; removing it
+			// left a run waiting on nothing (found by the chaos harness).
+			r.in.records.unclaim(ctx, *cp)
+		}
 	}
 	return ours, nil
 }
@@ -564,8 +572,20 @@ func (r *run) finish(ctx context.Context, output any) (outcome, error) {
 	if err != nil {
 		return outcome{}, r.fail(ctx, err)
 	}
-	end := &core.AgentRunEnd{CrumbBase: r.base(), Output: output, DurationMs: time.Since(r.started).Milliseconds(), Files: r.files}
-	if r.usage != (core.Usage{}) {
+	var end *core.AgentRunEnd
+	var room *endWithUsage
+	if r.usage != (core.Usage{}) && len(r.calls) == 1 {
+		room = &endWithUsage{}
+		end = &room.end
+	} else {
+		end = &core.AgentRunEnd{}
+	}
+	*end = core.AgentRunEnd{CrumbBase: r.base(), Output: output, DurationMs: time.Since(r.started).Milliseconds(), Files: r.files}
+	switch {
+	case room != nil:
+		room.usage = [2]core.Usage{r.usage, r.calls[0]}
+		end.Usage, end.ModelCalls = &room.usage[0], room.usage[1:2:2]
+	case r.usage != (core.Usage{}):
 		end.Usage, end.ModelCalls = r.endUsage()
 	}
 	// Built before the end's write, which may log it (writeEnd).
@@ -581,6 +601,15 @@ func (r *run) finish(ctx context.Context, output any) (outcome, error) {
 	}
 	r.out.end(end, nil)
 	return outcome{output: output}, nil
+}
+
+// endWithUsage is the agent:run:end of a run of one model call and its
+// usage (the run's, then the call's) in one allocation: the memory store
+// keeps the end for as long as the run's log, so it is also one object
+// fewer for the collector to mark on every cycle for each run it keeps.
+type endWithUsage struct {
+	end   core.AgentRunEnd
+	usage [2]core.Usage
 }
 
 // endUsage is the run's usage and its calls' for its agent:run:end, in
@@ -770,11 +799,54 @@ func (in *Instance) persistStored(ctx context.Context, sessionID string, sms []c
 }
 
 func toSessionMessage(m core.Message) (core.SessionMessage, error) {
-	content, err := json.Marshal(m)
-	if err != nil {
-		return core.SessionMessage{}, err
+	content, ok := appendMessageJSON(nil, m)
+	if !ok {
+		var err error
+		if content, err = json.Marshal(m); err != nil {
+			return core.SessionMessage{}, err
+		}
 	}
 	return core.SessionMessage{Role: m.Role, Content: content, Timestamp: core.NowMillis()}, nil
+}
+
+// appendMessageJSON appends m as json.Marshal writes it when every part is
+// text alone (a type and a text: what a run's input and a plain answer
+// are), and reports false, appending nothing, for any other part (tool
+// calls and results, files), which go through json.Marshal. json.Marshal
+// by reflection was the larger part of a short run's session writes.
+func appendMessageJSON(dst []byte, m core.Message) ([]byte, bool) {
+	size := len(`{"role":,"parts":[]}`) + len(m.Role) + 2
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		if p.ToolCallID != "" || p.ToolName != "" || p.Input != nil || p.Output != nil || p.IsError ||
+			p.MediaType != "" || p.Data != nil || p.URL != "" || p.Filename != "" {
+			return dst, false
+		}
+		size += len(`{"type":,"text":},`) + len(p.Type) + len(p.Text) + 4
+	}
+	if dst == nil {
+		dst = make([]byte, 0, size)
+	}
+	dst = append(dst, `{"role":`...)
+	dst = protocol.AppendJSONString(dst, string(m.Role))
+	if m.Parts == nil {
+		return append(dst, `,"parts":null}`...), true
+	}
+	dst = append(dst, `,"parts":[`...)
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"type":`...)
+		dst = protocol.AppendJSONString(dst, string(p.Type))
+		if p.Text != "" {
+			dst = append(dst, `,"text":`...)
+			dst = protocol.AppendJSONString(dst, p.Text)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, "]}"...), true
 }
 
 // inputText is how a run's input reaches the model: a string as is,
@@ -784,4 +856,6 @@ func inputText(input any) string {
 	return s
 }
 
-func newID() string { return uuid.Must(uuid.NewV7()).String() }
+// newID mints a UUIDv7 for a run, a session, a checkpoint or a loop:
+// unique, and sortable by creation time.
+func (in *Instance) newID() string { return core.NewUUIDv7() }

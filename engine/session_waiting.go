@@ -86,20 +86,29 @@ func (in *Instance) holdForWaiting(ctx context.Context, sessionID, runID string,
 // waitingRun returns a run of sessionID other than runID that holds the
 // session without running under a claim: one suspended on a checkpoint
 // that is still there, or a resume in flight (running from a checkpoint,
-// under a live lease). nil when there is none.
+// under a live lease, or under a lapsed one while the checkpoint is still
+// there: its resumer was paused or died, and a sweeper puts it back to
+// waiting for a retry; found by the chaos harness, an enqueued run started
+// in that window, between the approved call and its result), or one the
+// sweeper has just declared lost while its checkpoint is still there
+// (LoseRun, then the record back to waiting for a retry: two writes, and a
+// run claiming the session between them, declaring the lapsed run lost in
+// a race with the sweeper, went on). nil when there is none.
 func (in *Instance) waitingRun(ctx context.Context, sessionID, runID string) (*core.RunRecord, error) {
-	runs, err := in.store.ListRuns(ctx, core.RunFilter{SessionID: sessionID, Statuses: []core.RunStatus{core.RunSuspended, core.RunRunning}})
+	runs, err := in.store.ListRuns(ctx, core.RunFilter{SessionID: sessionID, Statuses: []core.RunStatus{core.RunSuspended, core.RunRunning, core.RunLost}})
 	if err != nil {
 		return nil, err
 	}
 	now := in.nowMillis()
+	recently := now - in.records.lease.Milliseconds()
 	for _, r := range runs {
 		switch {
 		case r.ID == runID || r.CheckpointID == "":
-		case r.Status == core.RunRunning:
-			if r.LeaseUntil >= now {
-				return &r, nil
-			}
+		case r.Status == core.RunLost && r.UpdatedAt < recently:
+			// Lost for longer than the sweeper's two writes take: its
+			// checkpoint, if still there, is not read on every claim.
+		case r.Status == core.RunRunning && r.LeaseUntil >= now:
+			return &r, nil
 		default:
 			_, err := in.store.GetCheckpoint(ctx, r.CheckpointID)
 			if err == nil {

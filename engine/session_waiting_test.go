@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/breadai/bread/core"
 	"github.com/breadai/bread/core/modeltest"
@@ -143,4 +144,67 @@ func TestARunWaitingForAHumanHoldsItsSession(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestAResumeWhoseLeaseLapsedStillHoldsItsSession is a violation the chaos
+// harness found (issue 31): a resume's replica was paused (SIGSTOP) past
+// its lease; until a sweeper put the run back to waiting for a retry, its
+// record was running under a lapsed lease, which neither the claim nor the
+// check for waiting runs counted, so a run queued on the session (enqueue)
+// started between the approved call and its result: the session read
+// user,assistant(call),user,assistant,tool. A resume whose lease lapsed
+// still holds the session while its checkpoint is there.
+func TestAResumeWhoseLeaseLapsedStillHoldsItsSession(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		agent := askAgent()
+		agent.Concurrency = core.ConcurrencyEnqueue
+		tb := newTestbed(t, modeltest.New(
+			modeltest.ToolCall("human_approve_publish", map[string]string{"url": "https://bread.dev"}),
+			modeltest.Text("Published."), modeltest.Text("second")), []*core.Agent{agent})
+		ctx := context.Background()
+		opts := core.RunOptions{Session: core.SessionOptions{ID: "s-lapsed"}}
+		cs, err := tb.run(t, "publisher", "publish", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hr := suspendOn(t, cs)
+		// The resume in flight on a paused replica: running from the
+		// checkpoint under a lease that has lapsed, not yet swept.
+		rec := getRun(t, tb.store, hr.RunID)
+		suspended := rec
+		rec.Status, rec.Owner, rec.LeaseUntil = core.RunRunning, "paused-replica", time.Now().UnixMilli()-1
+		if err := tb.store.PutRun(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+
+		second := make(chan runResult, 1)
+		go func() {
+			cs, err := collect(tb.in.Run(ctx, "publisher", "again", opts))
+			second <- runResult{cs, err}
+		}()
+		synctest.Wait()
+		select {
+		case res := <-second:
+			t.Fatalf("the second run went on while the first's resume was only late: %v %v; first %+v", types(res.crumbs), res.err, getRun(t, tb.store, hr.RunID))
+		default:
+		}
+		// The sweeper puts it back to waiting for a retry; the retried
+		// resume ends it, and the queued run goes on.
+		if err := tb.store.PutRun(ctx, suspended); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := collect(tb.in.Resume(ctx, hr.CheckpointID, map[string]any{"ok": true})); err != nil {
+			t.Fatalf("resuming the waiting run: %v", err)
+		}
+		if res := <-second; res.err != nil {
+			t.Fatalf("the queued run: %v", res.err)
+		}
+		roles, problem := wellFormed(t, tb.store, cs[0].Base().SessionID)
+		if problem != "" {
+			t.Fatalf("history %v: %s", roles, problem)
+		}
+		if got := strings.Join(roles, ","); got != "user,assistant,tool,assistant,user,assistant" {
+			t.Fatalf("history %s", got)
+		}
+	})
 }

@@ -307,23 +307,47 @@ func (b branchSink) settle(c core.Crumb, entries []core.CrumbLogEntry, committed
 }
 
 // delegatedSink is a delegated run's sink: its crumbs go through its
-// delegate call's door to the supervisor's goroutine (funcSink). Under
-// passthrough visibility, where they pass as they are, its end write folds
-// through the door too: the request reaches the supervisor's run.emit
-// after the crumbs the door passed before it, and waits for its entries.
-// Under another visibility the end passes transformed or not at all, and
-// nothing is folded.
+// delegate call's door to the supervisor's goroutine (funcSink). Its end
+// write folds through the door too: the request reaches the supervisor's
+// run.emit after the crumbs the door passed before it, and waits for its
+// entries. What is folded is what the door passes for the end: the end
+// itself under passthrough visibility (show nil) or as a loop iteration's
+// step; under mediate the subagent:run:end it shows for an agent:run:end
+// (show, filterSubAgentCrumb), which the funcSink then passes for the end
+// (shown) so it keeps the seq it was logged at; nothing where the end
+// passes as nothing (hidden, or a failed run under mediate: its log holds
+// no end to lose).
 type delegatedSink struct {
 	funcSink
-	forward     func(core.Crumb) bool
-	passthrough bool
+	forward func(core.Crumb) bool
+	show    func(core.Crumb) core.Crumb
+	// folded is the end fold was given and what was folded for it, both
+	// on the delegated run's goroutine, as the end's put is.
+	folded *shownEnd
+}
+
+type shownEnd struct{ of, as core.Crumb }
+
+// shown is what passes for c: what fold folded for it, else show's.
+func (d delegatedSink) shown(c core.Crumb) core.Crumb {
+	if d.folded != nil && d.folded.of == c {
+		return d.folded.as
+	}
+	if d.show == nil {
+		return c
+	}
+	return d.show(c)
 }
 
 func (d delegatedSink) fold(c core.Crumb) []core.CrumbLogEntry {
-	if !d.passthrough {
+	f := d.shown(c)
+	if f == nil {
 		return nil
 	}
-	req := &foldRequest{Crumb: c, reply: make(chan []core.CrumbLogEntry, 1)}
+	if d.folded != nil {
+		*d.folded = shownEnd{of: c, as: f}
+	}
+	req := &foldRequest{Crumb: f, reply: make(chan []core.CrumbLogEntry, 1)}
 	if !d.forward(req) {
 		return nil
 	}
@@ -331,7 +355,7 @@ func (d delegatedSink) fold(c core.Crumb) []core.CrumbLogEntry {
 }
 
 func (d delegatedSink) settle(c core.Crumb, entries []core.CrumbLogEntry, committed bool) {
-	d.forward(&settleRequest{Crumb: c, entries: entries, committed: committed})
+	d.forward(&settleRequest{Crumb: d.shown(c), entries: entries, committed: committed})
 }
 
 // foldRequest and settleRequest carry a branch's fold and settle to the

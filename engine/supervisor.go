@@ -108,7 +108,11 @@ func (s *supervisorRuntime) delegate(ctx context.Context, a delegateArgs, tc cor
 	}
 	var suspendedAt string
 	emit := builtinEmit(tc)
-	out := delegatedSink{forward: builtinForward(tc), passthrough: vis == core.Passthrough, funcSink: func(c core.Crumb) {
+	out := delegatedSink{forward: builtinForward(tc), folded: &shownEnd{}}
+	if vis != core.Passthrough {
+		out.show = func(c core.Crumb) core.Crumb { return filterSubAgentCrumb(c, a.AgentID, parentID, vis) }
+	}
+	out.funcSink = func(c core.Crumb) {
 		if hr, ok := c.(*core.HumanRequired); ok {
 			// Held until the supervisor's checkpoint links this child, so a
 			// client resuming the instant it sees the crumb finds the link.
@@ -118,10 +122,10 @@ func (s *supervisorRuntime) delegate(ctx context.Context, a delegateArgs, tc cor
 			s.mu.Unlock()
 			return
 		}
-		if f := filterSubAgentCrumb(c, a.AgentID, parentID, vis); f != nil {
+		if f := out.shown(c); f != nil {
 			emit(f)
 		}
-	}}
+	}
 	var input any = a.Input
 	if len(a.Input) == 0 {
 		input = nil
@@ -270,7 +274,7 @@ func withOuter(p, link *core.CheckpointParent) *core.CheckpointParent {
 func (r *run) chainSuspend(ctx context.Context, fresh []core.Message, pending []pendingDelegation) (outcome, error) {
 	first := pending[0]
 	cp := core.CheckpointRecord{
-		ID: newID(), AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID,
+		ID: r.in.newID(), AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID,
 		ToolName: first.call.Name, ToolCallID: first.call.ID, Schema: first.call.Input,
 		Skill: r.opts.Skill, Parent: r.parent, CreatedAt: core.NowMillis(), Meta: withDelegationMeta(ctx, r.in.annotate(ctx)),
 	}

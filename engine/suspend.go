@@ -31,7 +31,7 @@ func (r *run) suspend(ctx context.Context, fresh []core.Message, ts *toolset, ca
 			}
 		}
 		cps[i] = core.CheckpointRecord{
-			ID: newID(), AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID,
+			ID: r.in.newID(), AgentID: r.agent.ID, RunID: r.id, SessionID: r.sessionID,
 			ToolName: bt.leaf, ToolCallID: call.ID, Schema: schema, Prompt: prompt, Kind: kind,
 			Skill: r.opts.Skill, Parent: r.parent, CreatedAt: core.NowMillis(), Meta: meta,
 		}
@@ -52,15 +52,36 @@ func (r *run) suspend(ctx context.Context, fresh []core.Message, ts *toolset, ca
 		return outcome{}, err
 	}
 	res := outcome{suspended: true, checkpointID: cps[0].ID, checkpointIDs: setIDs[min(1, len(setIDs)):]}
+	hrs := make([]*core.HumanRequired, len(cps))
+	for i, cp := range cps {
+		hrs[i] = &core.HumanRequired{CrumbBase: r.base(), CheckpointID: cp.ID, ToolName: cp.ToolName, ToolCallID: cp.ToolCallID, Schema: cp.Schema, Prompt: cp.Prompt, Kind: cp.Kind, Set: setIDs}
+	}
+	if r.foldsSuspension(len(cps)) {
+		// Built before the record's write, which logs it with it
+		// (endLogged): a process killed right after that write must not
+		// leave a run recorded suspended whose log never says so.
+		r.told = hrs[0]
+	}
 	// The record says suspended before the client can learn it: a process
 	// killed right after human:required must not leave a "running" record
 	// for a sweeper to declare lost.
 	_, _ = r.recordEnd(ctx, res, nil)
-	for _, cp := range cps {
-		r.emit(&core.HumanRequired{CrumbBase: r.base(), CheckpointID: cp.ID, ToolName: cp.ToolName, ToolCallID: cp.ToolCallID, Schema: cp.Schema, Prompt: cp.Prompt, Kind: cp.Kind, Set: setIDs})
+	for i, cp := range cps {
+		r.emit(hrs[i])
 		r.hooks.onSuspend(ctx, r.hookContext(core.HookAgent), cp.ToolName, cp.ID)
 	}
 	return res, nil
+}
+
+// foldsSuspension reports whether the human:required of a suspension on n
+// checkpoints goes with the run's suspended record (recordEnd's told): for
+// one checkpoint of a run on the public stream. A nested run's is held
+// until its parent's checkpoint links it (a supervisor, a pipeline), so a
+// client resuming the instant it sees it finds the link: it is not
+// logged before then. A set's several crumbs are logged as they pass.
+func (r *run) foldsSuspension(n int) bool {
+	_, top := r.out.(*streamSink)
+	return n == 1 && top
 }
 
 // annotate collects what CheckpointAnnotator plugins keep of a suspending

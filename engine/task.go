@@ -111,7 +111,7 @@ func (in *Instance) executeTask(ctx context.Context, t *taskRT, args any, call t
 		call.agentID = "standalone"
 	}
 	if call.runID == "" {
-		call.runID = newID()
+		call.runID = in.newID()
 	}
 	if call.sessionID == "" {
 		call.sessionID = call.runID
@@ -163,7 +163,7 @@ func (in *Instance) callTask(ctx context.Context, t *taskRT, input any, call tas
 	if err != nil {
 		return nil, core.Errorf(core.CodeValidationError, "the input of task %s is not JSON: %w", t.Name, err)
 	}
-	id := newID()
+	id := in.newID()
 	started := time.Now()
 	audit := in.store.Has(core.StoreTaskRuns)
 	rec := core.TaskRunRecord{ID: id, TaskID: t.Name, Model: core.TaskModelInfo{Provider: t.Model.Provider, Model: t.Model.Model}, Input: rawInput, Status: core.TaskRunning, CreatedAt: started.UnixMilli()}

@@ -24,6 +24,12 @@ type RunJob struct {
 	// deep, so queueing it does not restart the delegation limit. Empty at
 	// top level, and in jobs queued before it existed.
 	Delegation []string `json:"delegation,omitempty"`
+	// QueuedAt is when the job was enqueued (Unix ms, the engine's clock).
+	// The job is enqueued before its run's record is written, so a worker
+	// that finds no record tells by it a record still to come (a young
+	// job: snoozed) from one its enqueuer died before writing (the job
+	// starts the run itself). Zero in jobs queued before it existed.
+	QueuedAt int64 `json:"queuedAt,omitempty"`
 }
 
 // DecodeInput is the run's input, decoded from the payload (which holds

@@ -100,7 +100,9 @@ func runAttrs(runID, agentID, sessionID string) []any {
 //     handed the job out again, thinking it stuck), so the job is snoozed
 //     until the lease could lapse: no run executes on two replicas at once;
 //   - running under a lapsed lease, or lost: its process died. The agent's
-//     onLost policy retries it or it ends with RUN_LOST;
+//     onLost policy retries it or it ends with RUN_LOST; a lapsed run a
+//     sweeper declared lost first is read again, and one the sweeper left
+//     queued for its job to retry is retried by this job, as above;
 //   - anything else: it ended (completed, failed, cancelled, suspended for
 //     a human) and the job has nothing left to do.
 func (w *Worker) workRun(ctx context.Context, j core.Job) error {
@@ -115,22 +117,22 @@ func (w *Worker) workRun(ctx context.Context, j core.Job) error {
 	}
 	rec, err := store.GetRun(ctx, p.RunID)
 	if errors.Is(err, core.ErrRunNotFound) {
-		w.cfg.Logger.Info("bread: a background run's record is gone (its session was deleted); not running it", runAttrs(p.RunID, p.AgentID, p.Options.Session.ID)...)
-		return nil
+		return w.unrecorded(ctx, p)
 	}
 	if err != nil {
 		return transient(err)
 	}
+	if rec.SessionID != "" {
+		// The record names the run's session; the payload's may be
+		// another. A schedule tick whose first attempt enqueued this job
+		// and died before the record is handed out again, finds no record,
+		// opens a session of its own and records the run under it (the
+		// queue adds no second job under the key): the run goes where its
+		// record says, which is what its clients read.
+		p.Options.Session.ID = rec.SessionID
+	}
 	won := false
-	switch rec.Status {
-	case core.RunQueued:
-		if rec.Attempt > 0 {
-			// A lost attempt the sweeper left to this job to retry (a
-			// pipeline's from the step it lost).
-			return runs.Retry(ctx, p, rec)
-		}
-		return runs.Exec(ctx, p, 1)
-	case core.RunRunning:
+	if rec.Status == core.RunRunning {
 		now := w.cfg.Now().UnixMilli()
 		if rec.LeaseUntil >= now {
 			return &core.JobSnooze{After: time.Duration(rec.LeaseUntil-now)*time.Millisecond + w.cfg.Lease/3}
@@ -138,11 +140,27 @@ func (w *Worker) workRun(ctx context.Context, j core.Job) error {
 		if won, err = store.LoseRun(ctx, rec.ID, now); err != nil {
 			return transient(err)
 		}
+		// Read again: a sweeper that won LoseRun may have written since
+		// what it decided (queued for this job to retry, below).
 		if rec, err = store.GetRun(ctx, p.RunID); err != nil {
 			return transient(err)
 		}
 	}
-	if rec.Status != core.RunLost {
+	switch rec.Status {
+	case core.RunQueued:
+		if rec.Attempt > 0 {
+			// A lost attempt the sweeper left to this job to retry (a
+			// pipeline's from the step it lost), found queued already or
+			// left so between this job's LoseRun and its read after it:
+			// this job is the one the sweeper left it to, and no other
+			// will come (found under -race and load: a job that read the
+			// record queued then ended with nothing done, and the run
+			// stayed queued for good).
+			return runs.Retry(ctx, p, rec)
+		}
+		return runs.Exec(ctx, p, 1)
+	case core.RunLost:
+	default:
 		return nil
 	}
 	if runs.RetriesLost(ctx, rec) {
@@ -156,6 +174,64 @@ func (w *Worker) workRun(ctx context.Context, j core.Job) error {
 	runs.Notify(p, rec.SessionID)
 	return nil
 }
+
+// unrecorded decides a run job that finds no record of its run. The job is
+// enqueued before the record is written (engine's queueRun), so the record
+// is either still to come or will never be:
+//
+//   - the job is younger than a lease: its enqueuer is between its two
+//     writes, so the job is snoozed until the lease is over;
+//   - older: its enqueuer died (or was paused) between them. The job
+//     carries everything the run needs (agent, input, options, identity),
+//     so it starts the run, which writes its record, rather than failing
+//     it: its caller may have been told its id (a paused enqueuer wakes and
+//     answers), and a caller that was not sees the run it asked for, as
+//     after any request whose answer was lost. The enqueuer's late queued
+//     write is an insert only (a fenced PutRun), so it never overwrites the
+//     record the run wrote. A run whose session is gone (deleted with its
+//     records), and a job queued before QueuedAt existed, are dropped, as
+//     before.
+//
+// Found by the chaos harness (issue 31): written record-then-job, a replica
+// SIGKILLed between the two left a queued record that no job would start.
+func (w *Worker) unrecorded(ctx context.Context, p RunJob) error {
+	attrs := runAttrs(p.RunID, p.AgentID, p.Options.Session.ID)
+	if p.QueuedAt == 0 {
+		w.cfg.Logger.Info("bread: a background run's record is gone (its session was deleted); not running it", attrs...)
+		return nil
+	}
+	grace := w.cfg.Lease
+	if grace <= 0 {
+		grace = DefaultRecordGrace
+	}
+	if age := time.Duration(w.cfg.Now().UnixMilli()-p.QueuedAt) * time.Millisecond; age < grace {
+		// The record is usually a store write behind: look again soon,
+		// then less often (each wait as long as the job's age, so a few
+		// snoozes cover the grace). Snoozing for the whole grace made
+		// every run a worker picked up before its record wait a lease
+		// (15 s by default): ticks and background runs late in CI.
+		return &core.JobSnooze{After: min(grace-age, max(age, minRecordWait))}
+	}
+	if id := p.Options.Session.ID; id != "" {
+		_, err := w.cfg.Store.GetSession(ctx, id)
+		if errors.Is(err, core.ErrSessionNotFound) {
+			w.cfg.Logger.Info("bread: a background run's record and session are gone (its session was deleted); not running it", attrs...)
+			return nil
+		}
+		if err != nil {
+			return transient(err)
+		}
+	}
+	w.cfg.Logger.Warn("bread: a background run's job outlived its enqueuer, which never recorded the run; starting it", attrs...)
+	return w.cfg.Runs.Exec(ctx, p, 1)
+}
+
+// minRecordWait is the shortest snooze of a job waiting for its record.
+const minRecordWait = 50 * time.Millisecond
+
+// DefaultRecordGrace is how long a run job waits for its record when the
+// worker has no lease configured.
+const DefaultRecordGrace = 15 * time.Second
 
 // transientRetry is how long a job whose store could not be reached waits
 // before a worker takes it again.

@@ -57,12 +57,44 @@ func (unreachable) GetRun(context.Context, string) (core.RunRecord, error) {
 	return core.RunRecord{}, &core.BreadError{Code: core.CodeStoreUnavailable, Message: "the connection was terminated"}
 }
 
+// sweptFirst is a store on which another replica's sweeper declares the
+// lapsed run lost at the moment this worker tries to (its LoseRun comes
+// second and loses) and leaves it queued for its job to retry, as the
+// engine's sweeper does with a run whose onLost policy retries it.
+type sweptFirst struct{ *memory.Store }
+
+func (s sweptFirst) LoseRun(ctx context.Context, id string, now int64) (bool, error) {
+	if won, err := s.Store.LoseRun(ctx, id, now); err != nil || !won {
+		return false, err
+	}
+	rec, err := s.GetRun(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	rec.Status, rec.Owner, rec.LeaseUntil, rec.ErrorCode = core.RunQueued, "", 0, ""
+	return false, s.PutRun(ctx, rec)
+}
+
 func runJob(t *testing.T, runID string) core.Job {
 	payload, err := json.Marshal(worker.RunJob{RunID: runID, AgentID: "writer", Input: json.RawMessage(`"hi"`)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return core.Job{Kind: core.JobKindRun, Key: runID, Payload: payload}
+}
+
+// queuedAt is the job of run-1, enqueued at at into session (none: a
+// pipeline's).
+func queuedAt(at time.Time, session string) func(*testing.T) core.Job {
+	return func(t *testing.T) core.Job {
+		p := worker.RunJob{RunID: "run-1", AgentID: "writer", Input: json.RawMessage(`"hi"`), QueuedAt: at.UnixMilli()}
+		p.Options.Session.ID = session
+		payload, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return core.Job{Kind: core.JobKindRun, Key: "run-1", Payload: payload}
+	}
 }
 
 // The record of a run job's run decides what the job means; each row is a
@@ -78,6 +110,7 @@ func TestARunJobIsDecidedByItsRecord(t *testing.T) {
 		rec         *core.RunRecord // nil: no record
 		noRecords   bool            // a store that keeps no run records
 		unreachable bool            // the store's reads fail with STORE_UNAVAILABLE
+		sweptFirst  bool            // a sweeper wins LoseRun and leaves the run queued (sweptFirst)
 		retries     bool
 		job         func(*testing.T) core.Job
 		calls       []string
@@ -88,11 +121,24 @@ func TestARunJobIsDecidedByItsRecord(t *testing.T) {
 		{name: "running under a live lease: snoozed until it could lapse", rec: running(now.Add(time.Minute), 1), snooze: time.Minute + lease/3},
 		{name: "running under a lapsed lease, retried", rec: running(now.Add(-time.Second), 1), retries: true, calls: []string{"retry run-1 after 1"}},
 		{name: "running under a lapsed lease, ended: this worker writes RUN_LOST", rec: running(now.Add(-time.Second), 1), calls: []string{"endLost run-1 lost", "notify run-1 s"}},
+		// Found under -race and load (TestLostBackgroundRunIsRetriedFromBeforeItsAttempt):
+		// the job read the record queued after the sweeper's LoseRun and
+		// ended with nothing done, so the run stayed queued for good.
+		{name: "running under a lapsed lease a sweeper declared lost first and left queued: this job retries it", rec: running(now.Add(-time.Second), 1), sweptFirst: true, calls: []string{"retry run-1 after 1"}},
 		{name: "lost already: its end is written, the webhook told", rec: &core.RunRecord{ID: "run-1", AgentID: "writer", SessionID: "s", Status: core.RunLost, Attempt: 1}, calls: []string{"notify run-1 s"}},
 		{name: "lost, retried", rec: &core.RunRecord{ID: "run-1", AgentID: "writer", SessionID: "s", Status: core.RunLost, Attempt: 1}, retries: true, calls: []string{"retry run-1 after 1"}},
 		{name: "completed: nothing left", rec: &core.RunRecord{ID: "run-1", AgentID: "writer", Status: core.RunCompleted}},
 		{name: "suspended: nothing left", rec: &core.RunRecord{ID: "run-1", AgentID: "writer", Status: core.RunSuspended, CheckpointID: "cp"}},
 		{name: "no record (its session was deleted)"},
+		// Found by the chaos harness (issue 31): the job is enqueued before
+		// its record is written; one whose enqueuer died between the two
+		// starts the run itself once a lease has passed.
+		{name: "no record yet, the job just queued: snoozed briefly, its record is a write behind", job: queuedAt(now.Add(-time.Millisecond), "s"), snooze: 50 * time.Millisecond},
+		{name: "no record yet, the job a second old: snoozed as long again", job: queuedAt(now.Add(-time.Second), "s"), snooze: time.Second},
+		{name: "no record yet, the job nearly a lease old: snoozed until the lease is over", job: queuedAt(now.Add(-lease+time.Second), "s"), snooze: time.Second},
+		{name: "no record, the job older than a lease: its enqueuer died, attempt 1 starts", job: queuedAt(now.Add(-lease), "s"), calls: []string{"exec run-1 1 hi"}},
+		{name: "no record, the job older than a lease, its session gone: dropped", job: queuedAt(now.Add(-lease), "gone")},
+		{name: "no record, a pipeline's job older than a lease: it starts", job: queuedAt(now.Add(-time.Minute), ""), calls: []string{"exec run-1 1 hi"}},
 		{name: "a store without run records: it runs", noRecords: true, calls: []string{"exec run-1 1 hi"}},
 		// Found by the chaos harness: an error here counted an attempt and
 		// the queue's backoff (River's grows to minutes) left the run
@@ -112,6 +158,9 @@ func TestARunJobIsDecidedByItsRecord(t *testing.T) {
 			}
 			if c.unreachable {
 				store = unreachable{mem}
+			}
+			if c.sweptFirst {
+				store = sweptFirst{mem}
 			}
 			if _, err := mem.CreateSession(t.Context(), core.NewSession{ID: "s"}); err != nil {
 				t.Fatal(err)
