@@ -54,13 +54,18 @@ func bodyClock(max int64, timeout time.Duration, replaceable bool, next http.Han
 			next.ServeHTTP(w, r)
 			return
 		}
-		w.Header().Set("Connection", "close")
-		capped := &cappedBody{body: r.Body, max: max, left: max}
+		if r.ProtoMajor == 1 {
+			// (On HTTP/2 a Connection: close would send a GOAWAY that
+			// ends the connection's other streams too; an unread stream
+			// body is the stream's alone.)
+			w.Header().Set("Connection", "close")
+		}
+		rc := http.NewResponseController(w)
+		capped := &cappedBody{body: r.Body, max: max, left: max, rc: rc}
 		if replaceable {
 			r = r.WithContext(context.WithValue(r.Context(), cappedBodyKey{}, capped))
 		}
 		r.Body = capped
-		rc := http.NewResponseController(w)
 		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil && r.ProtoMajor == 1 {
 			defer func() {
 				if w.Header().Get("Connection") == "close" {
@@ -81,6 +86,7 @@ type cappedBody struct {
 	body      io.ReadCloser
 	max, left int64
 	over      atomic.Bool
+	rc        *http.ResponseController // sets the body's read deadline (grpcBody lifts it)
 }
 
 type cappedBodyKey struct{}

@@ -25,7 +25,12 @@ var _ core.Router = (*router)(nil)
 // server adds its static paths (POST /sessions/cleanup) before the
 // parameterised ones.
 func (rt *router) Handle(action, method, path string, h http.Handler) {
-	capped := bodyCap(rt.s.opts.MaxBodyBytes, h)
+	var capped http.Handler
+	if g, ok := h.(GRPCHandler); ok && g.ServesGRPC() {
+		capped = grpcBody(rt.s.opts.MaxBodyBytes, h)
+	} else {
+		capped = bodyCap(rt.s.opts.MaxBodyBytes, h)
+	}
 	route := rt.mux.Handle(path, rt.s.gate(action, capped))
 	if method != "" && method != "*" {
 		route.Methods(method)

@@ -211,11 +211,22 @@ func (s *Server) Actions() []string {
 // (bread dev swaps handlers behind one listener); serve it on Listener(ln)
 // for the connection cap. There is no WriteTimeout: streams last as long
 // as their runs, and the body deadline is set per request.
+//
+// It speaks HTTP/1.1 and HTTP/2: unencrypted HTTP/2 with prior knowledge
+// (h2c, what a plaintext gRPC client sends) on a plain listener, and
+// HTTP/2 negotiated by ALPN when served over TLS (ServeTLS, or a
+// TLSConfig whose NextProtos the caller sets). An HTTP/1.1 client is
+// served as before: a connection's first bytes tell the two apart.
 func (s *Server) HTTPServer(h http.Handler) *http.Server {
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
+	protocols.SetUnencryptedHTTP2(true)
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
+		Protocols:         protocols,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 }

@@ -54,10 +54,15 @@ func (h *handlers) answerBackground(w http.ResponseWriter, r *http.Request, star
 	run, err := start()
 	if err != nil {
 		ce := core.Sanitize(err)
-		if ce.Code == core.CodeInstanceStopping {
+		status := refusalStatus(ce.Code)
+		if status == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", RetryAfter)
 		}
-		writeError(w, refusalStatus(ce.Code), ce.Code, ce.Message)
+		if status >= 500 && status != http.StatusNotImplemented {
+			// The client sees the code alone: the cause goes to the log.
+			h.log.WarnContext(r.Context(), "bread: a background run was refused", "path", r.URL.Path, "status", status, "error", err)
+		}
+		writeError(w, status, ce.Code, ce.Message)
 		return
 	}
 	if h.g.headers != nil {
@@ -88,10 +93,12 @@ func (h *handlers) badBody(w http.ResponseWriter, r *http.Request, agentID strin
 }
 
 // refusalStatus is the HTTP status of a background run refused before it
-// started.
+// started. A store that cannot be reached is 503, worth a retry, as a
+// draining instance is: it was 500, which the chaos harness's clients got
+// while PostgreSQL's connections were being terminated.
 func refusalStatus(code string) int {
 	switch code {
-	case core.CodeInstanceStopping, core.CodeNotStarted:
+	case core.CodeInstanceStopping, core.CodeNotStarted, core.CodeStoreUnavailable:
 		return http.StatusServiceUnavailable
 	case core.CodeSessionBusy:
 		return http.StatusConflict
