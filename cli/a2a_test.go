@@ -15,6 +15,10 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/breadai/bread/cli"
 	"github.com/breadai/bread/engine"
@@ -52,7 +56,7 @@ func a2aText(t *a2a.Task) string {
 // a message over a real socket and reads the task back.
 func TestA2AFromBreadYAML(t *testing.T) {
 	dir := project(t, basic(map[string]string{
-		"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\nplugins:\n  - {type: a2a, agent: echo, url: /a2a}\n" +
+		"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\nplugins:\n  - {type: a2a, agent: echo, url: /a2a, grpc: true}\n" +
 			"  - {type: a2a, agent: echo, url: /a2a/v1, cardPath: /.well-known/agent-card-v1.json, specVersion: \"1.0\"}\n",
 	}))
 	base := serve(t, dir).base
@@ -71,6 +75,24 @@ func TestA2AFromBreadYAML(t *testing.T) {
 	}
 	if _, err := client.GetTask(t.Context(), &a2a.TaskQueryParams{ID: "nope"}); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Fatalf("unknown task: %v", err)
+	}
+	// The gRPC binding, on the same listener (h2c): the same task.
+	card, err := agentcard.DefaultResolver.Resolve(t.Context(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grpcClient, err := a2aclient.NewFromCard(t.Context(), card,
+		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{a2a.TransportProtocolGRPC}}),
+		a2aclient.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer grpcClient.Destroy()
+	if got, err := grpcClient.GetTask(t.Context(), &a2a.TaskQueryParams{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCompleted || a2aText(got) != "Hello there." {
+		t.Fatalf("GetTask over gRPC = %+v, %v", got, err)
+	}
+	if _, err := grpcClient.GetTask(t.Context(), &a2a.TaskQueryParams{ID: "nope"}); status.Code(err) != codes.NotFound {
+		t.Fatalf("unknown task over gRPC: %v", err)
 	}
 	// The v1.0 mount of the same agent reads the same task.
 	res2, err := http.Post(base+"/a2a/v1", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"`+string(task.ID)+`"}}`))
@@ -95,9 +117,10 @@ func TestA2AFromBreadYAML(t *testing.T) {
 // TestA2AConfigErrors: a missing url or an unknown agent fails the boot.
 func TestA2AConfigErrors(t *testing.T) {
 	for yaml, want := range map[string]string{
-		"  - {type: a2a, agent: echo}\n":             "INVALID_CONFIG",
-		"  - {type: a2a, agent: ghost, url: /a2a}\n": "AGENT_NOT_FOUND",
-		"  - {type: a2a, agnet: echo, url: /a2a}\n":  "INVALID_CONFIG",
+		"  - {type: a2a, agent: echo}\n":                                                 "INVALID_CONFIG",
+		"  - {type: a2a, agent: ghost, url: /a2a}\n":                                     "AGENT_NOT_FOUND",
+		"  - {type: a2a, agnet: echo, url: /a2a}\n":                                      "INVALID_CONFIG",
+		"  - {type: a2a, agent: echo, url: /a2a/v1, specVersion: \"1.0\", grpc: true}\n": "INVALID_CONFIG",
 	} {
 		dir := project(t, basic(map[string]string{
 			"bread.yaml": "entrypoints: [echo]\nstore: {type: sqlite, path: ./bread.db}\nplugins:\n" + yaml,

@@ -158,7 +158,6 @@ require (
 	google.golang.org/genai v1.77.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20260928230214-8a89bd6388cc // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260928230214-8a89bd6388cc // indirect
-	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
@@ -200,6 +199,7 @@ require (
 	github.com/breadai/bread/typed v0.0.0
 	github.com/goccy/go-yaml v1.19.2
 	github.com/nats-io/nats.go v1.56.0
+	google.golang.org/grpc v1.83.2
 )
 
 replace (

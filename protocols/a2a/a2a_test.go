@@ -915,6 +915,7 @@ func TestOptions(t *testing.T) {
 		{Agent: "a", URL: "/a2a", CardPath: "card"},
 		{Agent: "a", URL: "/x", CardPath: "/x"},
 		{Agent: "a", URL: "https://x.example/", SpecVersion: a2ap.SpecV1},
+		{Agent: "a", URL: "/a2a/v1", SpecVersion: a2ap.SpecV1, GRPC: true}, // gRPC is the v0.3 proto
 	} {
 		if _, err := a2ap.New(o); !isCode(err, core.CodeInvalidConfig) {
 			t.Errorf("%+v: %v, want INVALID_CONFIG", o, err)

@@ -72,6 +72,12 @@ func (p *Plugin) card(rpcURL string, full bool) *a2a.AgentCard {
 		DefaultInputModes:  in,
 		DefaultOutputModes: out,
 	}
+	if p.opts.GRPC {
+		card.AdditionalInterfaces = []a2a.AgentInterface{
+			{Transport: a2a.TransportProtocolJSONRPC, URL: rpcURL},
+			{Transport: a2a.TransportProtocolGRPC, URL: grpcTarget(rpcURL)},
+		}
+	}
 	params := map[string]any{}
 	if len(ag.InputSchema) > 0 {
 		params["inputSchema"] = json.RawMessage(ag.InputSchema)

@@ -8,6 +8,7 @@ require (
 	github.com/breadai/bread/server v0.0.0-00010101000000-000000000000
 	github.com/breadai/bread/stores/postgres v0.0.0
 	github.com/breadai/bread/transports/httpstream v0.0.0
+	google.golang.org/grpc v1.73.0
 )
 
 require (
@@ -55,7 +56,6 @@ require (
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20250715232539-7130f93afb79 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20250715232539-7130f93afb79 // indirect
-	google.golang.org/grpc v1.73.0 // indirect
 	google.golang.org/protobuf v1.36.6 // indirect
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect

@@ -3,6 +3,7 @@ package a2a
 import (
 	"context"
 	"encoding/json"
+	"google.golang.org/grpc"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -112,6 +113,13 @@ type Options struct {
 	// 401). False: the method answers not configured (v0.3, -32007) or
 	// unsupported (v1.0, -32004), and the public card shows everything.
 	ExtendedCard bool `json:"extendedCard,omitempty"`
+	// GRPC serves the gRPC binding too (spec v0.3 only: a2a-go's
+	// a2agrpc over the proto's a2a.v1.A2AService): POST
+	// /a2a.v1.A2AService/{method} under ActionRPC, on the server's own
+	// listener (it speaks h2c beside HTTP/1.1), and the card lists it in
+	// additionalInterfaces. Off by default: the service's routes are the
+	// proto's, not under URL, so one mount per server may serve them.
+	GRPC bool `json:"grpc,omitempty"`
 }
 
 // Plugin is the A2A plugin: the card and JSON-RPC routes over a Runtime.
@@ -128,6 +136,9 @@ type Plugin struct {
 	// tasks keeps the tasks read so far built, so a read applies only
 	// what their logs gained since (nil: every read replays the log).
 	tasks *taskCache
+	// grpc serves the gRPC binding (nil without Options.GRPC, or before
+	// Init).
+	grpc *grpc.Server
 }
 
 var (
@@ -186,6 +197,9 @@ func New(opts Options) (*Plugin, error) {
 		// /tasks and /tasks/{id}, bread's own routes.
 		return nil, core.Errorf(core.CodeInvalidConfig, "a2a: a specVersion 1.0 mount needs a url with a path other than /, such as /a2a: its HTTP+JSON routes (/tasks, /message:send) go under it")
 	}
+	if opts.GRPC && opts.SpecVersion != SpecV03 {
+		return nil, core.Errorf(core.CodeInvalidConfig, "a2a: grpc serves the v0.3 proto (a2a.v1.A2AService, a2a-go's); a specVersion 1.0 mount has no gRPC binding")
+	}
 	return &Plugin{opts: opts, rpcPath: rpcPath}, nil
 }
 
@@ -242,6 +256,9 @@ func (p *Plugin) Init(_ context.Context, rt core.Runtime) error {
 			p.push = newPusher(send, p.pushConfigs(), func(t *a2a.Task) ([]byte, error) { return json.Marshal(t) }, p.log)
 		}
 		p.rpc = a2asrv.NewJSONRPCHandler(&handler{p: p})
+		if p.opts.GRPC {
+			p.grpc = newGRPCServer(&handler{p: p})
+		}
 	}
 	return nil
 }
@@ -271,11 +288,17 @@ func (p *Plugin) Routes(r core.Router) {
 	if p.opts.SpecVersion == SpecV1 {
 		p.restRoutes(r)
 	}
+	if p.opts.GRPC {
+		r.Handle(ActionRPC, http.MethodPost, GRPCPath, grpcMount{p})
+	}
 }
 
 // Close implements core.PluginCloser: the routes answer 503 from then on.
 func (p *Plugin) Close(context.Context) error {
 	p.closed.Store(true)
+	if p.grpc != nil {
+		p.grpc.Stop() // ends the gRPC streams still open
+	}
 	if p.push != nil {
 		p.push.close()
 	}
