@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,29 +27,36 @@ import (
 // servers alternate in quarters of b.N. server-µs/run and plain-µs/req are
 // CPU per request; ratio is plain's over bread's, the throughput ratio a
 // cheap client (wrk) would see on a machine the server saturates.
+// server-gc-µs/run and plain-gc-µs/req are the part of each that the
+// runtime counts as the garbage collector's (runtime/metrics, an estimate:
+// marking on every P, idle ones included, assists and pauses).
 func BenchmarkServerCPU(b *testing.B) {
 	bread := startBread(b, memory.New(), 1)
 	plain := startPlain(b, bread.pieces)
-	var cpuPlain, cpuBread time.Duration
+	var cpuPlain, cpuBread, gcPlain, gcBread float64
 	b.ResetTimer()
 	quarter := (b.N + 3) / 4
 	for left := b.N; left > 0; {
 		n := min(quarter, left)
-		cpuPlain += serverCPU(b, plain, n)
-		cpuBread += serverCPU(b, bread.target, n)
+		cpu, gc := serverCPU(b, plain, n)
+		cpuPlain, gcPlain = cpuPlain+cpu, gcPlain+gc
+		cpu, gc = serverCPU(b, bread.target, n)
+		cpuBread, gcBread = cpuBread+cpu, gcBread+gc
 		left -= n
 	}
 	b.StopTimer()
-	perPlain := cpuPlain.Seconds() * 1e6 / float64(b.N)
-	perBread := cpuBread.Seconds() * 1e6 / float64(b.N)
-	b.ReportMetric(perPlain, "plain-µs/req")
-	b.ReportMetric(perBread, "server-µs/run")
-	b.ReportMetric(perPlain/perBread, "ratio")
+	perRequest := func(s float64) float64 { return s * 1e6 / float64(b.N) }
+	b.ReportMetric(perRequest(cpuPlain), "plain-µs/req")
+	b.ReportMetric(perRequest(cpuBread), "server-µs/run")
+	b.ReportMetric(cpuPlain/cpuBread, "ratio")
+	b.ReportMetric(perRequest(gcPlain), "plain-gc-µs/req")
+	b.ReportMetric(perRequest(gcBread), "server-gc-µs/run")
 }
 
 // serverCPU has a child process make n requests to tg from 16 clients and
-// returns the CPU time this process spent meanwhile.
-func serverCPU(b *testing.B, tg target, n int) time.Duration {
+// returns the CPU time this process spent meanwhile, and the part of it
+// the runtime counts as the collector's, in seconds.
+func serverCPU(b *testing.B, tg target, n int) (cpu, gc float64) {
 	b.Helper()
 	client := exec.Command(os.Args[0], "-test.run", "^TestLoadClient$")
 	client.Env = append(os.Environ(), fmt.Sprintf("BREAD_LOAD_CLIENT=%s %d %d %d", tg.url, n, clients, tg.lines))
@@ -72,17 +80,28 @@ func serverCPU(b *testing.B, tg target, n int) time.Duration {
 		_ = client.Wait()
 		b.Fatalf("the load client: %q, %v", line, err)
 	}
-	before := processCPU(b)
+	before, gcBefore := processCPU(b), gcCPU()
 	if _, err := stdin.Write([]byte("go\n")); err != nil {
 		b.Fatal(err)
 	}
 	line, rerr := out.ReadString('\n')
-	spent := processCPU(b) - before
+	spent, gcSpent := processCPU(b)-before, gcCPU()-gcBefore
 	_ = stdin.Close()
 	if err := client.Wait(); err != nil || rerr != nil || line != "done\n" {
 		b.Fatalf("the load client: %q, %v, %v", line, rerr, err)
 	}
-	return spent
+	return spent.Seconds(), gcSpent
+}
+
+// gcCPU is the CPU time, in seconds, the runtime estimates its collector
+// has used in this process.
+func gcCPU() float64 {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64 {
+		return 0
+	}
+	return s[0].Value.Float64()
 }
 
 // processCPU is the user and system CPU time this process has used.

@@ -165,7 +165,7 @@ func TestChaos(t *testing.T) {
 	fmt.Printf("\nchaos: run records by outcome: %s\n", s.outcomes())
 	fmt.Printf("chaos: client outcomes: %v\n", tr.outcomes)
 	verdicts := []verdict{
-		s.checkRuns(), s.checkLogs(), s.checkOnLost(), s.checkApplied(), s.checkAnswered(tr),
+		s.checkRuns(s.settleTicks(booted, to)), s.checkLogs(), s.checkOnLost(), s.checkApplied(), s.checkAnswered(tr),
 		s.checkTails(tr), s.checkSessions(), usageV, s.checkTicks(booted, from, to),
 	}
 	for _, v := range verdicts {

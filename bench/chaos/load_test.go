@@ -37,6 +37,7 @@ type answer struct {
 // tail is one passive follower of a run, reconnecting with Last-Event-ID.
 type tail struct {
 	runID      string
+	startedAt  time.Time
 	endedAt    time.Time
 	reconnects int
 }
@@ -259,7 +260,7 @@ func (l *load) background(ctx context.Context, rng *rand.Rand, agent string) {
 // Last-Event-ID on another replica whenever the stream is cut or goes
 // silent for three heartbeats.
 func (l *load) follow(runID, base string, seed uint64) {
-	t := &tail{runID: runID}
+	t := &tail{runID: runID, startedAt: time.Now()}
 	l.tr.mu.Lock()
 	l.tr.tails = append(l.tr.tails, t)
 	l.tr.mu.Unlock()
@@ -270,23 +271,24 @@ func (l *load) follow(runID, base string, seed uint64) {
 		last := int64(0)
 		for l.settle.Err() == nil {
 			ctx, cancel := context.WithCancel(l.settle)
+			// A watchdog cuts a stream that goes silent (its replica
+			// paused): heartbeats keep a live one busy. It starts with the
+			// request: a replica paused before it answers is as silent.
+			alive := make(chan struct{}, 1)
+			go func() {
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-alive:
+					case <-time.After(3 * heartbeat):
+						cancel()
+						return
+					}
+				}
+			}()
 			f, resp, err := openStream(ctx, "GET", base+"/runs/"+runID+"/stream", "", map[string]string{"Last-Event-ID": strconv.FormatInt(last, 10)})
 			if err == nil && resp.StatusCode == 200 {
-				// A watchdog cuts a stream that goes silent (its replica
-				// paused): heartbeats keep a live one busy.
-				alive := make(chan struct{}, 1)
-				go func() {
-					for {
-						select {
-						case <-ctx.Done():
-							return
-						case <-alive:
-						case <-time.After(3 * heartbeat):
-							cancel()
-							return
-						}
-					}
-				}()
 				for f.sc.Scan() {
 					select {
 					case alive <- struct{}{}:
