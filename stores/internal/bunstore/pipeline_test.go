@@ -62,8 +62,8 @@ func TestRunPipelinedAnswersEachWriteOnce(t *testing.T) {
 		{"a check judges its own write", []string{"ok", "checked"}, []error{nil, errCheck}, "ok+checked", 0},
 		{"one write", []string{"fail"}, []error{errStatement}, "fail", 0},
 		{"a write that met a conflict runs again", []string{"ok", "conflict", "ok"}, []error{nil, nil, nil}, "ok+conflict+ok ok+ok conflict conflict", 2},
-		{"a write that keeps meeting conflicts fails after five runs alone", []string{"ok", "conflict"}, []error{nil, errConflict},
-			"ok+conflict ok conflict conflict conflict conflict conflict", 99},
+		{"a write that keeps meeting conflicts fails after maxConflictRuns runs alone", []string{"ok", "conflict"}, []error{nil, errConflict},
+			"ok+conflict ok" + strings.Repeat(" conflict", maxConflictRuns), 99},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := &fakePipeline{conflicts: tc.conflicts}
