@@ -658,17 +658,7 @@ func (s *sweptAtItsEnd) WriteRun(ctx context.Context, w core.RunWrite) (bool, er
 		s.once.Do(func() {
 			s.hit = true
 			ctx := context.Background() // the other replica's
-			cur, err := s.GetRun(ctx, f.RunID)
-			if err != nil {
-				panic(err)
-			}
-			cur.LeaseUntil = 1
-			if err := s.Store.PutRun(ctx, cur); err != nil {
-				panic(err)
-			}
-			if won, err := s.LoseRun(ctx, f.RunID, core.NowMillis()); err != nil || !won {
-				panic("the sweeper did not win")
-			}
+			cur := sweepNow(s.Store, f.RunID)
 			cur.Status, cur.Owner, cur.LeaseUntil, cur.ErrorCode, cur.Fence = core.RunQueued, "", 0, "", ""
 			if err := s.Store.PutRun(core.WithRunFence(ctx, core.RunFence{RunID: f.RunID}), cur); err != nil {
 				panic(err)

@@ -227,19 +227,8 @@ func (s *sweptBeforeResumeEnd) WriteRun(ctx context.Context, w core.RunWrite) (b
 		s.once.Do(func() {
 			s.hit = true
 			ctx := context.Background() // the other replica's
-			cur, err := s.GetRun(ctx, f.RunID)
-			if err != nil {
-				panic(err)
-			}
-			cp := cur.CheckpointID
-			cur.LeaseUntil = 1
-			if err := s.Store.PutRun(ctx, cur); err != nil {
-				panic(err)
-			}
-			if won, err := s.LoseRun(ctx, f.RunID, core.NowMillis()); err != nil || !won {
-				panic("the sweeper did not win")
-			}
-			cur, _ = s.GetRun(ctx, f.RunID)
+			cp := sweepNow(s.Store, f.RunID).CheckpointID
+			cur, _ := s.GetRun(ctx, f.RunID)
 			cur.Status, cur.Owner, cur.LeaseUntil, cur.ErrorCode, cur.CheckpointID = core.RunSuspended, "", 0, core.CodeRunLost, cp
 			if err := s.Store.PutRun(ctx, cur); err != nil {
 				panic(err)
@@ -286,4 +275,23 @@ func TestAResumeTakenBeforeItsEndLeavesItsCheckpointForTheRetry(t *testing.T) {
 			t.Errorf("the taken resume kept its claim on the checkpoint (%s): its keeper would renew it while the retry waits", cp.ClaimedBy)
 		}
 	})
+}
+
+// sweepNow is another replica's sweeper acting on runID at once: its lease
+// made lapsed, then LoseRun, which it must win. It returns the record as it
+// was before the sweep, with the lapsed lease.
+func sweepNow(s *memory.Store, runID string) core.RunRecord {
+	ctx := context.Background()
+	cur, err := s.GetRun(ctx, runID)
+	if err != nil {
+		panic(err)
+	}
+	cur.LeaseUntil = 1
+	if err := s.PutRun(ctx, cur); err != nil {
+		panic(err)
+	}
+	if won, err := s.LoseRun(ctx, runID, core.NowMillis()); err != nil || !won {
+		panic("the sweeper did not win")
+	}
+	return cur
 }
